@@ -1,0 +1,112 @@
+// Package mandate holds the user's intent for a session: their verbatim words
+// and the structured, versioned grant compiled from them — which kinds of
+// action, which paths, hosts, recipients and accounts, what limits, what is
+// explicitly prohibited.
+//
+// Agents never write a mandate; only a user or an operator creates or amends
+// one, and every amendment is a new version. A child session's mandate is the
+// intersection of what it asks for and its parent's: delegation can narrow a
+// grant, never widen it.
+package mandate
+
+import (
+	"time"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// Mandate is one version of a session's grant. Policy rules see it as
+// `mandate`, with the JSON field names below.
+type Mandate struct {
+	// Version counts from 1 within a session; 0 means not stored yet.
+	Version int `json:"version" yaml:"version,omitempty"`
+	// Instructions are the user's words, verbatim, oldest first.
+	Instructions []Instruction `json:"instructions" yaml:"instructions"`
+	// Allow lists the kinds of action the task needs.
+	Allow []action.Kind `json:"allow" yaml:"allow"`
+	// Deny lists kinds the user ruled out; they are denied even if allowed
+	// elsewhere.
+	Deny []action.Kind `json:"deny" yaml:"deny"`
+	// Prohibitions are the user's explicit "don't"s with their words.
+	Prohibitions []Prohibition `json:"prohibitions" yaml:"prohibitions,omitempty"`
+	Scope        Scope         `json:"scope" yaml:"scope,omitempty"`
+	Limits       Limits        `json:"limits" yaml:"limits,omitempty"`
+	// ExpiresAt, when set, ends the grant: every call after it is denied.
+	ExpiresAt *time.Time `json:"expires_at,omitempty" yaml:"expires_at,omitempty"`
+	// Parent is the parent session id when this mandate was narrowed from
+	// a parent's by delegation.
+	Parent string `json:"parent,omitempty" yaml:"parent,omitempty"`
+}
+
+// Instruction is the user's (or operator's) text, verbatim, with its source.
+type Instruction struct {
+	Text string `json:"text" yaml:"text"`
+	// Source is who said it: user, admin, hook (a user prompt relayed by an
+	// agent hook), or file.
+	Source string    `json:"source" yaml:"source"`
+	At     time.Time `json:"at,omitzero" yaml:"at,omitempty"`
+}
+
+// Prohibition is something the user explicitly ruled out.
+type Prohibition struct {
+	// Kind is the prohibited kind; "" means any action touching Target.
+	Kind action.Kind `json:"kind,omitempty" yaml:"kind,omitempty"`
+	// Target narrows the prohibition to a resource pattern (path glob, host
+	// pattern, recipient or account); "" means every resource.
+	Target string `json:"target,omitempty" yaml:"target,omitempty"`
+	// Text is the user's words that said so.
+	Text string `json:"text" yaml:"text"`
+}
+
+// Scope names the resources the task may touch. Empty lists mean the user
+// named none; what that implies is the policy's decision, not the scope's.
+type Scope struct {
+	// Paths are globs ("**" matches across directories); relative ones are
+	// taken against the session's working directory.
+	Paths []string `json:"paths" yaml:"paths,omitempty"`
+	// Hosts are host names or patterns ("example.com", "*.example.com").
+	Hosts []string `json:"hosts" yaml:"hosts,omitempty"`
+	// Recipients are addresses or patterns ("bob@example.com",
+	// "*@example.com", "#channel").
+	Recipients []string `json:"recipients" yaml:"recipients,omitempty"`
+	// Accounts are IBANs, account numbers or payee names.
+	Accounts []string `json:"accounts" yaml:"accounts,omitempty"`
+}
+
+// Limits cap what the session may do in total.
+type Limits struct {
+	// Spend caps money committed by the session; nil means no cap stated.
+	Spend *Money `json:"spend,omitempty" yaml:"spend,omitempty"`
+	// Counts caps allowed calls per kind.
+	Counts map[action.Kind]int `json:"counts,omitempty" yaml:"counts,omitempty"`
+}
+
+// Money is an amount in a currency (ISO 4217 code, upper case).
+type Money struct {
+	Amount   float64 `json:"amount" yaml:"amount"`
+	Currency string  `json:"currency" yaml:"currency"`
+}
+
+// Report is how an action's resources sit against a mandate's scope and
+// prohibitions. Policy rules see it as `scope`. It is mechanical: each list
+// holds the resources no scope entry matched; what that means is policy.
+type Report struct {
+	// PathsOutside are paths matched neither by Scope.Paths nor by the
+	// working directory (which is in scope implicitly).
+	PathsOutside []string `json:"paths_outside"`
+	// SensitivePathsOutside are sensitive paths not matched by an explicit
+	// Scope.Paths entry (the working directory does not count: a .env in the
+	// project is still a secret).
+	SensitivePathsOutside []string `json:"sensitive_paths_outside"`
+	HostsOutside          []string `json:"hosts_outside"`
+	RecipientsOutside     []string `json:"recipients_outside"`
+	AccountsOutside       []string `json:"accounts_outside"`
+	// Prohibited lists the prohibitions this action falls under, by text.
+	Prohibited []string `json:"prohibited"`
+	// KindDenied is true when the action's kind (or any of its kinds) is in
+	// Deny; KindAllowed when every kind it involves is in Allow.
+	KindDenied  bool `json:"kind_denied"`
+	KindAllowed bool `json:"kind_allowed"`
+	// Expired is true when the mandate has expired.
+	Expired bool `json:"expired"`
+}

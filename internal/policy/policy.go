@@ -1,0 +1,81 @@
+// Package policy decides allow, deny or ask for a classified action held
+// against the session's mandate and state. Rules are YAML with CEL conditions;
+// deny beats ask beats allow, and what no rule matches falls to a per-kind
+// default. Every verdict names the rules that fired and why.
+package policy
+
+import (
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/mandate"
+)
+
+// Effect is a policy outcome.
+type Effect string
+
+// The effects, strongest first.
+const (
+	Deny  Effect = "deny"
+	Ask   Effect = "ask"
+	Allow Effect = "allow"
+)
+
+// Input is everything a rule may look at. Each field is a CEL variable of the
+// same name (lower case), with the JSON field names of its type.
+type Input struct {
+	Call    CallFacts        // `call`
+	Action  *action.Action   // `action`
+	Mandate *mandate.Mandate // `mandate`
+	Scope   mandate.Report   // `scope`
+	Session SessionFacts     // `session`
+	Agent   AgentFacts       // `agent`
+}
+
+// CallFacts is the raw call: the tool name and its arguments.
+type CallFacts struct {
+	Tool string         `json:"tool"`
+	Args map[string]any `json:"args"`
+}
+
+// SessionFacts is the session's state before this call.
+type SessionFacts struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	ParentID string `json:"parent_id,omitempty"`
+	// Counts are allowed calls so far per kind.
+	Counts map[string]int `json:"counts"`
+	// Spend is money committed by allowed calls so far, per currency.
+	Spend map[string]float64 `json:"spend"`
+	// Calls, Denied and Asked count earlier decisions of each effect
+	// (Calls counts all of them).
+	Calls  int `json:"calls"`
+	Denied int `json:"denied"`
+	Asked  int `json:"asked"`
+	// Recent holds the most recent decisions, oldest first (at most 32).
+	Recent []RecentDecision `json:"recent"`
+}
+
+// RecentDecision is a short summary of an earlier decision in the session.
+type RecentDecision struct {
+	Tool   string `json:"tool"`
+	Kind   string `json:"kind"`
+	Effect string `json:"effect"`
+}
+
+// AgentFacts is the agent's identity and version fingerprint.
+type AgentFacts struct {
+	ID          string `json:"id"`
+	Model       string `json:"model,omitempty"`
+	PromptHash  string `json:"system_prompt_hash,omitempty"`
+	ToolsetHash string `json:"toolset_hash,omitempty"`
+	Retrieval   string `json:"retrieval_source,omitempty"`
+}
+
+// Verdict is a decision with its explanation.
+type Verdict struct {
+	Effect Effect `json:"effect"`
+	// Rules are the names of the rules that fired (all of them, not only
+	// the winning effect's), or "default:<kind>" when none did.
+	Rules []string `json:"rules"`
+	// Reasons are human-readable, one per rule that decided the effect.
+	Reasons []string `json:"reasons"`
+}
