@@ -36,6 +36,10 @@ type Mandate struct {
 	// Parent is the parent session id when this mandate was narrowed from
 	// a parent's by delegation.
 	Parent string `json:"parent,omitempty" yaml:"parent,omitempty"`
+	// Notes explain, for a person, how this version was derived where that
+	// is not evident from the fields, e.g. a parent's cap kept by Intersect
+	// because the child asked for a different currency.
+	Notes []string `json:"notes,omitempty" yaml:"notes,omitempty"`
 }
 
 // Instruction is the user's (or operator's) text, verbatim, with its source.
@@ -71,6 +75,17 @@ type Scope struct {
 	Recipients []string `json:"recipients" yaml:"recipients,omitempty"`
 	// Accounts are IBANs, account numbers or payee names.
 	Accounts []string `json:"accounts" yaml:"accounts,omitempty"`
+	// Names are people or organisations the user named without saying
+	// whether they receive or get paid ("Stadtwerke München"). They match
+	// recipients' display names and addresses and account names,
+	// case-insensitively.
+	Names []string `json:"names" yaml:"names,omitempty"`
+	// None lists dimensions ("paths", "hosts", "recipients", "accounts",
+	// "names") that match nothing at all. Intersect sets it when none of a
+	// child's entries fit inside its parent's: an empty list would mean
+	// "named none", which is wider than "nothing". For "paths" it also
+	// takes the working directory out of scope.
+	None []string `json:"none,omitempty" yaml:"none,omitempty"`
 }
 
 // Limits cap what the session may do in total.

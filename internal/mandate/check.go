@@ -1,0 +1,256 @@
+package mandate
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// Scope dimensions, as named in Scope.None.
+const (
+	DimPaths      = "paths"
+	DimHosts      = "hosts"
+	DimRecipients = "recipients"
+	DimAccounts   = "accounts"
+	DimNames      = "names"
+)
+
+var dimensions = [...]string{DimPaths, DimHosts, DimRecipients, DimAccounts, DimNames}
+
+// matchesNothing reports whether dimension dim is listed in s.None.
+func (s *Scope) matchesNothing(dim string) bool { return slices.Contains(s.None, dim) }
+
+// Check holds a classified action against the mandate and reports, for each
+// kind of resource, what lies outside the scope, which prohibitions apply,
+// whether the action's kinds are allowed or denied, and whether the mandate
+// has expired. It does no I/O and is safe on a nil mandate (which grants
+// nothing) and on nil fields. workDir is the session's working directory:
+// relative paths and relative scope globs are taken against it, and
+// everything under it is in scope for PathsOutside. The Report's lists are
+// never nil, so that policy rules can take their size.
+func (m *Mandate) Check(a *action.Action, workDir string, now time.Time) Report {
+	r := Report{
+		PathsOutside:          []string{},
+		SensitivePathsOutside: []string{},
+		HostsOutside:          []string{},
+		RecipientsOutside:     []string{},
+		AccountsOutside:       []string{},
+		Prohibited:            []string{},
+	}
+	if m == nil {
+		m = new(Mandate)
+	}
+	r.Expired = m.ExpiresAt != nil && now.After(*m.ExpiresAt)
+	if a == nil {
+		return r
+	}
+	if workDir != "" {
+		workDir = path.Clean(workDir)
+	}
+	s := &m.Scope
+
+	kinds := actionKinds(a)
+	r.KindAllowed = true
+	for _, k := range kinds {
+		if slices.Contains(m.Deny, k) {
+			r.KindDenied = true
+		}
+		if !slices.Contains(m.Allow, k) {
+			r.KindAllowed = false
+		}
+	}
+
+	nonePaths := s.matchesNothing(DimPaths)
+	for _, pr := range a.Paths {
+		if pr.Path == "" {
+			continue
+		}
+		p := resolvePath(pr.Path, workDir)
+		explicit := !nonePaths && anyGlob(s.Paths, p, workDir)
+		inWorkDir := !nonePaths && underDir(p, workDir)
+		if !explicit && !inWorkDir && !slices.Contains(r.PathsOutside, p) {
+			r.PathsOutside = append(r.PathsOutside, p)
+		}
+		if pr.Sensitive && !explicit && !slices.Contains(r.SensitivePathsOutside, p) {
+			r.SensitivePathsOutside = append(r.SensitivePathsOutside, p)
+		}
+	}
+
+	noneHosts := s.matchesNothing(DimHosts)
+	forEachHost(a, func(h string) {
+		if slices.Contains(r.HostsOutside, h) {
+			return
+		}
+		if noneHosts || !slices.ContainsFunc(s.Hosts, func(e string) bool { return matchHost(e, h) }) {
+			r.HostsOutside = append(r.HostsOutside, h)
+		}
+	})
+
+	noneRecipients, noneNames := s.matchesNothing(DimRecipients), s.matchesNothing(DimNames)
+	for _, rc := range a.Recipients {
+		if strings.TrimSpace(rc.Address) == "" || slices.Contains(r.RecipientsOutside, rc.Address) {
+			continue
+		}
+		addr, name := recipientParts(rc.Address)
+		in := !noneRecipients && slices.ContainsFunc(s.Recipients, func(e string) bool { return matchRecipient(e, addr, name) })
+		if !in && !noneRecipients && !noneNames {
+			in = slices.ContainsFunc(s.Names, func(n string) bool { return matchName(n, addr, name) })
+		}
+		if !in {
+			r.RecipientsOutside = append(r.RecipientsOutside, rc.Address)
+		}
+	}
+
+	noneAccounts := s.matchesNothing(DimAccounts)
+	for _, acct := range a.Accounts {
+		if strings.TrimSpace(acct) == "" || slices.Contains(r.AccountsOutside, acct) {
+			continue
+		}
+		in := !noneAccounts && slices.ContainsFunc(s.Accounts, func(e string) bool { return matchAccount(e, acct) })
+		if !in && !noneAccounts && !noneNames {
+			in = slices.ContainsFunc(s.Names, func(n string) bool { return matchName(n, acct, "") })
+		}
+		if !in {
+			r.AccountsOutside = append(r.AccountsOutside, acct)
+		}
+	}
+
+	for _, p := range m.Prohibitions {
+		if p.Kind != "" && !slices.Contains(kinds, p.Kind) {
+			continue
+		}
+		if p.Target != "" && !touches(p.Target, a, workDir) {
+			continue
+		}
+		if !slices.Contains(r.Prohibited, p.Text) {
+			r.Prohibited = append(r.Prohibited, p.Text)
+		}
+	}
+	return r
+}
+
+// actionKinds is every kind the action involves: Kinds and Kind together,
+// or Unknown when it states neither (what we cannot classify is the worst
+// case).
+func actionKinds(a *action.Action) []action.Kind {
+	switch {
+	case len(a.Kinds) == 0 && a.Kind == "":
+		return []action.Kind{action.Unknown}
+	case len(a.Kinds) == 0:
+		return []action.Kind{a.Kind}
+	case a.Kind == "" || slices.Contains(a.Kinds, a.Kind):
+		return a.Kinds
+	}
+	return append(slices.Clip(a.Kinds), a.Kind)
+}
+
+// anyGlob reports whether p (resolved) matches one of the globs, each
+// resolved against workDir.
+func anyGlob(globs []string, p, workDir string) bool {
+	for _, g := range globs {
+		if g != "" && matchGlob(resolvePath(g, workDir), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// underDir reports whether p is dir or inside it.
+func underDir(p, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	switch dir {
+	case "/":
+		return strings.HasPrefix(p, "/")
+	case ".":
+		return p != "" && !strings.HasPrefix(p, "/") && p != "~" && !strings.HasPrefix(p, "~/")
+	}
+	return strings.HasPrefix(p, dir) && (len(p) == len(dir) || p[len(dir)] == '/')
+}
+
+// forEachHost calls fn with every host the action reaches, normalised:
+// a.Hosts and the hosts of a.URLs.
+func forEachHost(a *action.Action, fn func(string)) {
+	for _, h := range a.Hosts {
+		if h = normHost(h); h != "" {
+			fn(h)
+		}
+	}
+	for _, u := range a.URLs {
+		if h := normHost(hostOfURL(u)); h != "" {
+			fn(h)
+		}
+	}
+}
+
+// hostOfURL extracts the host (with port) from a URL without allocating;
+// a string without a scheme is taken as starting with the host.
+func hostOfURL(u string) string {
+	u = strings.TrimSpace(u)
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	} else if strings.HasPrefix(u, "//") {
+		u = u[2:]
+	}
+	if i := strings.IndexAny(u, "/?#"); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.LastIndexByte(u, '@'); i >= 0 {
+		u = u[i+1:]
+	}
+	return u
+}
+
+// touches reports whether the action touches a prohibition's target in
+// any dimension. A path target is also touched by an action on one of its
+// ancestors ("rm -rf ." touches "prod/**").
+func touches(target string, a *action.Action, workDir string) bool {
+	for _, pr := range a.Paths {
+		if pr.Path == "" {
+			continue
+		}
+		p := resolvePath(pr.Path, workDir)
+		t := resolvePath(target, workDir)
+		if matchGlob(t, p) || underDir(globPrefix(t), p) {
+			return true
+		}
+	}
+	found := false
+	forEachHost(a, func(h string) { found = found || matchHost(target, h) })
+	if found {
+		return true
+	}
+	for _, rc := range a.Recipients {
+		addr, name := recipientParts(rc.Address)
+		if matchRecipient(target, addr, name) {
+			return true
+		}
+	}
+	for _, acct := range a.Accounts {
+		if matchAccount(target, acct) || matchName(target, acct, "") {
+			return true
+		}
+	}
+	return false
+}
+
+// globPrefix is the literal leading part of a glob, up to the first
+// segment with pattern syntax.
+func globPrefix(g string) string {
+	i := strings.IndexAny(g, `*?[\`)
+	if i < 0 {
+		return g
+	}
+	j := strings.LastIndexByte(g[:i], '/')
+	switch {
+	case j > 0:
+		return g[:j]
+	case j == 0:
+		return "/"
+	}
+	return ""
+}

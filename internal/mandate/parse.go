@@ -1,0 +1,308 @@
+package mandate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// maxDocument bounds what Parse reads; a mandate is a few kilobytes.
+const maxDocument = 1 << 20
+
+// Parse reads a mandate written as YAML or JSON. It is strict: a field the
+// Mandate type does not have is an error naming the field and its line, as
+// are aliases, several documents and values of the wrong type. The result
+// is validated.
+func Parse(data []byte) (*Mandate, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("mandate: empty document")
+	}
+	if len(data) > maxDocument {
+		return nil, fmt.Errorf("mandate: document is %d bytes, more than the %d allowed", len(data), maxDocument)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("mandate: %w", err)
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return nil, fmt.Errorf("mandate: line %d: a second document; a mandate is one document", extra.Line)
+	case !errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("mandate: %w", err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("mandate: line %d: a mandate is a mapping (object) of fields, not a %s", root.Line, nodeKind(root))
+	}
+	if err := checkFields(root, reflect.TypeFor[Mandate](), "mandate"); err != nil {
+		return nil, fmt.Errorf("mandate: %w", err)
+	}
+	var m Mandate
+	if err := root.Decode(&m); err != nil {
+		return nil, fmt.Errorf("mandate: %w", err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// checkFields walks a YAML node alongside the Go type it will decode into
+// and rejects mapping keys the type has no field for, and aliases, with the
+// line and the field's path.
+func checkFields(n *yaml.Node, t reflect.Type, where string) error {
+	if n.Kind == yaml.AliasNode {
+		return fmt.Errorf("line %d: %s: aliases are not supported", n.Line, where)
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType:
+		return nil
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.AliasNode || v.Kind == yaml.AliasNode {
+				return fmt.Errorf("line %d: %s: aliases are not supported", k.Line, where)
+			}
+			ft, ok := fields[k.Value]
+			if !ok {
+				return fmt.Errorf("line %d: unknown field %q in %s (known: %s)", k.Line, k.Value, where, strings.Join(sortedKeys(fields), ", "))
+			}
+			if err := checkFields(v, ft, where+"."+k.Value); err != nil {
+				return err
+			}
+		}
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && n.Kind == yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := checkFields(c, t.Elem(), fmt.Sprintf("%s[%d]", where, i)); err != nil {
+				return err
+			}
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.AliasNode {
+				return fmt.Errorf("line %d: %s: aliases are not supported", k.Line, where)
+			}
+			if err := checkFields(v, t.Elem(), where+"."+k.Value); err != nil {
+				return err
+			}
+		}
+	}
+	// Kind mismatches (a list where a string belongs) are left to Decode,
+	// whose errors carry the line too.
+	return nil
+}
+
+// yamlFields maps a struct's YAML field names to their types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := make(map[string]reflect.Type, t.NumField())
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.AliasNode:
+		return "alias"
+	case yaml.DocumentNode:
+		return "document"
+	}
+	return "mapping"
+}
+
+// Instruction sources Validate accepts.
+var sources = [...]string{"user", "admin", "operator", "hook", "file"}
+
+// Validate checks that the mandate is well formed: kinds are defined ones,
+// instructions have text and a known source, prohibitions say what they
+// prohibit, scope entries are valid globs, host patterns, recipients and
+// accounts (IBANs with a valid checksum), limits are non-negative with a
+// three-letter upper-case currency. Every problem is reported, each naming
+// its field.
+func (m *Mandate) Validate() error {
+	if m == nil {
+		return errors.New("mandate: nil mandate")
+	}
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("mandate: %s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if m.Version < 0 {
+		bad("version", "%d is negative", m.Version)
+	}
+	for i, in := range m.Instructions {
+		f := fmt.Sprintf("instructions[%d]", i)
+		if strings.TrimSpace(in.Text) == "" {
+			bad(f+".text", "empty")
+		}
+		if in.Source != "" && !slices.Contains(sources[:], in.Source) {
+			bad(f+".source", "%q is not one of %s", in.Source, strings.Join(sources[:], ", "))
+		}
+	}
+	checkKinds := func(field string, ks []action.Kind) {
+		for i, k := range ks {
+			if !k.Valid() {
+				bad(fmt.Sprintf("%s[%d]", field, i), "unknown kind %q (want one of %s)", k, kindList())
+			}
+		}
+	}
+	checkKinds("allow", m.Allow)
+	checkKinds("deny", m.Deny)
+	for i, p := range m.Prohibitions {
+		f := fmt.Sprintf("prohibitions[%d]", i)
+		if p.Kind != "" && !p.Kind.Valid() {
+			bad(f+".kind", "unknown kind %q (want one of %s)", p.Kind, kindList())
+		}
+		if p.Kind == "" && p.Target == "" {
+			bad(f, "needs a kind, a target or both")
+		}
+		if strings.TrimSpace(p.Text) == "" {
+			bad(f+".text", "empty; a prohibition keeps the words that said so")
+		}
+		if p.Target != "" {
+			if msg := validTarget(p.Target); msg != "" {
+				bad(f+".target", "%q: %s", p.Target, msg)
+			}
+		}
+	}
+	s := &m.Scope
+	checkList := func(field string, list []string, valid func(string) string) {
+		for i, e := range list {
+			if msg := valid(e); msg != "" {
+				bad(fmt.Sprintf("scope.%s[%d]", field, i), "%q: %s", e, msg)
+			}
+		}
+	}
+	checkList(DimPaths, s.Paths, validGlob)
+	checkList(DimHosts, s.Hosts, validHost)
+	checkList(DimRecipients, s.Recipients, validRecipient)
+	checkList(DimAccounts, s.Accounts, validAccount)
+	checkList(DimNames, s.Names, validName)
+	for i, d := range s.None {
+		f := fmt.Sprintf("scope.none[%d]", i)
+		switch d {
+		case DimPaths:
+			if len(s.Paths) > 0 {
+				bad(f, "paths match nothing, yet scope.paths lists %d", len(s.Paths))
+			}
+		case DimHosts:
+			if len(s.Hosts) > 0 {
+				bad(f, "hosts match nothing, yet scope.hosts lists %d", len(s.Hosts))
+			}
+		case DimRecipients:
+			if len(s.Recipients) > 0 {
+				bad(f, "recipients match nothing, yet scope.recipients lists %d", len(s.Recipients))
+			}
+		case DimAccounts:
+			if len(s.Accounts) > 0 {
+				bad(f, "accounts match nothing, yet scope.accounts lists %d", len(s.Accounts))
+			}
+		case DimNames:
+			if len(s.Names) > 0 {
+				bad(f, "names match nothing, yet scope.names lists %d", len(s.Names))
+			}
+		default:
+			bad(f, "unknown dimension %q (want one of %s)", d, strings.Join(dimensions[:], ", "))
+		}
+	}
+	if sp := m.Limits.Spend; sp != nil {
+		if math.IsNaN(sp.Amount) || math.IsInf(sp.Amount, 0) || sp.Amount < 0 {
+			bad("limits.spend.amount", "%v is not a non-negative amount", sp.Amount)
+		}
+		if !validCurrency(sp.Currency) {
+			bad("limits.spend.currency", "%q is not a three-letter upper-case ISO 4217 code", sp.Currency)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Limits.Counts)) {
+		f := "limits.counts." + string(k)
+		if !k.Valid() {
+			bad(f, "unknown kind %q (want one of %s)", k, kindList())
+		}
+		if n := m.Limits.Counts[k]; n < 0 {
+			bad(f, "%d is negative", n)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validTarget accepts a prohibition target of any dimension.
+func validTarget(t string) string {
+	if strings.TrimSpace(t) == "" {
+		return "empty target"
+	}
+	if hasControl(t) {
+		return "contains control characters"
+	}
+	if strings.ContainsRune(t, '/') {
+		return validGlob(t)
+	}
+	return ""
+}
+
+func validCurrency(c string) bool {
+	return len(c) == 3 && isUpperASCII(c[0]) && isUpperASCII(c[1]) && isUpperASCII(c[2])
+}
+
+func kindList() string {
+	var b strings.Builder
+	for i, k := range action.AllKinds() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(k))
+	}
+	return b.String()
+}
+
+// String renders a Money value as "84.20 EUR".
+func (m Money) String() string {
+	return strconv.FormatFloat(m.Amount, 'f', -1, 64) + " " + m.Currency
+}
