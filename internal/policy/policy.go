@@ -78,4 +78,7 @@ type Verdict struct {
 	Rules []string `json:"rules"`
 	// Reasons are human-readable, one per rule that decided the effect.
 	Reasons []string `json:"reasons"`
+	// Errors name the rules that failed at run time, with the error. A
+	// failed deny or ask rule counts as fired; a failed allow rule does not.
+	Errors []string `json:"errors,omitempty"`
 }

@@ -1,0 +1,292 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"cel.dev/cel-go/cel"
+	"go.yaml.in/yaml/v3"
+)
+
+// rule is one compiled rule.
+type rule struct {
+	name        string
+	description string
+	effect      Effect
+	when        string
+	prg         cel.Program
+	reason      reasonTemplate
+	file        string
+	line        int
+}
+
+// let is a compiled named expression; rules use it like a variable.
+type let struct {
+	name string
+	expr string
+	prg  cel.Program
+}
+
+// compileLet compiles a let in env and returns env extended with it as a
+// variable of the expression's type, so later rules are type-checked
+// against it like against any other variable.
+func compileLet(env *cel.Env, f *sourceFile, sl sourceLet, e *errs) (*let, *cel.Env, bool) {
+	ast, iss := env.Compile(sl.expr.Value)
+	if iss.Err() != nil {
+		for _, ce := range iss.Errors() {
+			off := lineColOffset(sl.expr.Value, ce.Location.Line(), ce.Location.Column())
+			e.add(f.name, scalarPos(f.lines, sl.key.Column, sl.expr, off), "", "let %s: %s", sl.name, ce.Message)
+		}
+		return nil, nil, false
+	}
+	prg, ok := program(env, ast, f, "", nodePos(sl.expr), e)
+	if !ok {
+		return nil, nil, false
+	}
+	next, err := env.Extend(cel.Variable(sl.name, ast.OutputType()))
+	if err != nil {
+		e.add(f.name, nodePos(sl.key), "", "let %s: %v", sl.name, err)
+		return nil, nil, false
+	}
+	return &let{name: sl.name, expr: strings.TrimSpace(sl.expr.Value), prg: prg}, next, true
+}
+
+// reasonTemplate is a reason with its ${…} interpolations compiled.
+type reasonTemplate struct {
+	src   string
+	parts []reasonPart
+}
+
+// reasonPart is literal text, or (when prg is set) an expression whose value
+// is formatted into the reason.
+type reasonPart struct {
+	text string
+	prg  cel.Program
+}
+
+func programOptions() []cel.ProgramOption {
+	return []cel.ProgramOption{
+		cel.CostLimit(costLimit),
+		cel.EvalOptions(cel.OptOptimize),
+	}
+}
+
+// compileRule compiles a parsed rule's condition and reason, reporting
+// problems at their position in the file.
+func compileRule(env *cel.Env, f *sourceFile, sr sourceRule, e *errs) (*rule, bool) {
+	r := &rule{
+		name:        sr.name,
+		description: sr.description,
+		effect:      sr.effect,
+		when:        strings.TrimSpace(sr.when.Value),
+		file:        f.name,
+		line:        sr.pos.line,
+	}
+	at := func(n, key *yaml.Node, offset int) position {
+		return scalarPos(f.lines, key.Column, n, offset)
+	}
+	ok := true
+	ast, iss := env.Compile(sr.when.Value)
+	if iss.Err() != nil {
+		for _, ce := range iss.Errors() {
+			off := lineColOffset(sr.when.Value, ce.Location.Line(), ce.Location.Column())
+			e.add(f.name, at(sr.when, sr.whenKey, off), sr.name, "when: %s", ce.Message)
+		}
+		ok = false
+	} else if !ast.OutputType().IsExactType(cel.BoolType) {
+		e.add(f.name, nodePos(sr.when), sr.name, "when: the condition must be a bool, but it is %s (compare it: `… == true`, `size(…) > 0`)", ast.OutputType())
+		ok = false
+	} else {
+		r.prg, ok = program(env, ast, f, sr.name, nodePos(sr.when), e)
+	}
+
+	if sr.reason == nil {
+		r.reason = reasonTemplate{parts: []reasonPart{{text: defaultReason(sr)}}}
+		return r, ok
+	}
+	r.reason.src = sr.reason.Value
+	pieces, err := splitTemplate(sr.reason.Value)
+	if err != nil {
+		e.add(f.name, at(sr.reason, sr.reasonKey, err.offset), sr.name, "reason: %s", err.msg)
+		return r, false
+	}
+	if n := countExprs(pieces); n > maxInterpolations {
+		e.add(f.name, nodePos(sr.reason), sr.name, "reason: %d interpolations, more than %d", n, maxInterpolations)
+		return r, false
+	}
+	for _, pc := range pieces {
+		if !pc.expr {
+			r.reason.parts = append(r.reason.parts, reasonPart{text: pc.text})
+			continue
+		}
+		ast, iss := env.Compile(pc.text)
+		if iss.Err() != nil {
+			for _, ce := range iss.Errors() {
+				off := pc.offset + lineColOffset(pc.text, ce.Location.Line(), ce.Location.Column())
+				e.add(f.name, at(sr.reason, sr.reasonKey, off), sr.name, "reason: ${%s}: %s", pc.text, ce.Message)
+			}
+			ok = false
+			continue
+		}
+		prg, pok := program(env, ast, f, sr.name, at(sr.reason, sr.reasonKey, pc.offset), e)
+		if !pok {
+			ok = false
+			continue
+		}
+		r.reason.parts = append(r.reason.parts, reasonPart{text: pc.text, prg: prg})
+	}
+	return r, ok
+}
+
+func program(env *cel.Env, ast *cel.Ast, f *sourceFile, rule string, p position, e *errs) (cel.Program, bool) {
+	prg, err := env.Program(ast, programOptions()...)
+	if err != nil {
+		e.add(f.name, p, rule, "%v", err)
+		return nil, false
+	}
+	return prg, true
+}
+
+// defaultReason is the reason of a rule that states none: its description,
+// or failing that its name.
+func defaultReason(sr sourceRule) string {
+	if sr.description != "" {
+		return sr.description
+	}
+	return "rule " + sr.name + " matched"
+}
+
+// templatePiece is literal text or an expression of a reason template;
+// offset is where it starts in the template, in runes.
+type templatePiece struct {
+	text   string
+	expr   bool
+	offset int
+}
+
+type templateError struct {
+	msg    string
+	offset int
+}
+
+func countExprs(ps []templatePiece) int {
+	n := 0
+	for _, p := range ps {
+		if p.expr {
+			n++
+		}
+	}
+	return n
+}
+
+// splitTemplate splits a reason into literal text and ${expr} pieces. "$$"
+// is a literal "$". An expression ends at the "}" that balances its "${",
+// skipping braces inside CEL string literals, so `${ {"a": 1}["a"] }` and
+// `${xs.join("}")}` work.
+func splitTemplate(s string) ([]templatePiece, *templateError) {
+	var out []templatePiece
+	var lit strings.Builder
+	litStart := 0
+	flush := func(next int) {
+		if lit.Len() > 0 {
+			out = append(out, templatePiece{text: lit.String(), offset: litStart})
+			lit.Reset()
+		}
+		litStart = next
+	}
+	runes := []rune(s)
+	for i := 0; i < len(runes); i++ {
+		c := runes[i]
+		if c != '$' || i+1 >= len(runes) {
+			lit.WriteRune(c)
+			continue
+		}
+		switch runes[i+1] {
+		case '$':
+			lit.WriteRune('$')
+			i++
+			continue
+		case '{':
+		default:
+			lit.WriteRune(c)
+			continue
+		}
+		end, err := exprEnd(runes, i+2)
+		if err != nil {
+			return nil, &templateError{msg: err.Error(), offset: i}
+		}
+		expr := string(runes[i+2 : end])
+		if strings.TrimSpace(expr) == "" {
+			return nil, &templateError{msg: "empty ${} interpolation", offset: i}
+		}
+		flush(i)
+		out = append(out, templatePiece{text: expr, expr: true, offset: i + 2})
+		i = end
+		litStart = end + 1
+	}
+	flush(len(runes))
+	return out, nil
+}
+
+// exprEnd returns the index of the "}" closing an interpolation whose body
+// starts at start.
+func exprEnd(r []rune, start int) (int, error) {
+	depth := 0
+	for i := start; i < len(r); i++ {
+		switch c := r[i]; c {
+		case '"', '\'':
+			j, ok := stringEnd(r, i)
+			if !ok {
+				return 0, fmt.Errorf("unterminated string in ${…} interpolation")
+			}
+			i = j
+		case '{':
+			depth++
+		case '}':
+			if depth == 0 {
+				return i, nil
+			}
+			depth--
+		}
+	}
+	return 0, fmt.Errorf("unterminated ${ interpolation (no closing })")
+}
+
+// stringEnd returns the index of the quote closing the CEL string literal
+// that opens at r[i], handling backslash escapes and triple quotes.
+func stringEnd(r []rune, i int) (int, bool) {
+	q := r[i]
+	if i+2 < len(r) && r[i+1] == q && r[i+2] == q {
+		for j := i + 3; j+2 < len(r); j++ {
+			if r[j] == '\\' {
+				j++
+				continue
+			}
+			if r[j] == q && r[j+1] == q && r[j+2] == q {
+				return j + 2, true
+			}
+		}
+		return 0, false
+	}
+	for j := i + 1; j < len(r); j++ {
+		switch r[j] {
+		case '\\':
+			j++
+		case q:
+			return j, true
+		case '\n':
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// truncate shortens s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

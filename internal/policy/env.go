@@ -1,0 +1,117 @@
+package policy
+
+import (
+	"fmt"
+	"reflect"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/mandate"
+)
+
+// Limits on what one rule may cost. CostLimit bounds evaluation (CEL's cost
+// units are roughly one per operation or list element visited); the parser
+// limits bound what a rule file can make the compiler do.
+const (
+	costLimit           = 100_000
+	maxExpressionSize   = 8 << 10
+	maxRecursionDepth   = 64
+	maxInterpolations   = 16
+	maxRangeSize        = 1_000
+	maxStringPrecision  = 6
+	maxRulesPerFile     = 10_000
+	maxFileSize         = 4 << 20
+	nativeStructTagName = "json"
+)
+
+// The CEL type names of the variables. ext.NativeTypes names a Go struct
+// type "<package>.<Type>", so these follow from the Go types.
+const (
+	callType    = "policy.CallFacts"
+	actionType  = "action.Action"
+	mandateType = "mandate.Mandate"
+	scopeType   = "mandate.Report"
+	sessionType = "policy.SessionFacts"
+	agentType   = "policy.AgentFacts"
+)
+
+// newEnv builds the CEL environment every rule is compiled in. Variables are
+// declared with the Go types of Input's fields, exposed through
+// ext.NativeTypes with their JSON field names, so a misspelt field
+// (`action.kindz`) or a type mismatch (`action.kind == 1`) is a compile
+// error at load time rather than a runtime error that silently never fires.
+func newEnv() (*cel.Env, error) {
+	env, err := cel.NewEnv(
+		ext.NativeTypes(
+			reflect.TypeFor[CallFacts](),
+			reflect.TypeFor[action.Action](),
+			reflect.TypeFor[mandate.Mandate](),
+			reflect.TypeFor[mandate.Report](),
+			reflect.TypeFor[SessionFacts](),
+			reflect.TypeFor[AgentFacts](),
+			ext.ParseStructTag(nativeStructTagName),
+		),
+		cel.Variable("call", cel.ObjectType(callType)),
+		cel.Variable("action", cel.ObjectType(actionType)),
+		cel.Variable("mandate", cel.ObjectType(mandateType)),
+		cel.Variable("scope", cel.ObjectType(scopeType)),
+		cel.Variable("session", cel.ObjectType(sessionType)),
+		cel.Variable("agent", cel.ObjectType(agentType)),
+		cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true),
+		cel.ParserExpressionSizeLimit(maxExpressionSize),
+		cel.ParserRecursionLimit(maxRecursionDepth),
+		ext.Strings(ext.StringsMaxPrecision(maxStringPrecision)),
+		ext.Lists(ext.ListsMaxRangeSize(maxRangeSize)),
+		ext.Sets(),
+		ext.Bindings(),
+		ext.Math(),
+		cel.Function("glob",
+			cel.Overload("glob_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
+				cel.BinaryBinding(celGlob))),
+		cel.Function("host_matches",
+			cel.Overload("host_matches_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
+				cel.BinaryBinding(celHostMatches))),
+		cel.Function("kind_rank",
+			cel.Overload("kind_rank_string", []*cel.Type{cel.StringType}, cel.IntType,
+				cel.UnaryBinding(celKindRank))),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("policy: building the CEL environment: %w", err)
+	}
+	return env, nil
+}
+
+func celGlob(pattern, name ref.Val) ref.Val {
+	p, ok1 := pattern.(types.String)
+	n, ok2 := name.(types.String)
+	if !ok1 || !ok2 {
+		return types.NewErr("glob: want (string, string), got (%s, %s)", pattern.Type(), name.Type())
+	}
+	ok, err := globMatch(string(p), string(n))
+	if err != nil {
+		return types.WrapErr(err)
+	}
+	return types.Bool(ok)
+}
+
+func celHostMatches(pattern, host ref.Val) ref.Val {
+	p, ok1 := pattern.(types.String)
+	h, ok2 := host.(types.String)
+	if !ok1 || !ok2 {
+		return types.NewErr("host_matches: want (string, string), got (%s, %s)", pattern.Type(), host.Type())
+	}
+	return types.Bool(hostMatch(string(p), string(h)))
+}
+
+func celKindRank(kind ref.Val) ref.Val {
+	k, ok := kind.(types.String)
+	if !ok {
+		return types.NewErr("kind_rank: want string, got %s", kind.Type())
+	}
+	return types.Int(action.Kind(k).Rank())
+}

@@ -1,0 +1,274 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+	"cel.dev/cel-go/interpreter"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/mandate"
+)
+
+// Valid reports whether e is allow, deny or ask.
+func (e Effect) Valid() bool { return e == Allow || e == Deny || e == Ask }
+
+// strength orders effects for combining: deny beats ask beats allow.
+func (e Effect) strength() int {
+	switch e {
+	case Deny:
+		return 3
+	case Ask:
+		return 2
+	case Allow:
+		return 1
+	}
+	return 0
+}
+
+// maxReasonValue caps how much of one interpolated value a reason shows;
+// reasons are read by people, and a list of a thousand recipients is not.
+const maxReasonValue = 200
+
+// errNilInput is returned for a nil Input; the caller turns it into deny.
+var errNilInput = errors.New("policy: nil input")
+
+// Evaluate decides one action. Every enabled rule is evaluated; the rules
+// whose condition holds fire and are all listed in the verdict; the effect
+// is the strongest among them (deny > ask > allow) and the reasons are those
+// of the rules with that effect. When none fires, the per-kind default
+// decides (ask for kinds without one) and the verdict names
+// "default:<kind>".
+//
+// A rule that fails at run time fails closed: a deny or ask rule counts as
+// fired, with the error in its reason; an allow rule does not fire. Such
+// failures are also listed in Verdict.Errors. An error never yields allow.
+//
+// A nil Action is evaluated as an unclassified action (kind unknown); a nil
+// Mandate as an empty one that grants nothing. Evaluate returns an error
+// only for a nil input. It does no I/O and is safe for concurrent use.
+func (p *Policy) Evaluate(in *Input) (Verdict, error) {
+	if in == nil {
+		return Verdict{}, errNilInput
+	}
+	act := normAction(in.Action)
+	man := in.Mandate
+	if man == nil {
+		man = &mandate.Mandate{}
+	}
+	vars := &activation{
+		p:       p,
+		call:    p.adapter.NativeToValue(&in.Call),
+		action:  p.adapter.NativeToValue(act),
+		mandate: p.adapter.NativeToValue(man),
+		scope:   p.adapter.NativeToValue(&in.Scope),
+		session: p.adapter.NativeToValue(&in.Session),
+		agent:   p.adapter.NativeToValue(&in.Agent),
+	}
+
+	var v Verdict
+	best := Effect("")
+	var deciders []int  // indexes into p.rules of fired rules with the best effect
+	var failed []string // rule name → error, for rules that failed
+	var failedIdx []int
+	for i, r := range p.rules {
+		out, _, err := r.prg.Eval(vars)
+		if err == nil {
+			if b, ok := out.(types.Bool); ok {
+				if !b {
+					continue
+				}
+			} else {
+				err = fmt.Errorf("condition returned %s, not bool", out.Type().TypeName())
+			}
+		}
+		if err != nil {
+			v.Errors = append(v.Errors, fmt.Sprintf("%s: %v", r.name, err))
+			if r.effect == Allow {
+				continue // an allow rule that cannot be evaluated does not allow
+			}
+			failed = append(failed, err.Error())
+			failedIdx = append(failedIdx, i)
+		}
+		v.Rules = append(v.Rules, r.name)
+		switch s := r.effect.strength(); {
+		case s > best.strength():
+			best = r.effect
+			deciders = append(deciders[:0], i)
+		case s == best.strength():
+			deciders = append(deciders, i)
+		}
+	}
+
+	if best == "" {
+		kind := act.Kind
+		eff, ok := p.defaults[kind]
+		if !ok {
+			eff = Ask
+		}
+		v.Effect = eff
+		v.Rules = []string{"default:" + string(kind)}
+		v.Reasons = []string{fmt.Sprintf("no rule matched; default for %s is %s", kind, eff)}
+		return v, nil
+	}
+	v.Effect = best
+	v.Reasons = make([]string, 0, len(deciders))
+	for _, i := range deciders {
+		r := p.rules[i]
+		if j := slices.Index(failedIdx, i); j >= 0 {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("rule %s could not be evaluated (%s); failing closed with %s", r.name, failed[j], r.effect))
+			continue
+		}
+		v.Reasons = append(v.Reasons, r.reason.render(vars))
+	}
+	return v, nil
+}
+
+// normAction returns a, or a copy of it, such that Kind is a valid kind
+// (unknown otherwise) and Kinds contains Kind. Rules can then test
+// `"pay" in action.kinds` without also looking at action.kind. The
+// caller's Action is never modified.
+func normAction(a *action.Action) *action.Action {
+	if a == nil {
+		return &action.Action{Kind: action.Unknown, Kinds: []action.Kind{action.Unknown}, Source: "none"}
+	}
+	if a.Kind.Valid() && slices.Contains(a.Kinds, a.Kind) {
+		return a
+	}
+	c := *a
+	if !c.Kind.Valid() {
+		c.Kind = action.Unknown
+	}
+	if !slices.Contains(c.Kinds, c.Kind) {
+		c.Kinds = append(slices.Clip(c.Kinds), c.Kind)
+	}
+	return &c
+}
+
+// activation hands the six variables to CEL without building a map per
+// call, and evaluates each let at most once per Evaluate, on first use.
+type activation struct {
+	p                                            *Policy
+	call, action, mandate, scope, session, agent ref.Val
+	lets                                         []ref.Val
+}
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case "call":
+		return a.call, true
+	case "action":
+		return a.action, true
+	case "mandate":
+		return a.mandate, true
+	case "scope":
+		return a.scope, true
+	case "session":
+		return a.session, true
+	case "agent":
+		return a.agent, true
+	}
+	i, ok := a.p.letIndex[name]
+	if !ok {
+		return nil, false
+	}
+	if a.lets == nil {
+		a.lets = make([]ref.Val, len(a.p.lets))
+	}
+	if a.lets[i] == nil {
+		out, _, err := a.p.lets[i].prg.Eval(a)
+		if err != nil {
+			// The rule that uses the let then fails, and fails closed.
+			out = types.NewErr("let %s: %v", a.p.lets[i].name, err)
+		}
+		a.lets[i] = out
+	}
+	return a.lets[i], true
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+// render evaluates the reason's interpolations. A failing interpolation
+// shows its error in place rather than hiding the reason.
+func (t reasonTemplate) render(vars *activation) string {
+	if len(t.parts) == 1 && t.parts[0].prg == nil {
+		return t.parts[0].text
+	}
+	var b strings.Builder
+	for _, part := range t.parts {
+		if part.prg == nil {
+			b.WriteString(part.text)
+			continue
+		}
+		out, _, err := part.prg.Eval(vars)
+		if err != nil {
+			fmt.Fprintf(&b, "<error in ${%s}: %v>", part.text, err)
+			continue
+		}
+		b.WriteString(truncate(formatValue(out, 0), maxReasonValue))
+	}
+	return b.String()
+}
+
+// formatValue renders a CEL value for a person: strings bare, lists joined
+// with ", ", numbers without trailing zeros.
+func formatValue(v ref.Val, depth int) string {
+	if depth > 4 {
+		return "…"
+	}
+	switch x := v.(type) {
+	case types.String:
+		return string(x)
+	case types.Bool:
+		return strconv.FormatBool(bool(x))
+	case types.Int:
+		return strconv.FormatInt(int64(x), 10)
+	case types.Uint:
+		return strconv.FormatUint(uint64(x), 10)
+	case types.Double:
+		return strconv.FormatFloat(float64(x), 'f', -1, 64)
+	case types.Timestamp:
+		return x.Time.UTC().Format(time.RFC3339)
+	case types.Duration:
+		return x.Duration.String()
+	case types.Null:
+		return "null"
+	case *types.Optional:
+		if x.HasValue() {
+			return formatValue(x.GetValue(), depth+1)
+		}
+		return "none"
+	case traits.Lister:
+		var parts []string
+		it := x.Iterator()
+		for i := 0; it.HasNext() == types.True; i++ {
+			if i == 20 {
+				parts = append(parts, "…")
+				break
+			}
+			parts = append(parts, formatValue(it.Next(), depth+1))
+		}
+		return strings.Join(parts, ", ")
+	case traits.Mapper:
+		var parts []string
+		it := x.Iterator()
+		for i := 0; it.HasNext() == types.True; i++ {
+			if i == 20 {
+				parts = append(parts, "…")
+				break
+			}
+			k := it.Next()
+			parts = append(parts, formatValue(k, depth+1)+": "+formatValue(x.Get(k), depth+1))
+		}
+		slices.Sort(parts)
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v.Value())
+}

@@ -1,0 +1,293 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/policies"
+)
+
+// Policy is a compiled, immutable rule set: the built-in pack plus any
+// operator files. It is safe for concurrent use; to change policy, load a new
+// one and swap it in.
+type Policy struct {
+	rules    []*rule // enabled rules, in load order
+	lets     []*let
+	letIndex map[string]int
+	info     []RuleInfo
+	defaults map[action.Kind]Effect
+	adapter  types.Adapter
+	hash     string
+}
+
+// RuleInfo describes one loaded rule, for documentation and the dashboard.
+type RuleInfo struct {
+	Name        string `json:"name"`
+	Effect      Effect `json:"effect"`
+	File        string `json:"file"`
+	Line        int    `json:"line"`
+	Description string `json:"description,omitempty"`
+	When        string `json:"when"`
+	// Disabled is true when a `disable:` entry turned the rule off; it is
+	// then never evaluated.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// builtinDir is where the built-in pack lives inside policies.FS.
+const builtinDir = "builtin"
+
+// Builtin returns the embedded built-in pack, compiled.
+func Builtin() (*Policy, error) {
+	srcs, err := builtinSources()
+	if err != nil {
+		return nil, err
+	}
+	return compileSources(srcs)
+}
+
+// Load returns the built-in pack followed by every *.yaml and *.yml file
+// (except *_test.yaml fixture files) in each of dirs, in order, files sorted
+// by name within a directory. A path in dirs that is a file is loaded as
+// one. Rule names must be unique across everything loaded; later defaults
+// override earlier ones; `disable` entries may name any loaded rule.
+//
+// Errors name the file, the rule and the line:column of each problem.
+func Load(dirs ...string) (*Policy, error) {
+	srcs, err := builtinSources()
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range dirs {
+		more, err := dirSources(dir)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, more...)
+	}
+	return compileSources(srcs)
+}
+
+// source is one rule file's name and bytes.
+type source struct {
+	name    string
+	data    []byte
+	builtin bool
+}
+
+// isRuleFile reports whether a file name is a rule file: YAML, and not a
+// fixture file for `mandate policy test`.
+func isRuleFile(name string) bool {
+	ext := path.Ext(name)
+	if ext != ".yaml" && ext != ".yml" {
+		return false
+	}
+	return !strings.HasSuffix(strings.TrimSuffix(name, ext), "_test")
+}
+
+func builtinSources() ([]source, error) {
+	entries, err := fs.ReadDir(policies.FS, builtinDir)
+	if err != nil {
+		return nil, fmt.Errorf("policy: reading the built-in pack: %w", err)
+	}
+	var srcs []source
+	for _, ent := range entries {
+		if ent.IsDir() || !isRuleFile(ent.Name()) {
+			continue
+		}
+		name := path.Join(builtinDir, ent.Name())
+		data, err := fs.ReadFile(policies.FS, name)
+		if err != nil {
+			return nil, fmt.Errorf("policy: reading the built-in pack: %w", err)
+		}
+		srcs = append(srcs, source{name: name, data: data, builtin: true})
+	}
+	return srcs, nil
+}
+
+func dirSources(dir string) ([]source, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if !st.IsDir() {
+		data, err := os.ReadFile(dir)
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		return []source{{name: dir, data: data}}, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	var srcs []source
+	for _, ent := range entries {
+		if ent.IsDir() || !isRuleFile(ent.Name()) {
+			continue
+		}
+		name := filepath.Join(dir, ent.Name())
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		srcs = append(srcs, source{name: name, data: data})
+	}
+	return srcs, nil
+}
+
+// compileSources parses and compiles files in order into a Policy.
+func compileSources(srcs []source) (*Policy, error) {
+	env, err := newEnv()
+	if err != nil {
+		return nil, err
+	}
+	return compileWith(env, srcs)
+}
+
+// compileWith is compileSources with a ready environment, so tests and the
+// fuzz target can reuse one (building it costs far more than a small file).
+func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
+	var e errs
+	p := &Policy{defaults: map[action.Kind]Effect{}, letIndex: map[string]int{}, adapter: env.CELTypeAdapter()}
+	type defined struct {
+		file string
+		pos  position
+		idx  int
+	}
+	byName := map[string]defined{}
+	var disables []struct {
+		file string
+		ref  sourceRef
+	}
+	var all []*rule
+	for _, src := range srcs {
+		f := parseFile(src.name, src.data, src.builtin, &e)
+		for _, sl := range f.lets {
+			if prev, dup := byName[sl.name]; dup {
+				e.add(f.name, nodePos(sl.key), "", "let: %q is already defined at %s:%d:%d", sl.name, prev.file, prev.pos.line, prev.pos.col)
+				continue
+			}
+			l, next, ok := compileLet(env, f, sl, &e)
+			if !ok {
+				continue
+			}
+			env = next
+			byName[sl.name] = defined{f.name, nodePos(sl.key), -1}
+			p.letIndex[sl.name] = len(p.lets)
+			p.lets = append(p.lets, l)
+		}
+		for _, sr := range f.rules {
+			if prev, dup := byName[sr.name]; dup {
+				e.add(f.name, sr.namePos, sr.name, "a rule of this name is already defined at %s:%d:%d", prev.file, prev.pos.line, prev.pos.col)
+				continue
+			}
+			r, ok := compileRule(env, f, sr, &e)
+			if !ok {
+				continue
+			}
+			byName[sr.name] = defined{f.name, sr.namePos, len(all)}
+			all = append(all, r)
+		}
+		for _, d := range f.defaults {
+			p.defaults[d.kind] = d.effect
+		}
+		for _, ref := range f.disable {
+			disables = append(disables, struct {
+				file string
+				ref  sourceRef
+			}{f.name, ref})
+		}
+		if e.full() {
+			break
+		}
+	}
+	disabled := map[string]bool{}
+	for _, d := range disables {
+		if def, ok := byName[d.ref.name]; !ok || def.idx < 0 {
+			e.add(d.file, d.ref.pos, "", "disable: no rule named %q is loaded", d.ref.name)
+			continue
+		}
+		disabled[d.ref.name] = true
+	}
+	if len(e.list) > 0 {
+		return nil, errors.Join(e.list...)
+	}
+	for _, r := range all {
+		p.info = append(p.info, RuleInfo{
+			Name: r.name, Effect: r.effect, File: r.file, Line: r.line,
+			Description: r.description, When: r.when, Disabled: disabled[r.name],
+		})
+		if !disabled[r.name] {
+			p.rules = append(p.rules, r)
+		}
+	}
+	p.hash = p.computeHash()
+	return p, nil
+}
+
+// computeHash hashes what decides verdicts: the enabled rules in evaluation
+// order and the defaults. File names and positions are left out, so moving a
+// rule between files does not change the hash; any edit to a rule does.
+func (p *Policy) computeHash() string {
+	type hashedRule struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		When        string `json:"when"`
+		Effect      Effect `json:"effect"`
+		Reason      string `json:"reason"`
+	}
+	type hashedLet struct {
+		Name string `json:"name"`
+		Expr string `json:"expr"`
+	}
+	type hashed struct {
+		Lets     []hashedLet       `json:"lets"`
+		Rules    []hashedRule      `json:"rules"`
+		Defaults map[string]Effect `json:"defaults"` // encoding/json sorts map keys
+	}
+	h := hashed{Defaults: map[string]Effect{}}
+	for _, l := range p.lets {
+		h.Lets = append(h.Lets, hashedLet{l.name, l.expr})
+	}
+	for _, r := range p.rules {
+		h.Rules = append(h.Rules, hashedRule{r.name, r.description, r.when, r.effect, r.reason.src})
+	}
+	for k, v := range p.defaults {
+		h.Defaults[string(k)] = v
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		// Only strings and maps of strings are marshalled; this cannot fail.
+		panic(fmt.Sprintf("policy: hashing rules: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Hash identifies the effective rule set: the hex SHA-256 of the let
+// definitions, the enabled rules (name, description, condition, effect,
+// reason, in order) and the per-kind defaults. It is stable across runs and machines and changes when
+// any rule or default does. Decisions record it.
+func (p *Policy) Hash() string { return p.hash }
+
+// Rules describes every loaded rule in evaluation order, disabled ones
+// included (marked Disabled).
+func (p *Policy) Rules() []RuleInfo { return slices.Clone(p.info) }
+
+// Defaults returns the per-kind default effects set by the loaded files.
+// Kinds missing from it default to ask.
+func (p *Policy) Defaults() map[action.Kind]Effect { return maps.Clone(p.defaults) }

@@ -1,0 +1,373 @@
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// Error is a problem found while loading policy files: where it is and what
+// is wrong. Load and Builtin return them, joined when there are several.
+type Error struct {
+	File   string
+	Line   int // 1-based; 0 when the problem has no position
+	Column int // 1-based; 0 when unknown
+	Rule   string
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ":%d", e.Column)
+		}
+	}
+	b.WriteString(": ")
+	if e.Rule != "" {
+		fmt.Fprintf(&b, "rule %q: ", e.Rule)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// maxErrors caps how many problems one load reports; past it, a file is
+// usually not a policy file at all and more lines would not help.
+const maxErrors = 20
+
+// ruleNameRE is what a rule name may look like. ':' is reserved for the
+// "default:<kind>" pseudo-rule that verdicts name when no rule fired.
+var ruleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// builtinPrefix starts the name of every rule of the built-in pack and of no
+// operator rule, so a verdict shows at a glance whose rule decided.
+const builtinPrefix = "builtin."
+
+// sourceFile is one policy file as read, before compiling.
+type sourceFile struct {
+	name    string // as shown in errors: a path, or builtin/<file>
+	lines   []string
+	builtin bool
+
+	lets     []sourceLet
+	rules    []sourceRule
+	defaults []sourceDefault
+	disable  []sourceRef
+}
+
+// sourceLet is a named expression that later rules can use like a variable.
+type sourceLet struct {
+	name string
+	key  *yaml.Node
+	expr *yaml.Node
+}
+
+type sourceRule struct {
+	pos         position // the rule's mapping
+	name        string
+	namePos     position
+	description string
+	effect      Effect
+	when        *yaml.Node
+	whenKey     *yaml.Node
+	reason      *yaml.Node // nil when the rule has none
+	reasonKey   *yaml.Node
+}
+
+type sourceDefault struct {
+	kind   action.Kind
+	effect Effect
+	pos    position
+}
+
+type sourceRef struct {
+	name string
+	pos  position
+}
+
+// errs collects load errors up to maxErrors.
+type errs struct{ list []error }
+
+func (e *errs) add(file string, p position, rule, format string, args ...any) {
+	if len(e.list) < maxErrors {
+		e.list = append(e.list, &Error{File: file, Line: p.line, Column: p.col, Rule: rule, Msg: fmt.Sprintf(format, args...)})
+	}
+}
+
+func (e *errs) full() bool { return len(e.list) >= maxErrors }
+
+// parseFile reads one rule file strictly: unknown keys, wrong node kinds,
+// missing or invalid values are errors naming the key and its position.
+func parseFile(name string, src []byte, builtin bool, e *errs) *sourceFile {
+	f := &sourceFile{name: name, lines: splitLines(src), builtin: builtin}
+	if len(src) > maxFileSize {
+		e.add(name, position{}, "", "file is %d bytes, more than the %d a policy file may have", len(src), maxFileSize)
+		return f
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		e.add(name, position{}, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return f
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return f // an empty file holds no rules; that is not an error
+	}
+	top := deref(doc.Content[0])
+	if top.Kind == yaml.ScalarNode && top.Tag == "!!null" {
+		return f
+	}
+	if top.Kind != yaml.MappingNode {
+		e.add(name, nodePos(top), "", "a policy file is a mapping with rules, defaults and disable; found %s", describe(top))
+		return f
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], deref(top.Content[i+1])
+		if seen[k.Value] {
+			e.add(name, nodePos(k), "", "key %q appears twice", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		switch k.Value {
+		case "rules":
+			f.parseRules(v, e)
+		case "defaults":
+			f.parseDefaults(v, e)
+		case "disable":
+			f.parseDisable(v, e)
+		case "let":
+			f.parseLets(v, e)
+		default:
+			e.add(name, nodePos(k), "", "unknown key %q (a policy file has let, rules, defaults and disable)", k.Value)
+		}
+	}
+	return f
+}
+
+func (f *sourceFile) parseRules(v *yaml.Node, e *errs) {
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.SequenceNode {
+		e.add(f.name, nodePos(v), "", "rules must be a list, found %s", describe(v))
+		return
+	}
+	if len(v.Content) > maxRulesPerFile {
+		e.add(f.name, nodePos(v), "", "%d rules in one file, more than %d", len(v.Content), maxRulesPerFile)
+		return
+	}
+	for _, item := range v.Content {
+		if e.full() {
+			return
+		}
+		item = deref(item)
+		if item.Kind != yaml.MappingNode {
+			e.add(f.name, nodePos(item), "", "a rule must be a mapping with name, when, effect and reason, found %s", describe(item))
+			continue
+		}
+		if r, ok := f.parseRule(item, e); ok {
+			f.rules = append(f.rules, r)
+		}
+	}
+}
+
+func (f *sourceFile) parseRule(m *yaml.Node, e *errs) (sourceRule, bool) {
+	r := sourceRule{pos: nodePos(m)}
+	ok := true
+	// The name first, so every later error can say which rule it is in.
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "name" {
+			v := deref(m.Content[i+1])
+			r.namePos = nodePos(v)
+			if v.Kind == yaml.ScalarNode && !isNull(v) {
+				r.name = v.Value
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var effectNode *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], deref(m.Content[i+1])
+		if seen[k.Value] {
+			e.add(f.name, nodePos(k), r.name, "key %q appears twice", k.Value)
+			ok = false
+			continue
+		}
+		seen[k.Value] = true
+		switch k.Value {
+		case "name", "description", "when", "effect", "reason":
+		default:
+			e.add(f.name, nodePos(k), r.name, "unknown key %q (a rule has name, description, when, effect and reason)", k.Value)
+			ok = false
+			continue
+		}
+		if v.Kind != yaml.ScalarNode {
+			e.add(f.name, nodePos(v), r.name, "%s must be a string, found %s", k.Value, describe(v))
+			ok = false
+			continue
+		}
+		switch k.Value {
+		case "description":
+			r.description = strings.TrimSpace(v.Value)
+		case "when":
+			r.when, r.whenKey = v, k
+		case "effect":
+			effectNode = v
+			r.effect = Effect(v.Value)
+		case "reason":
+			if !isNull(v) {
+				r.reason, r.reasonKey = v, k
+			}
+		}
+	}
+	switch {
+	case r.name == "":
+		e.add(f.name, r.pos, "", "rule has no name")
+		ok = false
+	case !ruleNameRE.MatchString(r.name):
+		e.add(f.name, r.namePos, r.name, "bad rule name: use letters, digits, '.', '-' and '_', at most 128 characters")
+		ok = false
+	case f.builtin && !strings.HasPrefix(r.name, builtinPrefix):
+		e.add(f.name, r.namePos, r.name, "built-in rule names start with %q", builtinPrefix)
+		ok = false
+	case !f.builtin && strings.HasPrefix(r.name, builtinPrefix):
+		e.add(f.name, r.namePos, r.name, "the %q prefix is reserved for the built-in pack; rename the rule (or disable the built-in one with `disable:`)", builtinPrefix)
+		ok = false
+	}
+	if r.when == nil || isNull(r.when) || strings.TrimSpace(r.when.Value) == "" {
+		e.add(f.name, r.pos, r.name, "rule has no condition (when)")
+		ok = false
+	}
+	switch {
+	case effectNode == nil || isNull(effectNode):
+		e.add(f.name, r.pos, r.name, "rule has no effect (allow, deny or ask)")
+		ok = false
+	case !r.effect.Valid():
+		e.add(f.name, nodePos(effectNode), r.name, "effect %q is not allow, deny or ask", effectNode.Value)
+		ok = false
+	}
+	return r, ok
+}
+
+// letNameRE is what a let name may look like: a CEL identifier.
+var letNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,63}$`)
+
+// reservedNames cannot be let names: the variables, and CEL's reserved words.
+var reservedNames = map[string]bool{
+	"call": true, "action": true, "mandate": true, "scope": true, "session": true, "agent": true,
+	"true": true, "false": true, "null": true, "in": true, "as": true, "break": true, "const": true,
+	"continue": true, "else": true, "for": true, "function": true, "if": true, "import": true,
+	"let": true, "loop": true, "package": true, "namespace": true, "return": true, "var": true,
+	"void": true, "while": true, "cel": true, "has": true, "dyn": true,
+}
+
+func (f *sourceFile) parseLets(v *yaml.Node, e *errs) {
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		e.add(f.name, nodePos(v), "", "let must be a mapping of name to CEL expression, found %s", describe(v))
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], deref(v.Content[i+1])
+		switch {
+		case !letNameRE.MatchString(k.Value):
+			e.add(f.name, nodePos(k), "", "let: bad name %q: use lower-case letters, digits and '_'", k.Value)
+		case reservedNames[k.Value]:
+			e.add(f.name, nodePos(k), "", "let: %q is reserved", k.Value)
+		case val.Kind != yaml.ScalarNode || isNull(val) || strings.TrimSpace(val.Value) == "":
+			e.add(f.name, nodePos(val), "", "let: %s must be a CEL expression, found %s", k.Value, describe(val))
+		default:
+			f.lets = append(f.lets, sourceLet{name: k.Value, key: k, expr: val})
+		}
+	}
+}
+
+func (f *sourceFile) parseDefaults(v *yaml.Node, e *errs) {
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		e.add(f.name, nodePos(v), "", "defaults must be a mapping of kind to effect, found %s", describe(v))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], deref(v.Content[i+1])
+		kind := action.Kind(k.Value)
+		switch {
+		case seen[k.Value]:
+			e.add(f.name, nodePos(k), "", "defaults: kind %q appears twice", k.Value)
+		case !kind.Valid():
+			e.add(f.name, nodePos(k), "", "defaults: %q is not a kind (want one of %s)", k.Value, kindList())
+		case val.Kind != yaml.ScalarNode || !Effect(val.Value).Valid():
+			e.add(f.name, nodePos(val), "", "defaults: effect for %s must be allow, deny or ask, found %s", k.Value, describe(val))
+		default:
+			f.defaults = append(f.defaults, sourceDefault{kind: kind, effect: Effect(val.Value), pos: nodePos(k)})
+		}
+		seen[k.Value] = true
+	}
+}
+
+func (f *sourceFile) parseDisable(v *yaml.Node, e *errs) {
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.SequenceNode {
+		e.add(f.name, nodePos(v), "", "disable must be a list of rule names, found %s", describe(v))
+		return
+	}
+	for _, item := range v.Content {
+		item = deref(item)
+		if item.Kind != yaml.ScalarNode || isNull(item) || item.Value == "" {
+			e.add(f.name, nodePos(item), "", "disable: entries are rule names, found %s", describe(item))
+			continue
+		}
+		f.disable = append(f.disable, sourceRef{name: item.Value, pos: nodePos(item)})
+	}
+}
+
+// deref follows a YAML alias to the node it names. Policy files rarely use
+// anchors, but a valid YAML document must not be misread because of them.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 8; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// describe names a node's kind for error messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		if isNull(n) {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", truncate(n.Value, 40))
+	}
+	return "an empty node"
+}
+
+func kindList() string {
+	ks := action.AllKinds()
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
