@@ -131,26 +131,39 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	return v, nil
 }
 
-// normAction returns a, or a copy of it, such that Kind is a valid kind
-// (unknown otherwise) and Kinds contains Kind. Rules can then test
-// `"pay" in action.kinds` without also looking at action.kind. The
-// caller's Action is never modified.
+// normAction returns a, or a copy of it, such that Kind and every entry of
+// Kinds is a valid kind (invalid ones become unknown: what cannot be
+// classified is the worst case) and Kinds contains Kind. Rules can then test
+// `"pay" in action.kinds` without also looking at action.kind. The caller's
+// Action is never modified.
 func normAction(a *action.Action) *action.Action {
 	if a == nil {
 		return &action.Action{Kind: action.Unknown, Kinds: []action.Kind{action.Unknown}, Source: "none"}
 	}
-	if a.Kind.Valid() && slices.Contains(a.Kinds, a.Kind) {
+	if a.Kind.Valid() && slices.Contains(a.Kinds, a.Kind) && !slices.ContainsFunc(a.Kinds, invalidKind) {
 		return a
 	}
 	c := *a
 	if !c.Kind.Valid() {
 		c.Kind = action.Unknown
 	}
-	if !slices.Contains(c.Kinds, c.Kind) {
-		c.Kinds = append(slices.Clip(c.Kinds), c.Kind)
+	ks := make([]action.Kind, 0, len(a.Kinds)+1)
+	for _, k := range a.Kinds {
+		if invalidKind(k) {
+			k = action.Unknown
+		}
+		if !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
 	}
+	if !slices.Contains(ks, c.Kind) {
+		ks = append(ks, c.Kind)
+	}
+	c.Kinds = ks
 	return &c
 }
+
+func invalidKind(k action.Kind) bool { return !k.Valid() }
 
 // activation hands the six variables to CEL without building a map per
 // call, and evaluates each let at most once per Evaluate, on first use.
