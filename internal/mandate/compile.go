@@ -1,0 +1,1207 @@
+package mandate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// maxInstructions bounds the text Compile reads.
+const maxInstructions = 64 << 10
+
+// Draft is a mandate compiled from plain instructions, with what was
+// recognised in them. It is shown to the user, who must be able to see why
+// each line of the mandate is there.
+type Draft struct {
+	Mandate *Mandate `json:"mandate" yaml:"mandate"`
+	// Languages are the detected languages (ISO 639-1), most likely first.
+	Languages []string `json:"languages" yaml:"languages"`
+	// Recognised explains every item of the mandate, in text order.
+	Recognised []Recognition `json:"recognised" yaml:"recognised"`
+}
+
+// Recognition is one thing Compile understood: the user's phrase, what it
+// became, and why.
+type Recognition struct {
+	Phrase  string `json:"phrase" yaml:"phrase"`
+	Meaning string `json:"meaning" yaml:"meaning"`
+	Why     string `json:"why" yaml:"why"`
+}
+
+// YAML renders the draft as `mandate intent compile` prints it: the
+// mandate, the detected languages and what was recognised.
+func (d *Draft) YAML() ([]byte, error) {
+	if d == nil {
+		return nil, errors.New("mandate: nil draft")
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	err := enc.Encode(struct {
+		Mandate    *Mandate      `yaml:"mandate"`
+		Languages  []string      `yaml:"languages"`
+		Recognised []Recognition `yaml:"recognised"`
+	}{d.Mandate, d.Languages, d.Recognised})
+	if err == nil {
+		err = enc.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mandate: render draft: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// CompileOption configures Compile.
+type CompileOption func(*compileOptions)
+
+type compileOptions struct {
+	now time.Time
+}
+
+// WithNow sets the time relative expiries ("for the next 2 hours",
+// "today") are counted from; the default is time.Now().
+func WithNow(t time.Time) CompileOption {
+	return func(o *compileOptions) { o.now = t }
+}
+
+// compiler is the lexicon and entity patterns, built once on first use and
+// never changed after.
+type compiler struct {
+	lx *lexicon
+	re *entityRegexps
+}
+
+var sharedCompiler = sync.OnceValues(newCompiler)
+
+func newCompiler() (*compiler, error) {
+	lx, err := loadLexicon()
+	if err != nil {
+		return nil, err
+	}
+	words := make([]string, 0, len(lx.currencies))
+	for _, l := range lx.langs {
+		for _, es := range l.index {
+			for _, e := range es {
+				if e.role == roleCurrency {
+					words = append(words, strings.Join(e.words, " "))
+				}
+			}
+		}
+	}
+	// Entity patterns run on the raw text, so they need the spellings as
+	// written ("dólares") besides the folded ones ("dolares").
+	words = append(words, lx.rawCurrencies...)
+	slices.Sort(words)
+	words = slices.Compact(words)
+	return &compiler{lx: lx, re: newEntityRegexps(words)}, nil
+}
+
+// Compile drafts a mandate from the user's plain instructions, without any
+// model: verbs become allowed kinds, negations and prohibitions become
+// denied kinds and prohibitions, named resources become scope, amounts and
+// counts become limits, durations an expiry. Languages are data tables
+// (lang/*.yaml); the text may mix them. Nothing is invented: what is not
+// recognised stays out, and read is granted implicitly unless prohibited.
+// The text goes verbatim into Instructions with source "user".
+func Compile(text string, opts ...CompileOption) (*Draft, error) {
+	o := compileOptions{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.now.IsZero() {
+		o.now = time.Now()
+	}
+	switch {
+	case strings.TrimSpace(text) == "":
+		return nil, errors.New("mandate: compile: empty instructions")
+	case !utf8.ValidString(text):
+		return nil, errors.New("mandate: compile: instructions are not valid UTF-8")
+	case len(text) > maxInstructions:
+		return nil, fmt.Errorf("mandate: compile: instructions are %d bytes, more than the %d allowed", len(text), maxInstructions)
+	}
+	c, err := sharedCompiler()
+	if err != nil {
+		return nil, fmt.Errorf("mandate: compile: loading lexicons: %w", err)
+	}
+	return c.compile(text, o.now), nil
+}
+
+// ---- analysis ----
+
+// anchor is a verb, or a negated noun ("no purchases"), that entities in
+// its clause attach to.
+type anchor struct {
+	pos, end int // token indices in the segment
+	kinds    []action.Kind
+	anyKind  bool
+	web      bool
+	noun     bool
+	negated  bool
+	// negStart and negEnd are the negation marker's token span.
+	negStart, negEnd int
+	negAfter         bool   // the marker follows the word ("lösch nichts")
+	word, neg        string // the words as written, for explanations
+	typoOf           string // the lexicon form, when matched as a likely typo
+}
+
+type segment struct {
+	toks []token
+}
+
+type build struct {
+	c     *compiler
+	text  string
+	now   time.Time
+	ents  []entity
+	langs []*language
+	m     *Mandate
+	rec   []Recognition
+
+	allowBy map[action.Kind]string // the phrase that first granted each kind
+	denyBy  map[action.Kind]string
+	spend   []spendCandidate
+	payAmts []spendCandidate
+}
+
+type spendCandidate struct {
+	money  Money
+	phrase string
+	why    string
+}
+
+func (c *compiler) compile(text string, now time.Time) *Draft {
+	b := &build{
+		c: c, text: text, now: now,
+		m: &Mandate{
+			Instructions: []Instruction{{Text: text, Source: "user", At: now}},
+			Allow:        []action.Kind{},
+			Deny:         []action.Kind{},
+		},
+		allowBy: map[action.Kind]string{},
+		denyBy:  map[action.Kind]string{},
+	}
+	b.ents = c.lx.extractEntities(text, c.re)
+	toks := c.lx.tokenize(text, b.ents)
+	b.langs = c.lx.detect(toks)
+	for _, sent := range b.sentences(toks) {
+		b.sentence(sent)
+	}
+	b.finish()
+	codes := make([]string, len(b.langs))
+	for i, l := range b.langs {
+		codes[i] = l.code
+	}
+	return &Draft{Mandate: b.m, Languages: codes, Recognised: b.rec}
+}
+
+// detect scores each language by the words its lexicon knows; a word
+// several languages know counts for each in part. Languages with at least
+// one word of their own, scoring at least one word and a third of the
+// best, are returned, best first.
+func (lx *lexicon) detect(toks []token) []*language {
+	scores := make([]float64, len(lx.langs))
+	unique := make([]int, len(lx.langs))
+	for _, t := range toks {
+		if t.kind != tokWord {
+			continue
+		}
+		n, last := 0, 0
+		for i, l := range lx.langs {
+			if l.vocab[t.text] {
+				n++
+				last = i
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if n == 1 {
+			unique[last]++
+		}
+		for i, l := range lx.langs {
+			if l.vocab[t.text] {
+				scores[i] += 1 / float64(n)
+			}
+		}
+	}
+	best := slices.Max(append([]float64{0}, scores...))
+	var out []*language
+	for i, l := range lx.langs {
+		if unique[i] > 0 && scores[i] >= 1 && scores[i] >= best/3 {
+			out = append(out, l)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *language) int {
+		sa, sb := scores[slices.Index(lx.langs, a)], scores[slices.Index(lx.langs, b)]
+		switch {
+		case sa > sb:
+			return -1
+		case sa < sb:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// at returns the longest phrase of role r starting at toks[i] in any active
+// language, and its length in tokens.
+func (b *build) at(toks []token, i int, r role) (*entry, int) {
+	if i >= len(toks) || (toks[i].kind != tokWord && toks[i].kind != tokNumber) {
+		return nil, 0
+	}
+	var best *entry
+	for _, l := range b.langs {
+		for _, e := range l.index[toks[i].text] {
+			if e.role != r || (best != nil && len(e.words) <= len(best.words)) {
+				continue
+			}
+			if wordsAt(toks, i, e.words) {
+				best = e
+				break
+			}
+		}
+	}
+	if best == nil {
+		return nil, 0
+	}
+	return best, len(best.words)
+}
+
+func wordsAt(toks []token, i int, words []string) bool {
+	if i+len(words) > len(toks) {
+		return false
+	}
+	for k, w := range words {
+		t := toks[i+k]
+		if (t.kind != tokWord && t.kind != tokNumber) || t.text != w {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *build) is(t token, r role) bool {
+	e, n := b.at([]token{t}, 0, r)
+	return e != nil && n == 1
+}
+
+// sentences splits tokens into sentences and those into segments: commas
+// and clause breaks ("but", "aber", "mais", "pero") end a segment, stops
+// and line breaks a sentence. Break words are dropped.
+func (b *build) sentences(toks []token) [][]segment {
+	var out [][]segment
+	var sent []segment
+	var cur []token
+	flushSeg := func() {
+		if len(cur) > 0 {
+			sent = append(sent, segment{toks: cur})
+			cur = nil
+		}
+	}
+	flushSent := func() {
+		flushSeg()
+		if len(sent) > 0 {
+			out = append(out, sent)
+			sent = nil
+		}
+	}
+	for i := 0; i < len(toks); i++ {
+		switch t := toks[i]; t.kind {
+		case tokStop:
+			flushSent()
+		case tokPunct:
+			flushSeg()
+		default:
+			if e, n := b.at(toks, i, roleBreak); e != nil {
+				flushSeg()
+				i += n - 1
+				continue
+			}
+			cur = append(cur, t)
+		}
+	}
+	flushSent()
+	return out
+}
+
+func (b *build) span(toks []token, from, to int) string {
+	if from >= to || from < 0 || to > len(toks) {
+		return ""
+	}
+	return b.text[toks[from].start:toks[to-1].end]
+}
+
+// segState is what one segment's analysis found.
+type segState struct {
+	toks     []token
+	consumed []bool
+	negBef   [][2]int // negation markers before what they negate
+	negAft   [][2]int // after
+	restrict []int
+	limits   [][3]int // start, end, 1 if a negated limit ("more than")
+	anchors  []*anchor
+	nouns    []*anchor // every noun, negated or not, for counts
+	readOnly string   // the phrase that made the segment read-only
+	roWhy    string
+	nothing  string // a "nothing else" phrase
+	// cuts are conjunctions that start a new clause within the segment
+	// ("don't touch prod/ and fix src/foo.go"): a negation does not reach
+	// past them.
+	cuts []int
+}
+
+// clauseOf returns the token range of the clause within the segment that
+// holds token i.
+func (st *segState) clauseOf(i int) (from, to int) {
+	from, to = 0, len(st.toks)
+	for _, c := range st.cuts {
+		if c <= i {
+			from = c + 1
+		} else {
+			to = c
+			break
+		}
+	}
+	return from, to
+}
+
+func (b *build) sentence(segs []segment) {
+	webCue := b.webCue(segs)
+	var inherited *anchor
+	for _, seg := range segs {
+		st := b.analyse(seg.toks)
+		b.apply(st, webCue, inherited)
+		for _, a := range st.anchors {
+			inherited = a
+		}
+	}
+}
+
+// webCue returns the word or entity that makes the sentence about the web
+// ("prices", "online", a URL), or "".
+func (b *build) webCue(segs []segment) string {
+	for _, seg := range segs {
+		for i, t := range seg.toks {
+			if t.kind == tokEntity {
+				if k := b.ents[t.ent].kind; k == entURL || k == entDomain {
+					return b.ents[t.ent].raw
+				}
+				continue
+			}
+			if e, n := b.at(seg.toks, i, roleWeb); e != nil {
+				return b.span(seg.toks, i, i+n)
+			}
+		}
+	}
+	return ""
+}
+
+func (b *build) analyse(toks []token) *segState {
+	st := &segState{toks: toks, consumed: make([]bool, len(toks))}
+	mark := func(i, n int) {
+		for k := i; k < i+n && k < len(toks); k++ {
+			st.consumed[k] = true
+		}
+	}
+	free := func(i, n int) bool {
+		for k := i; k < i+n; k++ {
+			if k >= len(toks) || st.consumed[k] {
+				return false
+			}
+		}
+		return true
+	}
+	// scan finds every phrase of role r on unconsumed tokens, left to right.
+	scan := func(r role, fn func(e *entry, i, n int)) {
+		for i := 0; i < len(toks); i++ {
+			if st.consumed[i] {
+				continue
+			}
+			if e, n := b.at(toks, i, r); e != nil && free(i, n) {
+				mark(i, n)
+				fn(e, i, n)
+				i += n - 1
+			}
+		}
+	}
+	scan(roleIgnore, func(*entry, int, int) {})
+	scan(roleReadOnly, func(_ *entry, i, n int) {
+		if st.readOnly == "" {
+			st.readOnly, st.roWhy = b.span(toks, i, i+n), "read-only phrase"
+		}
+	})
+	scan(roleNothingElse, func(_ *entry, i, n int) { st.nothing = b.span(toks, i, i+n) })
+	scan(roleLimit, func(_ *entry, i, n int) { st.limits = append(st.limits, [3]int{i, i + n, 0}) })
+	scan(roleNegLimit, func(_ *entry, i, n int) { st.limits = append(st.limits, [3]int{i, i + n, 1}) })
+	b.expiry(st, mark)
+	for i := 0; i < len(toks); i++ {
+		if st.consumed[i] {
+			continue
+		}
+		eb, nb := b.at(toks, i, roleNegBefore)
+		ea, na := b.at(toks, i, roleNegAfter)
+		if eb == nil && ea == nil {
+			continue
+		}
+		n := max(nb, na)
+		if !free(i, n) {
+			continue
+		}
+		if eb != nil {
+			st.negBef = append(st.negBef, [2]int{i, i + nb})
+		}
+		if ea != nil {
+			st.negAft = append(st.negAft, [2]int{i, i + na})
+		}
+		mark(i, n)
+		i += n - 1
+	}
+	scan(roleRestrictor, func(_ *entry, i, _ int) { st.restrict = append(st.restrict, i) })
+	b.findAnchors(st, free, mark)
+	b.findCuts(st)
+	b.negate(st)
+	return st
+}
+
+// findCuts marks conjunctions that join two verb phrases where the first
+// already has an object: "don't touch prod/ and fix src/foo.go" is two
+// clauses, "don't buy or sell" is one.
+func (b *build) findCuts(st *segState) {
+	for j := range st.toks {
+		if st.consumed[j] {
+			continue
+		}
+		if e, n := b.at(st.toks, j, roleConj); e == nil || n != 1 {
+			continue
+		}
+		before, after := false, false
+		for _, a := range st.anchors {
+			if a.end < j {
+				before = true
+			}
+			if a.pos > j && a.pos <= j+2 {
+				after = true
+			}
+		}
+		if before && after {
+			st.cuts = append(st.cuts, j)
+		}
+	}
+}
+
+func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i, n int)) {
+	toks := st.toks
+	for i := 0; i < len(toks); i++ {
+		if st.consumed[i] || toks[i].kind != tokWord {
+			continue
+		}
+		if e, n := b.at(toks, i, roleVerb); e != nil && free(i, n) && b.verbHere(st, i, e) {
+			mark(i, n)
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, word: b.span(toks, i, i+n)})
+			i += n - 1
+			continue
+		}
+		if e, n := b.at(toks, i, roleNoun); e != nil && free(i, n) {
+			mark(i, n)
+			st.nouns = append(st.nouns, &anchor{pos: i, end: i + n, kinds: e.kinds, noun: true, word: b.span(toks, i, i+n)})
+			i += n - 1
+			continue
+		}
+		if e := b.typo(toks[i].text); e != nil && b.verbHere(st, i, e) {
+			mark(i, 1)
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, word: b.span(toks, i, i+1), typoOf: e.words[0]})
+		}
+	}
+}
+
+// verbHere reports whether a verb form at i is used as a verb: not right
+// after a determiner ("the order"), and, for forms that are also common
+// nouns, only where a verb can stand (start of a clause, after "to",
+// "please", a negation, a restrictor…).
+func (b *build) verbHere(st *segState, i int, e *entry) bool {
+	if i == 0 {
+		return true
+	}
+	prev := st.toks[i-1]
+	if prev.kind == tokWord && b.is(prev, roleDeterminer) {
+		return false
+	}
+	if !e.ambiguous {
+		return true
+	}
+	if prev.kind != tokWord {
+		return false
+	}
+	for _, n := range st.negBef {
+		if n[1] == i {
+			return true
+		}
+	}
+	return slices.Contains(st.restrict, i-1) || b.is(prev, roleCue)
+}
+
+// typo returns the verb a word most likely misspells: one edit (or one
+// swap of neighbours) away from a verb form of five letters or more, with
+// the same first letter, and not itself a word any active lexicon knows.
+// Typos only ever count when negated: a misspelt "delte" in "don't delte"
+// is denied, but a misspelt verb never grants anything.
+func (b *build) typo(w string) *entry {
+	if utf8.RuneCountInString(w) < 5 {
+		return nil
+	}
+	for _, l := range b.langs {
+		if l.vocab[w] {
+			return nil
+		}
+	}
+	for _, e := range b.c.lx.verbForms {
+		f := e.words[0]
+		if len(f) < 5 || f[0] != w[0] || !slices.ContainsFunc(b.langs, func(l *language) bool { return l.code == e.lang }) {
+			continue
+		}
+		if editDistance1(w, f) {
+			return e
+		}
+	}
+	return nil
+}
+
+// editDistance1 reports whether a and b differ by exactly one insertion,
+// deletion, substitution or swap of adjacent letters.
+func editDistance1(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) < len(rb) {
+		ra, rb = rb, ra
+	}
+	switch len(ra) - len(rb) {
+	case 0:
+		var diff []int
+		for i := range ra {
+			if ra[i] != rb[i] {
+				diff = append(diff, i)
+				if len(diff) > 2 {
+					return false
+				}
+			}
+		}
+		switch len(diff) {
+		case 1:
+			return true
+		case 2:
+			i, j := diff[0], diff[1]
+			return j == i+1 && ra[i] == rb[j] && ra[j] == rb[i]
+		}
+		return false
+	case 1:
+		for i := range rb {
+			if ra[i] != rb[i] {
+				return string(ra[i+1:]) == string(rb[i:])
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// negate decides which anchors are negated and which nouns are negated
+// ("no purchases"), which then become anchors too.
+func (b *build) negate(st *segState) {
+	for _, a := range st.anchors {
+		from, to := st.clauseOf(a.pos)
+		for _, n := range st.negBef {
+			if n[0] >= from && n[1] <= a.pos && a.pos-n[1] <= 8 {
+				a.negated, a.negStart, a.negEnd = true, n[0], n[1]
+			}
+		}
+		if !a.negated {
+			for _, n := range st.negAft {
+				if n[1] <= to && n[0] >= a.end && n[0]-a.end <= 3 && !b.anchorBetween(st, a.end, n[0]) && !b.negatesForward(st, n) {
+					a.negated, a.negStart, a.negEnd, a.negAfter = true, n[0], n[1], true
+					break
+				}
+			}
+		}
+		if a.negated {
+			a.neg = b.span(st.toks, a.negStart, a.negEnd)
+		}
+	}
+	for _, nn := range st.nouns {
+		for _, n := range st.negBef {
+			if n[1] <= nn.pos && nn.pos-n[1] <= 3 && !b.anchorBetween(st, n[1], nn.pos) {
+				nn.negated, nn.negStart, nn.negEnd = true, n[0], n[1]
+				nn.neg = b.span(st.toks, n[0], n[1])
+			}
+		}
+		if nn.negated {
+			st.anchors = append(st.anchors, nn)
+		}
+	}
+	slices.SortFunc(st.anchors, func(x, y *anchor) int { return x.pos - y.pos })
+	// A typo that is not negated grants nothing.
+	st.anchors = slices.DeleteFunc(st.anchors, func(a *anchor) bool { return a.typoOf != "" && !a.negated })
+}
+
+// negatesForward reports whether a marker that can negate either way
+// ("nicht") has a verb right after it, which it then negates instead.
+func (b *build) negatesForward(st *segState, n [2]int) bool {
+	if !slices.Contains(st.negBef, n) {
+		return false
+	}
+	_, to := st.clauseOf(n[0])
+	for _, a := range st.anchors {
+		if a.pos >= n[1] && a.pos <= n[1]+2 && a.pos < to {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *build) anchorBetween(st *segState, from, to int) bool {
+	for _, a := range st.anchors {
+		if a.pos >= from && a.pos < to {
+			return true
+		}
+	}
+	return false
+}
+
+// expiry finds durations ("for the next 2 hours", "für die nächste
+// Stunde") and "today" phrases.
+func (b *build) expiry(st *segState, mark func(i, n int)) {
+	toks := st.toks
+	for i := 0; i < len(toks); i++ {
+		if st.consumed[i] {
+			continue
+		}
+		if e, n := b.at(toks, i, roleToday); e != nil {
+			y, mo, d := b.now.Date()
+			end := time.Date(y, mo, d+1, 0, 0, 0, 0, b.now.Location())
+			b.setExpiry(end, b.span(toks, i, i+n), "\"today\": until the end of the day")
+			mark(i, n)
+			i += n - 1
+			continue
+		}
+		u, n := b.at(toks, i, roleUnit)
+		if u == nil {
+			continue
+		}
+		// markerEnding finds an expiry marker ending right at token end.
+		markerEnding := func(end int) (int, bool) {
+			for j := max(0, end-4); j < end; j++ {
+				if st.consumed[j] {
+					continue
+				}
+				if e, n := b.at(toks, j, roleExpiry); e != nil && j+n == end {
+					return j, true
+				}
+			}
+			return 0, false
+		}
+		number := func(j int) (int, bool) {
+			if j < 0 || st.consumed[j] {
+				return 0, false
+			}
+			if toks[j].kind == tokNumber {
+				return toks[j].n, true
+			}
+			if e, n := b.at(toks, j, roleNumber); e != nil && n == 1 {
+				return e.n, true
+			}
+			return 0, false
+		}
+		from, count := -1, 0
+		if c, ok := number(i - 1); ok {
+			// "for 2 hours", "in den nächsten 2 Stunden"
+			if ms, ok := markerEnding(i - 1); ok {
+				from, count = ms, c
+			}
+		} else if ms, ok := markerEnding(i); ok {
+			if c, ok := number(ms - 1); ok {
+				// "les 2 prochaines heures"
+				from, count = ms-1, c
+				if ms2, ok := markerEnding(ms - 1); ok {
+					from = ms2
+				}
+			} else if u.singular && u.dur < 24*time.Hour {
+				// "for the next hour"; "next week" is a date, not a span.
+				from, count = ms, 1
+			}
+		}
+		if from < 0 || count <= 0 || count > 100_000 {
+			continue
+		}
+		d := time.Duration(count) * u.dur
+		b.setExpiry(b.now.Add(d), b.span(toks, from, i+n), "duration "+d.String()+" from now")
+		mark(from, i+n-from)
+		i += n - 1
+	}
+}
+
+func (b *build) setExpiry(t time.Time, phrase, why string) {
+	if b.m.ExpiresAt != nil && !t.Before(*b.m.ExpiresAt) {
+		b.recognise(phrase, "expires "+t.Format(time.RFC3339)+" (not applied: an earlier expiry was stated)", why)
+		return
+	}
+	b.m.ExpiresAt = &t
+	b.recognise(phrase, "expires "+t.Format(time.RFC3339), why)
+}
+
+func (b *build) recognise(phrase, meaning, why string) {
+	b.rec = append(b.rec, Recognition{Phrase: phrase, Meaning: meaning, Why: why})
+}
+
+// ---- applying a segment ----
+
+func (b *build) apply(st *segState, webCue string, inherited *anchor) {
+	toks := st.toks
+	segText := b.span(toks, 0, len(toks))
+
+	// Restrictor + read verb: "only read", "just look", "nur lesen".
+	for _, a := range st.anchors {
+		if !a.negated && slices.Contains(a.kinds, action.Read) && slices.Contains(st.restrict, a.pos-1) && st.readOnly == "" {
+			st.readOnly = b.span(toks, a.pos-1, a.end)
+			st.roWhy = fmt.Sprintf("restrictor %q + verb %q", b.span(toks, a.pos-1, a.pos), b.span(toks, a.pos, a.end))
+		}
+	}
+
+	// Limits first: a negated verb inside a limit ("don't spend more than
+	// 50 EUR") states the cap, not a prohibition.
+	limited := b.limits(st, inherited)
+
+	// Which anchor each entity belongs to, and whether it is negated.
+	type use struct {
+		ent     *entity
+		a       *anchor
+		negated bool
+		negFrom int    // token where the negated phrase starts
+		why     string // why it is negated
+	}
+	var uses []use
+	segNegated := len(st.negBef)+len(st.negAft) > 0
+	for i, t := range toks {
+		if t.kind != tokEntity {
+			continue
+		}
+		e := &b.ents[t.ent]
+		if e.kind == entAmount || (e.kind == entQuote && b.afterTitle(toks, i)) {
+			continue
+		}
+		u := use{ent: e, a: nearestAnchor(st.anchors, i), negFrom: i}
+		switch {
+		case u.a != nil:
+			if u.a.negated {
+				u.negated, u.negFrom, u.why = true, min(u.a.pos, u.a.negStart), b.negWhy(u.a)
+			}
+			// "email bob@x.com and not alice@y.com": a negation between
+			// the verb and the entity negates the entity only.
+			for _, n := range st.negBef {
+				if u.a.pos < n[0] && n[1] <= i {
+					u.negated, u.negFrom = true, n[0]
+					u.why = fmt.Sprintf("negation %q before the target, verb %q (%s)", b.span(toks, n[0], n[1]), u.a.word, kindsString(b.negKinds(u.a)))
+				}
+			}
+		case segNegated:
+			// "…, nicht an max@example.com": the clause continues the
+			// sentence's last verb, negated.
+			u.a, u.negated, u.negFrom = inherited, true, 0
+			u.why = "negation in a clause without a verb"
+			if inherited != nil {
+				u.why = fmt.Sprintf("negation in a clause continuing verb %q (%s)", inherited.word, kindsString(b.negKinds(inherited)))
+			}
+		default:
+			u.a = inherited
+		}
+		uses = append(uses, u)
+	}
+
+	withEntities := map[*anchor]bool{}
+	for _, u := range uses {
+		if !u.negated {
+			b.scopeEntity(u.ent, u.a)
+			// Buying on a named shop means reaching it.
+			if k := u.ent.kind; (k == entURL || k == entDomain) && u.a != nil && !u.a.noun && !u.a.anyKind && !slices.Contains(u.a.kinds, action.Read) {
+				b.allow(action.Fetch, u.ent.raw, fmt.Sprintf("host named for verb %q: reaching it is a fetch", u.a.word))
+			}
+			continue
+		}
+		if u.a != nil {
+			withEntities[u.a] = true
+		}
+		ti := tokenIndexOf(toks, u.ent)
+		from, to := st.clauseOf(ti)
+		b.prohibitTarget(u.ent, u.a, b.span(toks, max(u.negFrom, from), ti+1), b.span(toks, from, to), u.why)
+	}
+
+	// Negated verbs and nouns without entities deny their kinds.
+	for _, a := range st.anchors {
+		if !a.negated || withEntities[a] {
+			continue
+		}
+		phrase := b.span(toks, min(a.pos, a.negStart), max(a.end, a.negEnd))
+		why := b.negWhy(a)
+		if a.anyKind {
+			if st.readOnly == "" {
+				st.readOnly, st.roWhy = phrase, why+": touch nothing"
+			}
+			continue
+		}
+		from, to := st.clauseOf(a.pos)
+		for _, k := range b.negKinds(a) {
+			if limited[k] {
+				continue
+			}
+			b.deny(k, phrase, b.span(toks, from, to), why)
+		}
+	}
+
+	if st.readOnly != "" {
+		b.allow(action.Read, st.readOnly, st.roWhy)
+		if webCue != "" {
+			b.allow(action.Fetch, st.readOnly, fmt.Sprintf("%s; web-ish: %q", st.roWhy, webCue))
+		}
+		for _, k := range []action.Kind{action.Write, action.Delete, action.Send, action.Pay, action.Execute} {
+			b.deny(k, st.readOnly, segText, st.roWhy+": read only")
+		}
+	}
+
+	for _, a := range st.anchors {
+		if a.negated || a.noun || a.anyKind {
+			continue
+		}
+		phrase := b.span(toks, a.pos, a.end)
+		why := fmt.Sprintf("verb %q", phrase)
+		for _, k := range a.kinds {
+			b.allow(k, phrase, fmt.Sprintf("%s (%s)", why, k))
+		}
+		if !a.web && webCue != "" && slices.Contains(a.kinds, action.Read) {
+			b.allow(action.Fetch, phrase, fmt.Sprintf("%s (read); web-ish: %q", why, webCue))
+		}
+	}
+	if st.nothing != "" {
+		b.recognise(st.nothing, "nothing beyond what was named", "restrictor: the scope holds only the resources named")
+	}
+}
+
+func tokenIndexOf(toks []token, e *entity) int {
+	for i, t := range toks {
+		if t.kind == tokEntity && t.start == e.start {
+			return i
+		}
+	}
+	return len(toks) - 1
+}
+
+// afterTitle reports whether a quote at toks[i] follows a title marker
+// ("subject", "Betreff"): then it is a text, not a name.
+func (b *build) afterTitle(toks []token, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-3; j-- {
+		if e, _ := b.at(toks, j, roleTitle); e != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// negKinds is what a negated anchor denies: a negated web verb ("don't
+// browse") denies fetch, not all reading.
+func (b *build) negKinds(a *anchor) []action.Kind {
+	if a.web {
+		return []action.Kind{action.Fetch}
+	}
+	return a.kinds
+}
+
+func (b *build) negWhy(a *anchor) string {
+	what := "verb"
+	if a.noun {
+		what = "noun"
+	}
+	word := a.word
+	kinds := kindsString(b.negKinds(a))
+	if a.anyKind {
+		kinds = "any kind"
+	}
+	if a.typoOf != "" {
+		word = fmt.Sprintf("%s\" read as \"%s", word, a.typoOf)
+		kinds += ", a likely typo"
+	}
+	if a.negAfter {
+		return fmt.Sprintf("%s %q + negation %q (%s)", what, word, a.neg, kinds)
+	}
+	return fmt.Sprintf("negation %q + %s %q (%s)", a.neg, what, word, kinds)
+}
+
+// nearestAnchor is the anchor an entity at token i belongs to: the last
+// one before it, else the first after it.
+func nearestAnchor(anchors []*anchor, i int) *anchor {
+	var a *anchor
+	for _, x := range anchors {
+		if x.pos < i {
+			a = x
+		}
+	}
+	if a == nil {
+		for _, x := range anchors {
+			if x.pos > i {
+				return x
+			}
+		}
+	}
+	return a
+}
+
+func kindsString(ks []action.Kind) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (b *build) allow(k action.Kind, phrase, why string) {
+	if !slices.Contains(b.m.Allow, k) {
+		b.m.Allow = append(b.m.Allow, k)
+		b.allowBy[k] = phrase
+	}
+	b.recognise(phrase, "allow "+string(k), why)
+}
+
+func (b *build) deny(k action.Kind, phrase, clause, why string) {
+	if !slices.Contains(b.m.Deny, k) {
+		b.m.Deny = append(b.m.Deny, k)
+		b.denyBy[k] = phrase
+	}
+	p := Prohibition{Kind: k, Text: clause}
+	if !slices.Contains(b.m.Prohibitions, p) {
+		b.m.Prohibitions = append(b.m.Prohibitions, p)
+	}
+	b.recognise(phrase, "deny "+string(k), why)
+}
+
+// prohibitTarget records "don't email bob@x.com": a prohibition of the
+// anchor's kinds on that resource only; the resource stays out of scope.
+func (b *build) prohibitTarget(e *entity, a *anchor, phrase, clause, why string) {
+	kinds := []action.Kind{""}
+	desc := "any action"
+	if a != nil && !a.anyKind {
+		kinds = b.negKinds(a)
+		desc = kindsString(kinds)
+	}
+	for _, k := range kinds {
+		p := Prohibition{Kind: k, Target: e.value, Text: clause}
+		if !slices.Contains(b.m.Prohibitions, p) {
+			b.m.Prohibitions = append(b.m.Prohibitions, p)
+		}
+	}
+	if phrase == "" {
+		phrase = e.raw
+	}
+	b.recognise(phrase, fmt.Sprintf("prohibit %s on %s", desc, e.value), fmt.Sprintf("%s; target %s (%s), kept out of scope", why, e.raw, e.why))
+}
+
+// scopeEntity puts a named resource into scope. A quoted name goes to
+// accounts in a pay clause, recipients in a send clause, names otherwise.
+func (b *build) scopeEntity(e *entity, a *anchor) {
+	s := &b.m.Scope
+	add := func(list *[]string, dim string) {
+		if !slices.Contains(*list, e.value) {
+			*list = append(*list, e.value)
+		}
+		b.recognise(e.raw, "scope "+dim+" "+e.value, e.why)
+	}
+	switch e.kind {
+	case entEmail, entChannel:
+		add(&s.Recipients, "recipient")
+	case entURL, entDomain:
+		add(&s.Hosts, "host")
+	case entIBAN:
+		add(&s.Accounts, "account")
+	case entPath:
+		add(&s.Paths, "path")
+	case entQuote:
+		switch {
+		case a != nil && slices.Contains(a.kinds, action.Pay):
+			e.why = "quoted name in a pay clause: the payee"
+			add(&s.Accounts, "account")
+		case a != nil && slices.Contains(a.kinds, action.Send):
+			e.why = "quoted name in a send clause: a recipient"
+			add(&s.Recipients, "recipient")
+		default:
+			e.why = "quoted name, neither payee nor recipient stated"
+			add(&s.Names, "name")
+		}
+	}
+}
+
+// limits reads spend caps and counts in a segment and returns the kinds a
+// limit covers there.
+func (b *build) limits(st *segState, inherited *anchor) map[action.Kind]bool {
+	toks := st.toks
+	covered := map[action.Kind]bool{}
+	used := map[int]bool{}
+	negated := len(st.negBef) > 0
+	for _, l := range st.limits {
+		if l[2] == 1 && !negated {
+			continue // "more than 3" only limits after a negation
+		}
+		phrase := b.span(toks, l[0], l[1])
+		for j := l[1]; j < len(toks) && j <= l[1]+4; j++ {
+			t := toks[j]
+			if t.kind == tokEntity && b.ents[t.ent].kind == entAmount {
+				e := b.ents[t.ent]
+				b.spend = append(b.spend, spendCandidate{money: e.money, phrase: b.span(toks, l[0], j+1), why: fmt.Sprintf("limit phrase %q + amount", phrase)})
+				covered[action.Pay] = true
+				used[j] = true
+				break
+			}
+			n, isNum := 0, false
+			if t.kind == tokNumber {
+				n, isNum = t.n, true
+			} else if e, _ := b.at(toks, j, roleNumber); e != nil {
+				n, isNum = e.n, true
+			}
+			if !isNum {
+				continue
+			}
+			var kinds []action.Kind
+			var what string
+			for _, nn := range st.nouns {
+				if nn.pos > j && nn.pos <= j+2 {
+					kinds, what = nn.kinds, fmt.Sprintf("noun %q", b.span(toks, nn.pos, nn.end))
+					break
+				}
+			}
+			if kinds == nil {
+				var a *anchor
+				for _, x := range st.anchors {
+					if x.pos < l[0] {
+						a = x
+					}
+				}
+				if a == nil {
+					a = inherited
+				}
+				if a != nil && !a.anyKind {
+					for _, k := range a.kinds {
+						if k != action.Read && k != action.Fetch {
+							kinds = append(kinds, k)
+						}
+					}
+					what = fmt.Sprintf("verb's kind (%s)", kindsString(kinds))
+				}
+			}
+			for _, k := range kinds {
+				b.count(k, n, b.span(toks, l[0], j+1), fmt.Sprintf("limit phrase %q + number %d + %s", phrase, n, what))
+				covered[k] = true
+			}
+			break
+		}
+	}
+	// Amounts in a pay clause are the cap: "pay 84.20 EUR to …".
+	for i, t := range toks {
+		if t.kind != tokEntity || b.ents[t.ent].kind != entAmount || used[i] {
+			continue
+		}
+		a := nearestAnchor(st.anchors, i)
+		if a == nil {
+			a = inherited
+		}
+		if a != nil && !a.negated && !a.noun && slices.Contains(a.kinds, action.Pay) {
+			e := b.ents[t.ent]
+			b.payAmts = append(b.payAmts, spendCandidate{money: e.money, phrase: e.raw, why: "amount in a pay clause: the amount named is the cap"})
+		}
+	}
+	return covered
+}
+
+func (b *build) count(k action.Kind, n int, phrase, why string) {
+	if b.m.Limits.Counts == nil {
+		b.m.Limits.Counts = map[action.Kind]int{}
+	}
+	if old, ok := b.m.Limits.Counts[k]; !ok || n < old {
+		b.m.Limits.Counts[k] = n
+	}
+	b.recognise(phrase, fmt.Sprintf("limit %s count %d", k, n), why)
+}
+
+// finish settles spend caps, conflicts between granted and denied kinds,
+// and the implicit read.
+func (b *build) finish() {
+	switch {
+	case len(b.spend) > 0:
+		cur := b.spend[0].money.Currency
+		best := b.spend[0]
+		for _, c := range b.spend {
+			if c.money.Currency == cur && c.money.Amount < best.money.Amount {
+				best = c
+			}
+		}
+		b.m.Limits.Spend = &Money{Amount: best.money.Amount, Currency: cur}
+		for _, c := range b.spend {
+			if c.money.Currency != cur {
+				b.recognise(c.phrase, "not applied: "+c.money.String(), "a cap in "+cur+" was stated first; one cap, one currency")
+				continue
+			}
+			meaning := "limit spend " + best.money.String()
+			if c != best {
+				meaning = "not applied: " + c.money.String() + " (a smaller cap was stated)"
+			}
+			b.recognise(c.phrase, meaning, c.why)
+		}
+	case len(b.payAmts) > 0:
+		cur := b.payAmts[0].money.Currency
+		total := 0.0
+		for _, c := range b.payAmts {
+			if c.money.Currency == cur {
+				total += c.money.Amount
+			}
+		}
+		total = roundCents(total)
+		b.m.Limits.Spend = &Money{Amount: total, Currency: cur}
+		for _, c := range b.payAmts {
+			if c.money.Currency != cur {
+				b.recognise(c.phrase, "not applied: "+c.money.String(), "the cap is in "+cur+", named first; one cap, one currency")
+				continue
+			}
+			why := c.why
+			if len(b.payAmts) > 1 {
+				why += "; amounts in " + cur + " add up"
+			}
+			b.recognise(c.phrase, "limit spend "+b.m.Limits.Spend.String(), why)
+		}
+	}
+
+	for _, k := range slices.Clone(b.m.Allow) {
+		if slices.Contains(b.m.Deny, k) {
+			b.m.Allow = slices.DeleteFunc(b.m.Allow, func(x action.Kind) bool { return x == k })
+			b.recognise(b.denyBy[k], "drop allow "+string(k),
+				fmt.Sprintf("%s is both granted (by %q) and denied (by %q): denied wins", k, b.allowBy[k], b.denyBy[k]))
+		}
+	}
+	if !slices.Contains(b.m.Deny, action.Read) && !slices.Contains(b.m.Allow, action.Read) {
+		b.m.Allow = append(b.m.Allow, action.Read)
+		b.recognise("(implicit)", "allow read", "implicit: an agent must look before it acts")
+	}
+	byRank := func(x, y action.Kind) int { return x.Rank() - y.Rank() }
+	slices.SortFunc(b.m.Allow, byRank)
+	slices.SortFunc(b.m.Deny, byRank)
+}
+
+func roundCents(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 2, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}

@@ -1,0 +1,492 @@
+package mandate
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// langFS holds one lexicon per language. Compile reads every file in it,
+// so supporting another language means adding a file, not code.
+//
+//go:embed lang/*.yaml
+var langFS embed.FS
+
+// langTable is the on-disk form of a language's lexicon; see lang/en.yaml
+// for what each list means.
+type langTable struct {
+	Code          string              `yaml:"code"`
+	Name          string              `yaml:"name"`
+	Markers       []string            `yaml:"markers"`
+	Determiners   []string            `yaml:"determiners"`
+	Elisions      []string            `yaml:"elisions"`
+	Abbreviations []string            `yaml:"abbreviations"`
+	Verbs         map[string][]string `yaml:"verbs"`
+	Ambiguous     []string            `yaml:"ambiguous"`
+	VerbCues      []string            `yaml:"verb_cues"`
+	WebMarkers    []string            `yaml:"web_markers"`
+	Negations     struct {
+		Before []string `yaml:"before"`
+		After  []string `yaml:"after"`
+	} `yaml:"negations"`
+	Nouns         map[string][]string `yaml:"nouns"`
+	Restrictors   []string            `yaml:"restrictors"`
+	ReadOnly      []string            `yaml:"read_only"`
+	NothingElse   []string            `yaml:"nothing_else"`
+	ClauseBreaks  []string            `yaml:"clause_breaks"`
+	Conjunctions  []string            `yaml:"conjunctions"`
+	Limits        []string            `yaml:"limits"`
+	NegatedLimits []string            `yaml:"negated_limits"`
+	Numbers       map[string]int      `yaml:"numbers"`
+	Expiry        struct {
+		Markers []string `yaml:"markers"`
+		Units   []struct {
+			Duration string   `yaml:"duration"`
+			Singular []string `yaml:"singular"`
+			Plural   []string `yaml:"plural"`
+		} `yaml:"units"`
+		Today []string `yaml:"today"`
+	} `yaml:"expiry"`
+	Currencies   map[string]string `yaml:"currencies"`
+	TitleMarkers []string          `yaml:"title_markers"`
+	Ignore       []string          `yaml:"ignore"`
+}
+
+// role is what a lexicon phrase does.
+type role uint8
+
+const (
+	roleMarker role = iota
+	roleDeterminer
+	roleVerb
+	roleCue
+	roleWeb
+	roleNegBefore
+	roleNegAfter
+	roleNoun
+	roleRestrictor
+	roleReadOnly
+	roleNothingElse
+	roleBreak
+	roleConj
+	roleLimit
+	roleNegLimit
+	roleNumber
+	roleExpiry
+	roleUnit
+	roleToday
+	roleTitle
+	roleIgnore
+	roleCurrency
+)
+
+// entry is one phrase of a lexicon, folded and split into words.
+type entry struct {
+	words []string
+	role  role
+	// kinds for verbs and nouns; a verb of the "fetch" list grants read and
+	// fetch; "any" verbs have none and concern every kind.
+	kinds     []action.Kind
+	anyKind   bool
+	web       bool
+	ambiguous bool
+	n         int           // numbers
+	dur       time.Duration // units
+	singular  bool          // units
+	currency  string
+	lang      string
+}
+
+// language is a lexicon ready for matching.
+type language struct {
+	code  string
+	index map[string][]*entry // by first word
+	vocab map[string]bool     // every word the lexicon knows, for detection
+}
+
+// lexicon is every language plus what tokenising needs before the
+// language is known.
+type lexicon struct {
+	langs      []*language
+	elisions   map[string]bool
+	abbrevs    map[string]bool
+	currencies map[string]string // folded word → ISO code, all languages
+	// rawCurrencies are the currency words as the tables spell them.
+	rawCurrencies []string
+	verbForms  []*entry          // single-word verb entries, for typo matching
+}
+
+func loadLexicon() (*lexicon, error) {
+	files, err := fs.Glob(langFS, "lang/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	lx := &lexicon{elisions: map[string]bool{}, abbrevs: map[string]bool{}, currencies: map[string]string{}}
+	tables := make([]langTable, 0, len(files))
+	for _, f := range files {
+		data, err := langFS.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var t langTable
+		dec := yaml.NewDecoder(strings.NewReader(string(data)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&t); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if t.Code == "" || t.Code != strings.TrimSuffix(path.Base(f), ".yaml") {
+			return nil, fmt.Errorf("%s: code %q does not match the file name", f, t.Code)
+		}
+		tables = append(tables, t)
+		for _, e := range t.Elisions {
+			lx.elisions[fold(e)] = true
+		}
+		for _, a := range t.Abbreviations {
+			lx.abbrevs[fold(a)] = true
+		}
+	}
+	for _, t := range tables {
+		l, err := lx.build(t)
+		if err != nil {
+			return nil, fmt.Errorf("lang/%s.yaml: %w", t.Code, err)
+		}
+		lx.langs = append(lx.langs, l)
+	}
+	return lx, nil
+}
+
+func (lx *lexicon) build(t langTable) (*language, error) {
+	l := &language{code: t.Code, index: map[string][]*entry{}, vocab: map[string]bool{}}
+	add := func(phrase string, e entry) error {
+		words := lx.phraseWords(phrase)
+		if len(words) == 0 {
+			return fmt.Errorf("empty phrase in %v list", e.role)
+		}
+		e.words, e.lang = words, t.Code
+		l.index[words[0]] = append(l.index[words[0]], &e)
+		for _, w := range words {
+			l.vocab[w] = true
+		}
+		if e.role == roleVerb && len(words) == 1 {
+			lx.verbForms = append(lx.verbForms, &e)
+		}
+		return nil
+	}
+	addAll := func(list []string, e entry) error {
+		for _, p := range list {
+			if err := add(p, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ambiguous := map[string]bool{}
+	for _, a := range t.Ambiguous {
+		ambiguous[strings.Join(lx.phraseWords(a), " ")] = true
+	}
+	for _, group := range []struct {
+		list []string
+		e    entry
+	}{
+		{t.Markers, entry{role: roleMarker}},
+		{t.Determiners, entry{role: roleDeterminer}},
+		{t.VerbCues, entry{role: roleCue}},
+		{t.WebMarkers, entry{role: roleWeb}},
+		{t.Negations.Before, entry{role: roleNegBefore}},
+		{t.Negations.After, entry{role: roleNegAfter}},
+		{t.Restrictors, entry{role: roleRestrictor}},
+		{t.ReadOnly, entry{role: roleReadOnly}},
+		{t.NothingElse, entry{role: roleNothingElse}},
+		{t.ClauseBreaks, entry{role: roleBreak}},
+		{t.Conjunctions, entry{role: roleConj}},
+		{t.Limits, entry{role: roleLimit}},
+		{t.NegatedLimits, entry{role: roleNegLimit}},
+		{t.Expiry.Markers, entry{role: roleExpiry}},
+		{t.Expiry.Today, entry{role: roleToday}},
+		{t.TitleMarkers, entry{role: roleTitle}},
+		{t.Ignore, entry{role: roleIgnore}},
+	} {
+		if err := addAll(group.list, group.e); err != nil {
+			return nil, err
+		}
+	}
+	for _, kindName := range slices.Sorted(mapKeysOf(t.Verbs)) {
+		e := entry{role: roleVerb}
+		switch kindName {
+		case "any":
+			e.anyKind = true
+		case "fetch":
+			e.kinds, e.web = []action.Kind{action.Read, action.Fetch}, true
+		default:
+			k := action.Kind(kindName)
+			if !k.Valid() || k == action.Unknown {
+				return nil, fmt.Errorf("verbs: unknown kind %q", kindName)
+			}
+			e.kinds = []action.Kind{k}
+		}
+		for _, p := range t.Verbs[kindName] {
+			ve := e
+			ve.ambiguous = ambiguous[strings.Join(lx.phraseWords(p), " ")]
+			if err := add(p, ve); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, kindName := range slices.Sorted(mapKeysOf(t.Nouns)) {
+		k := action.Kind(kindName)
+		if !k.Valid() || k == action.Unknown {
+			return nil, fmt.Errorf("nouns: unknown kind %q", kindName)
+		}
+		if err := addAll(t.Nouns[kindName], entry{role: roleNoun, kinds: []action.Kind{k}}); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range slices.Sorted(mapKeysOf(t.Numbers)) {
+		if err := add(w, entry{role: roleNumber, n: t.Numbers[w]}); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range t.Expiry.Units {
+		d, err := time.ParseDuration(u.Duration)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("expiry unit duration %q: want a positive Go duration", u.Duration)
+		}
+		if err := addAll(u.Singular, entry{role: roleUnit, dur: d, singular: true}); err != nil {
+			return nil, err
+		}
+		if err := addAll(u.Plural, entry{role: roleUnit, dur: d}); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range slices.Sorted(mapKeysOf(t.Currencies)) {
+		code := t.Currencies[w]
+		if !validCurrency(code) {
+			return nil, fmt.Errorf("currencies: %q for %q is not an ISO 4217 code", code, w)
+		}
+		if err := add(w, entry{role: roleCurrency, currency: code}); err != nil {
+			return nil, err
+		}
+		lx.currencies[fold(w)] = code
+		lx.rawCurrencies = append(lx.rawCurrencies, w)
+	}
+	// Longest phrases first, so the first match found is the longest.
+	for _, es := range l.index {
+		slices.SortStableFunc(es, func(a, b *entry) int { return len(b.words) - len(a.words) })
+	}
+	return l, nil
+}
+
+func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// phraseWords tokenises a lexicon phrase the way input text is tokenised.
+func (lx *lexicon) phraseWords(p string) []string {
+	var words []string
+	for _, t := range lx.tokenize(p, nil) {
+		if t.kind == tokWord || t.kind == tokNumber {
+			words = append(words, t.text)
+		}
+	}
+	return words
+}
+
+// ---- folding ----
+
+// fold lower-cases s, strips diacritics, spells ß, æ and œ out and makes
+// every apostrophe a plain one, so that "Lösche", "losche" and "LÖSCHE"
+// meet, and so do "n’achète" and "n'achete".
+func fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		foldRune(&b, r)
+	}
+	return b.String()
+}
+
+func foldRune(b *strings.Builder, r rune) {
+	if r < utf8.RuneSelf {
+		if r >= 'A' && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+		return
+	}
+	if unicode.Is(unicode.Mn, r) { // combining marks of decomposed text
+		return
+	}
+	r = unicode.ToLower(r)
+	switch r {
+	case 'à', 'á', 'â', 'ã', 'ä', 'å', 'ā', 'ă', 'ą':
+		r = 'a'
+	case 'ç', 'ć', 'č':
+		r = 'c'
+	case 'ď', 'đ':
+		r = 'd'
+	case 'è', 'é', 'ê', 'ë', 'ē', 'ė', 'ę', 'ě':
+		r = 'e'
+	case 'ì', 'í', 'î', 'ï', 'ī', 'į', 'ı':
+		r = 'i'
+	case 'ł', 'ľ', 'ĺ':
+		r = 'l'
+	case 'ñ', 'ń', 'ň':
+		r = 'n'
+	case 'ò', 'ó', 'ô', 'õ', 'ö', 'ø', 'ō', 'ő':
+		r = 'o'
+	case 'ř', 'ŕ':
+		r = 'r'
+	case 'ś', 'š', 'ş', 'ș':
+		r = 's'
+	case 'ť', 'ţ', 'ț':
+		r = 't'
+	case 'ù', 'ú', 'û', 'ü', 'ū', 'ů', 'ű', 'ų':
+		r = 'u'
+	case 'ý', 'ÿ':
+		r = 'y'
+	case 'ź', 'ż', 'ž':
+		r = 'z'
+	case 'ß':
+		b.WriteString("ss")
+		return
+	case 'æ':
+		b.WriteString("ae")
+		return
+	case 'œ':
+		b.WriteString("oe")
+		return
+	case '’', '‘', 'ʼ', '′', '`', '´':
+		r = '\''
+	}
+	b.WriteRune(r)
+}
+
+// ---- tokens ----
+
+type tokKind uint8
+
+const (
+	tokWord tokKind = iota
+	tokNumber
+	tokPunct  // , ; : ( ) and the like: ends a segment
+	tokStop   // . ! ? and line breaks: ends a sentence
+	tokEntity // a recognised entity, opaque
+)
+
+type token struct {
+	kind       tokKind
+	text       string // folded word, digits, or the punctuation
+	start, end int    // byte offsets in the original text
+	ent        int    // index into the entity list for tokEntity
+	n          int    // value of a number
+}
+
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}
+
+// tokenize splits text into words, numbers, punctuation and the given
+// entity spans (sorted, non-overlapping), which become single tokens.
+// Words are folded; apostrophes stay inside words ("don't") except after
+// an elision prefix ("n'achète" → "n'" "achete"); hyphens split words
+// ("read-only" → "read" "only").
+func (lx *lexicon) tokenize(text string, ents []entity) []token {
+	var toks []token
+	next := 0 // next entity
+	for i := 0; i < len(text); {
+		if next < len(ents) && i >= ents[next].start {
+			e := ents[next]
+			if i == e.start {
+				toks = append(toks, token{kind: tokEntity, start: e.start, end: e.end, ent: next})
+				i = e.end
+			}
+			next++
+			continue
+		}
+		limit := len(text)
+		if next < len(ents) {
+			limit = ents[next].start
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case isWordRune(r):
+			j := i
+			for j < limit {
+				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				if isWordRune(r2) {
+					j += s2
+					continue
+				}
+				if isApostrophe(r2) {
+					if lx.elisions[fold(text[i:j])] {
+						j += s2
+						break // "n'" ends here; the word after it is its own token
+					}
+					if j+s2 < limit {
+						if r3, _ := utf8.DecodeRuneInString(text[j+s2:]); unicode.IsLetter(r3) {
+							j += s2
+							continue // "don't"
+						}
+					}
+				}
+				break
+			}
+			w := fold(text[i:j])
+			t := token{kind: tokWord, text: w, start: i, end: j}
+			if isDigits(w) {
+				t.kind = tokNumber
+				t.n = atoiCapped(w)
+			}
+			toks = append(toks, t)
+			i = j
+		case r == '.' || r == '!' || r == '?' || r == '\n' || r == '\r' || r == '…' || r == '。':
+			// "max. 3" and "z.B." are not sentence ends.
+			if r == '.' && len(toks) > 0 && toks[len(toks)-1].kind == tokWord && toks[len(toks)-1].end == i && lx.abbrevs[toks[len(toks)-1].text] {
+				i += size
+				continue
+			}
+			toks = append(toks, token{kind: tokStop, text: string(r), start: i, end: i + size})
+			i += size
+		case r == ',' || r == ';' || r == '(' || r == ')' || r == '[' || r == ']' || r == '–' || r == '—' || r == '•':
+			toks = append(toks, token{kind: tokPunct, text: string(r), start: i, end: i + size})
+			i += size
+		case r == '-' && i > 0 && i+1 < len(text) && text[i-1] == ' ' && text[i+1] == ' ':
+			toks = append(toks, token{kind: tokPunct, text: "-", start: i, end: i + 1})
+			i++
+		default:
+			i += size
+		}
+	}
+	return toks
+}
+
+func isApostrophe(r rune) bool { return r == '\'' || r == '’' || r == 'ʼ' || r == '‘' }
+
+// atoiCapped parses a digit string, saturating at a million: counts and
+// durations beyond that are not meaningful limits.
+func atoiCapped(s string) int {
+	n := 0
+	for i := range len(s) {
+		n = n*10 + int(s[i]-'0')
+		if n > 1_000_000 {
+			return 1_000_001
+		}
+	}
+	return n
+}
