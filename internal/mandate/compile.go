@@ -352,8 +352,9 @@ type segState struct {
 	limits   [][3]int // start, end, 1 if a negated limit ("more than")
 	anchors  []*anchor
 	nouns    []*anchor // every noun, negated or not, for counts
-	readOnly string   // the phrase that made the segment read-only
+	readOnly string    // the phrase that made the segment read-only
 	roWhy    string
+	roPos    int // where that phrase is
 	nothing  string // a "nothing else" phrase
 	// cuts are conjunctions that start a new clause within the segment
 	// ("don't touch prod/ and fix src/foo.go"): a negation does not reach
@@ -438,7 +439,7 @@ func (b *build) analyse(toks []token) *segState {
 	scan(roleIgnore, func(*entry, int, int) {})
 	scan(roleReadOnly, func(_ *entry, i, n int) {
 		if st.readOnly == "" {
-			st.readOnly, st.roWhy = b.span(toks, i, i+n), "read-only phrase"
+			st.readOnly, st.roWhy, st.roPos = b.span(toks, i, i+n), "read-only phrase", i
 		}
 	})
 	scan(roleNothingElse, func(_ *entry, i, n int) { st.nothing = b.span(toks, i, i+n) })
@@ -474,11 +475,15 @@ func (b *build) analyse(toks []token) *segState {
 	return st
 }
 
-// findCuts marks conjunctions that join two verb phrases where the first
-// already has an object: "don't touch prod/ and fix src/foo.go" is two
-// clauses, "don't buy or sell" is one.
+// findCuts marks colons, and conjunctions that join two verb phrases
+// where the first already has an object: "don't touch prod/ and fix
+// src/foo.go" is two clauses, "don't buy or sell" is one.
 func (b *build) findCuts(st *segState) {
 	for j := range st.toks {
+		if st.toks[j].kind == tokColon {
+			st.cuts = append(st.cuts, j)
+			continue
+		}
 		if st.consumed[j] {
 			continue
 		}
@@ -544,8 +549,8 @@ func (b *build) verbHere(st *segState, i int, e *entry) bool {
 		return false
 	}
 	for _, n := range st.negBef {
-		if n[1] == i {
-			return true
+		if n[1] <= i && i-n[1] <= 1 {
+			return true // "never push", "never force push"
 		}
 	}
 	return slices.Contains(st.restrict, i-1) || b.is(prev, roleCue)
@@ -765,12 +770,11 @@ func (b *build) recognise(phrase, meaning, why string) {
 
 func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 	toks := st.toks
-	segText := b.span(toks, 0, len(toks))
 
 	// Restrictor + read verb: "only read", "just look", "nur lesen".
 	for _, a := range st.anchors {
 		if !a.negated && slices.Contains(a.kinds, action.Read) && slices.Contains(st.restrict, a.pos-1) && st.readOnly == "" {
-			st.readOnly = b.span(toks, a.pos-1, a.end)
+			st.readOnly, st.roPos = b.span(toks, a.pos-1, a.end), a.pos-1
 			st.roWhy = fmt.Sprintf("restrictor %q + verb %q", b.span(toks, a.pos-1, a.pos), b.span(toks, a.pos, a.end))
 		}
 	}
@@ -852,7 +856,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		why := b.negWhy(a)
 		if a.anyKind {
 			if st.readOnly == "" {
-				st.readOnly, st.roWhy = phrase, why+": touch nothing"
+				st.readOnly, st.roWhy, st.roPos = phrase, why+": touch nothing", a.pos
 			}
 			continue
 		}
@@ -870,8 +874,9 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		if webCue != "" {
 			b.allow(action.Fetch, st.readOnly, fmt.Sprintf("%s; web-ish: %q", st.roWhy, webCue))
 		}
+		from, to := st.clauseOf(st.roPos)
 		for _, k := range []action.Kind{action.Write, action.Delete, action.Send, action.Pay, action.Execute} {
-			b.deny(k, st.readOnly, segText, st.roWhy+": read only")
+			b.deny(k, st.readOnly, b.span(toks, from, to), st.roWhy+": read only")
 		}
 	}
 

@@ -77,7 +77,7 @@ var (
 // entityRegexps are compiled once per lexicon; see newEntityRegexps.
 type entityRegexps struct {
 	url, email, iban, domain, channel, word *regexp.Regexp
-	amountBefore, amountAfter              *regexp.Regexp
+	amountBefore, amountAfter               *regexp.Regexp
 }
 
 const numberRE = `\d{1,3}(?:[.,'\x{00A0}\x{202F}]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`

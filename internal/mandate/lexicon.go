@@ -123,7 +123,7 @@ type lexicon struct {
 	currencies map[string]string // folded word → ISO code, all languages
 	// rawCurrencies are the currency words as the tables spell them.
 	rawCurrencies []string
-	verbForms  []*entry          // single-word verb entries, for typo matching
+	verbForms     []*entry // single-word verb entries, for typo matching
 }
 
 func loadLexicon() (*lexicon, error) {
@@ -387,6 +387,7 @@ const (
 	tokPunct  // , ; : ( ) and the like: ends a segment
 	tokStop   // . ! ? and line breaks: ends a sentence
 	tokEntity // a recognised entity, opaque
+	tokColon  // ends a clause for negation, not for limits ("Budget: 50 €")
 )
 
 type token struct {
@@ -465,6 +466,9 @@ func (lx *lexicon) tokenize(text string, ents []entity) []token {
 			i += size
 		case r == ',' || r == ';' || r == '(' || r == ')' || r == '[' || r == ']' || r == '–' || r == '—' || r == '•':
 			toks = append(toks, token{kind: tokPunct, text: string(r), start: i, end: i + size})
+			i += size
+		case r == ':':
+			toks = append(toks, token{kind: tokColon, text: ":", start: i, end: i + size})
 			i += size
 		case r == '-' && i > 0 && i+1 < len(text) && text[i-1] == ' ' && text[i+1] == ' ':
 			toks = append(toks, token{kind: tokPunct, text: "-", start: i, end: i + 1})
