@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -15,7 +16,7 @@ type rule struct {
 	description string
 	effect      Effect
 	when        string
-	prg         cel.Program
+	prg         program
 	reason      reasonTemplate
 	file        string
 	line        int
@@ -25,31 +26,41 @@ type rule struct {
 type let struct {
 	name string
 	expr string
-	prg  cel.Program
+	prg  program
 }
 
-// compileLet compiles a let in env and returns env extended with it as a
+// compiler holds the environment rules are compiled in, which grows a
+// variable with each let, and what is known of the lets' sizes.
+type compiler struct {
+	env  *cel.Env
+	lets map[string]*cost.SizeEstimate
+}
+
+// compileLet compiles a let and extends the environment with it as a
 // variable of the expression's type, so later rules are type-checked
 // against it like against any other variable.
-func compileLet(env *cel.Env, f *sourceFile, sl sourceLet, e *errs) (*let, *cel.Env, bool) {
+func (c *compiler) compileLet(f *sourceFile, sl sourceLet, e *errs) (*let, bool) {
+	env := c.env
 	ast, iss := env.Compile(sl.expr.Value)
 	if iss.Err() != nil {
 		for _, ce := range iss.Errors() {
 			off := lineColOffset(sl.expr.Value, ce.Location.Line(), ce.Location.Column())
 			e.add(f.name, scalarPos(f.lines, sl.key.Column, sl.expr, off), "", "let %s: %s", sl.name, ce.Message)
 		}
-		return nil, nil, false
+		return nil, false
 	}
-	prg, ok := program(env, ast, f, "", nodePos(sl.expr), e)
+	prg, ok := c.program(ast, f, "", nodePos(sl.expr), e)
 	if !ok {
-		return nil, nil, false
+		return nil, false
 	}
 	next, err := env.Extend(cel.Variable(sl.name, ast.OutputType()))
 	if err != nil {
 		e.add(f.name, nodePos(sl.key), "", "let %s: %v", sl.name, err)
-		return nil, nil, false
+		return nil, false
 	}
-	return &let{name: sl.name, expr: strings.TrimSpace(sl.expr.Value), prg: prg}, next, true
+	c.env = next
+	c.lets[sl.name] = letSize(ast)
+	return &let{name: sl.name, expr: strings.TrimSpace(sl.expr.Value), prg: prg}, true
 }
 
 // reasonTemplate is a reason with its ${…} interpolations compiled.
@@ -62,19 +73,13 @@ type reasonTemplate struct {
 // is formatted into the reason.
 type reasonPart struct {
 	text string
-	prg  cel.Program
-}
-
-func programOptions() []cel.ProgramOption {
-	return []cel.ProgramOption{
-		cel.CostLimit(costLimit),
-		cel.EvalOptions(cel.OptOptimize),
-	}
+	prg  *program
 }
 
 // compileRule compiles a parsed rule's condition and reason, reporting
 // problems at their position in the file.
-func compileRule(env *cel.Env, f *sourceFile, sr sourceRule, e *errs) (*rule, bool) {
+func (c *compiler) compileRule(f *sourceFile, sr sourceRule, e *errs) (*rule, bool) {
+	env := c.env
 	r := &rule{
 		name:        sr.name,
 		description: sr.description,
@@ -98,7 +103,7 @@ func compileRule(env *cel.Env, f *sourceFile, sr sourceRule, e *errs) (*rule, bo
 		e.add(f.name, nodePos(sr.when), sr.name, "when: the condition must be a bool, but it is %s (compare it: `… == true`, `size(…) > 0`)", ast.OutputType())
 		ok = false
 	} else {
-		r.prg, ok = program(env, ast, f, sr.name, nodePos(sr.when), e)
+		r.prg, ok = c.program(ast, f, sr.name, nodePos(sr.when), e)
 	}
 
 	if sr.reason == nil {
@@ -129,21 +134,21 @@ func compileRule(env *cel.Env, f *sourceFile, sr sourceRule, e *errs) (*rule, bo
 			ok = false
 			continue
 		}
-		prg, pok := program(env, ast, f, sr.name, at(sr.reason, sr.reasonKey, pc.offset), e)
+		prg, pok := c.program(ast, f, sr.name, at(sr.reason, sr.reasonKey, pc.offset), e)
 		if !pok {
 			ok = false
 			continue
 		}
-		r.reason.parts = append(r.reason.parts, reasonPart{text: pc.text, prg: prg})
+		r.reason.parts = append(r.reason.parts, reasonPart{text: pc.text, prg: &prg})
 	}
 	return r, ok
 }
 
-func program(env *cel.Env, ast *cel.Ast, f *sourceFile, rule string, p position, e *errs) (cel.Program, bool) {
-	prg, err := env.Program(ast, programOptions()...)
+func (c *compiler) program(a *cel.Ast, f *sourceFile, rule string, p position, e *errs) (program, bool) {
+	prg, err := newProgram(c.env, a, c.lets)
 	if err != nil {
 		e.add(f.name, p, rule, "%v", err)
-		return nil, false
+		return program{}, false
 	}
 	return prg, true
 }

@@ -40,7 +40,8 @@ const (
 )
 
 // newEnv builds the CEL environment every rule is compiled in. Variables are
-// declared with the Go types of Input's fields, exposed through
+// declared with the Go types of Input's fields (for action and mandate, their
+// views: the same fields with kinds as plain strings), exposed through
 // ext.NativeTypes with their JSON field names, so a misspelt field
 // (`action.kindz`) or a type mismatch (`action.kind == 1`) is a compile
 // error at load time rather than a runtime error that silently never fires.
@@ -48,8 +49,9 @@ func newEnv() (*cel.Env, error) {
 	env, err := cel.NewEnv(
 		ext.NativeTypes(
 			reflect.TypeFor[CallFacts](),
-			reflect.TypeFor[action.Action](),
-			reflect.TypeFor[mandate.Mandate](),
+			types.NativeTypeFor[actionView](types.NativeTypeAlias(actionType)),
+			types.NativeTypeFor[mandateView](types.NativeTypeAlias(mandateType)),
+			types.NativeTypeFor[limitsView](types.NativeTypeAlias("mandate.Limits")),
 			reflect.TypeFor[mandate.Report](),
 			reflect.TypeFor[SessionFacts](),
 			reflect.TypeFor[AgentFacts](),

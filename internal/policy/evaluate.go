@@ -14,7 +14,6 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/mandate-dev/mandate/internal/action"
-	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
 // Valid reports whether e is allow, deny or ask.
@@ -58,16 +57,14 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	if in == nil {
 		return Verdict{}, errNilInput
 	}
-	act := normAction(in.Action)
-	man := in.Mandate
-	if man == nil {
-		man = &mandate.Mandate{}
-	}
+	av := viewAction(normAction(in.Action))
+	mv := viewMandate(in.Mandate)
 	vars := &activation{
 		p:       p,
+		fits:    inputFits(&in.Call, av, mv, in),
 		call:    p.adapter.NativeToValue(&in.Call),
-		action:  p.adapter.NativeToValue(act),
-		mandate: p.adapter.NativeToValue(man),
+		action:  p.adapter.NativeToValue(av),
+		mandate: p.adapter.NativeToValue(mv),
 		scope:   p.adapter.NativeToValue(&in.Scope),
 		session: p.adapter.NativeToValue(&in.Session),
 		agent:   p.adapter.NativeToValue(&in.Agent),
@@ -79,7 +76,7 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	var failed []string // rule name → error, for rules that failed
 	var failedIdx []int
 	for i, r := range p.rules {
-		out, _, err := r.prg.Eval(vars)
+		out, err := r.prg.eval(vars)
 		if err == nil {
 			if b, ok := out.(types.Bool); ok {
 				if !b {
@@ -108,7 +105,7 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	}
 
 	if best == "" {
-		kind := act.Kind
+		kind := action.Kind(av.Kind)
 		eff, ok := p.defaults[kind]
 		if !ok {
 			eff = Ask
@@ -169,6 +166,7 @@ func invalidKind(k action.Kind) bool { return !k.Valid() }
 // call, and evaluates each let at most once per Evaluate, on first use.
 type activation struct {
 	p                                            *Policy
+	fits                                         bool // see inputFits
 	call, action, mandate, scope, session, agent ref.Val
 	lets                                         []ref.Val
 }
@@ -196,7 +194,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		a.lets = make([]ref.Val, len(a.p.lets))
 	}
 	if a.lets[i] == nil {
-		out, _, err := a.p.lets[i].prg.Eval(a)
+		out, err := a.p.lets[i].prg.eval(a)
 		if err != nil {
 			// The rule that uses the let then fails, and fails closed.
 			out = types.NewErr("let %s: %v", a.p.lets[i].name, err)
@@ -220,7 +218,7 @@ func (t reasonTemplate) render(vars *activation) string {
 			b.WriteString(part.text)
 			continue
 		}
-		out, _, err := part.prg.Eval(vars)
+		out, err := part.prg.eval(vars)
 		if err != nil {
 			fmt.Fprintf(&b, "<error in ${%s}: %v>", part.text, err)
 			continue

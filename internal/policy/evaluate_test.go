@@ -371,3 +371,60 @@ func TestCustomFunctions(t *testing.T) {
 		t.Errorf("bad glob: %+v", v)
 	}
 }
+
+// TestTrackedAndFastAgree evaluates every built-in case twice, once with
+// the untracked programs the static estimates allow and once with cost
+// tracking throughout, and expects the same verdicts.
+func TestTrackedAndFastAgree(t *testing.T) {
+	p := builtinPolicy(t)
+	fast := 0
+	for _, r := range p.rules {
+		if r.prg.fast != nil {
+			fast++
+		}
+	}
+	if fast < len(p.rules)/2 {
+		t.Errorf("only %d of %d built-in rules have a statically bounded cost", fast, len(p.rules))
+	}
+	slow := *p
+	slow.rules = nil
+	for _, r := range p.rules {
+		c := *r
+		c.prg.fast = nil
+		slow.rules = append(slow.rules, &c)
+	}
+	slow.lets = nil
+	for _, l := range p.lets {
+		c := *l
+		c.prg.fast = nil
+		slow.lets = append(slow.lets, &c)
+	}
+	for _, tc := range append(builtinCases(), seedCases()...) {
+		a, _ := p.Evaluate(tc.in)
+		b, _ := slow.Evaluate(tc.in)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: fast %+v, tracked %+v", tc.name, a, b)
+		}
+	}
+}
+
+// TestOversizedInputIsTracked checks that an input larger than the static
+// estimates assume is still decided, under cost tracking.
+func TestOversizedInputIsTracked(t *testing.T) {
+	p := builtinPolicy(t)
+	in := realisticInput()
+	for i := range 5000 {
+		in.Scope.RecipientsOutside = append(in.Scope.RecipientsOutside, fmt.Sprintf("r%d@x.example", i))
+		in.Action.Recipients = append(in.Action.Recipients, action.Recipient{Address: fmt.Sprintf("r%d@x.example", i), Field: "bcc"})
+	}
+	if fitsInput(in) {
+		t.Fatal("oversized input fits")
+	}
+	v, err := p.Evaluate(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Effect != Ask || !slices.Contains(v.Rules, "builtin.recipient-outside") {
+		t.Errorf("oversized send: %+v", v)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -162,6 +163,7 @@ func compileSources(srcs []source) (*Policy, error) {
 // fuzz target can reuse one (building it costs far more than a small file).
 func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	var e errs
+	c := &compiler{env: env, lets: map[string]*cost.SizeEstimate{}}
 	p := &Policy{defaults: map[action.Kind]Effect{}, letIndex: map[string]int{}, adapter: env.CELTypeAdapter()}
 	type defined struct {
 		file string
@@ -181,11 +183,10 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 				e.add(f.name, nodePos(sl.key), "", "let: %q is already defined at %s:%d:%d", sl.name, prev.file, prev.pos.line, prev.pos.col)
 				continue
 			}
-			l, next, ok := compileLet(env, f, sl, &e)
+			l, ok := c.compileLet(f, sl, &e)
 			if !ok {
 				continue
 			}
-			env = next
 			byName[sl.name] = defined{f.name, nodePos(sl.key), -1}
 			p.letIndex[sl.name] = len(p.lets)
 			p.lets = append(p.lets, l)
@@ -195,7 +196,7 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 				e.add(f.name, sr.namePos, sr.name, "a rule of this name is already defined at %s:%d:%d", prev.file, prev.pos.line, prev.pos.col)
 				continue
 			}
-			r, ok := compileRule(env, f, sr, &e)
+			r, ok := c.compileRule(f, sr, &e)
 			if !ok {
 				continue
 			}

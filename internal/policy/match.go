@@ -21,6 +21,9 @@ func globMatch(pattern, name string) (bool, error) {
 	}
 	ps := strings.Split(pattern, "/")
 	ns := strings.Split(name, "/")
+	if len(ps) > maxGlobSegments || len(ns) > maxGlobSegments {
+		return false, fmt.Errorf("glob: more than %d path segments", maxGlobSegments)
+	}
 	// Validate every segment up front: a bad pattern is an error even when
 	// an earlier mismatch would make matching stop early.
 	for _, p := range ps {

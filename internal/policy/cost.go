@@ -1,0 +1,311 @@
+package policy
+
+import (
+	"strings"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+)
+
+// Every program runs under costLimit. Tracking cost at run time roughly
+// doubles what a rule costs to evaluate, so each expression is also
+// estimated statically, assuming the input sizes below: when the
+// worst case is within the limit, a second, untracked program is kept, and
+// Evaluate uses it whenever the input actually is within those sizes
+// (inputFits). Inputs beyond them, expressions that read call.args (whose
+// size nothing bounds) and expressions whose worst case is too large always
+// run tracked.
+const (
+	fitList       = 64   // entries of any list or map
+	fitString     = 1024 // bytes of any string
+	fitKindList   = 16   // entries of a list or map of kinds or currencies
+	fitKindString = 16   // bytes of a kind, currency, status or effect
+	fitRecent     = 32   // session.recent entries
+)
+
+// kindPaths are the inputs holding kinds, currencies, statuses and effects:
+// short strings in short lists, sized tighter than the rest so that the
+// common `k in mandate.allow` comprehensions estimate cheaply.
+var kindPaths = map[string]bool{
+	"action.kind": true, "action.kinds": true,
+	"mandate.allow": true, "mandate.deny": true, "mandate.limits.counts": true,
+	"session.counts": true, "session.spend": true, "session.status": true,
+	"session.recent.kind": true, "session.recent.effect": true,
+}
+
+// program is a compiled expression: always tracked, and fast (untracked)
+// when its static worst case is within costLimit for inputs that fit.
+type program struct {
+	tracked cel.Program
+	fast    cel.Program
+}
+
+// eval runs the fast program when the input fits and there is one.
+func (p program) eval(vars *activation) (ref.Val, error) {
+	prg := p.tracked
+	if vars.fits && p.fast != nil {
+		prg = p.fast
+	}
+	out, _, err := prg.Eval(vars)
+	return out, err
+}
+
+// newProgram builds the programs for a checked expression. lets are the
+// let variables defined so far, with their result sizes where known.
+func newProgram(env *cel.Env, a *cel.Ast, lets map[string]*cost.SizeEstimate) (program, error) {
+	tracked, err := env.Program(a,
+		cel.CostLimit(costLimit),
+		cel.CostTracking(actualCost{}),
+		cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		return program{}, err
+	}
+	p := program{tracked: tracked}
+	est, err := env.EstimateCost(a, estimator{lets: lets})
+	if err != nil || est.Max > costLimit {
+		return p, nil // always tracked; not an error
+	}
+	p.fast, err = env.Program(a, cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		return program{}, err
+	}
+	return p, nil
+}
+
+// letSize is the size of a let's value when its expression is a list or
+// map literal (the common case: a list of names), nil when unknown.
+func letSize(a *cel.Ast) *cost.SizeEstimate {
+	e := a.NativeRep().Expr()
+	var n int
+	switch e.Kind() {
+	case ast.ListKind:
+		n = len(e.AsList().Elements())
+	case ast.MapKind:
+		n = len(e.AsMap().Entries())
+	default:
+		return nil
+	}
+	s := cost.FixedSizeEstimate(uint64(n))
+	return &s
+}
+
+// estimator tells CEL's static estimator the sizes inputFits guarantees
+// and what the custom functions cost.
+type estimator struct {
+	lets map[string]*cost.SizeEstimate
+}
+
+func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	path := n.Path()
+	if len(path) == 0 {
+		return nil
+	}
+	if s, ok := e.lets[path[0]]; ok {
+		if len(path) == 1 {
+			return s
+		}
+		return nil
+	}
+	switch path[0] {
+	case "call":
+		if len(path) > 1 && path[1] == "args" {
+			return nil // arbitrary JSON; unbounded
+		}
+	case "action", "mandate", "scope", "session", "agent":
+	default:
+		return nil
+	}
+	var fields []string
+	for _, p := range path {
+		if !strings.HasPrefix(p, "@") {
+			fields = append(fields, p)
+		}
+	}
+	kindish := kindPaths[strings.Join(fields, ".")]
+	t := n.Type()
+	var s cost.SizeEstimate
+	switch {
+	case t.Kind() == types.StringKind && kindish:
+		s = cost.RangedSizeEstimate(0, fitKindString)
+	case t.Kind() == types.StringKind:
+		s = cost.RangedSizeEstimate(0, fitString)
+	case (t.Kind() == types.ListKind || t.Kind() == types.MapKind) && path[0] == "session" && len(path) == 2 && path[1] == "recent":
+		s = cost.RangedSizeEstimate(0, fitRecent)
+	case (t.Kind() == types.ListKind || t.Kind() == types.MapKind) && kindish:
+		s = cost.RangedSizeEstimate(0, fitKindList)
+	case t.Kind() == types.ListKind || t.Kind() == types.MapKind:
+		s = cost.RangedSizeEstimate(0, fitList)
+	default:
+		return nil
+	}
+	return &s
+}
+
+// maxGlobSegments bounds glob's work: a pattern or path with more segments
+// is an error (and the rule fails closed).
+const maxGlobSegments = 256
+
+func (estimator) EstimateCallCost(fn, _ string, _ *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
+	switch fn {
+	case "glob":
+		// Dynamic programming over segments, each matched with path.Match.
+		return cost.NewCallEstimate(cost.CostEstimate{Min: 1, Max: maxGlobSegments * maxGlobSegments}, nil)
+	case "host_matches":
+		return cost.NewCallEstimate(cost.CostEstimate{Min: 1, Max: 1 + 2*fitString/10}, nil)
+	}
+	return nil
+}
+
+// actualCost charges the custom functions at run time in the same terms.
+type actualCost struct{}
+
+func (actualCost) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
+	var c uint64
+	switch fn {
+	case "glob":
+		if len(args) == 2 {
+			p, _ := args[0].(types.String)
+			n, _ := args[1].(types.String)
+			c = uint64(strings.Count(string(p), "/")+1) * uint64(strings.Count(string(n), "/")+1)
+		}
+	case "host_matches":
+		if len(args) == 2 {
+			p, _ := args[0].(types.String)
+			h, _ := args[1].(types.String)
+			c = 1 + uint64(len(p)+len(h))/10
+		}
+	default:
+		return nil
+	}
+	return &c
+}
+
+// inputFits reports whether every list, map and string the rules can see
+// (except call.args) is within the sizes the static estimates assumed.
+func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
+	f := fitter{ok: true}
+	f.str(call.Tool)
+
+	f.str(a.Tool)
+	f.kind(a.Kind)
+	f.kinds(a.Kinds)
+	f.str(a.Source)
+	f.str(a.Family)
+	f.list(len(a.Paths))
+	for _, p := range a.Paths {
+		f.str(p.Path)
+		f.str(string(p.Access))
+		f.str(p.Why)
+	}
+	f.strs(a.URLs)
+	f.strs(a.Hosts)
+	f.list(len(a.Recipients))
+	for _, r := range a.Recipients {
+		f.str(r.Address)
+		f.str(r.Field)
+	}
+	f.strs(a.Accounts)
+	f.list(len(a.Amounts))
+	for _, am := range a.Amounts {
+		f.str(am.Currency)
+	}
+	f.list(len(a.Commands))
+	for _, c := range a.Commands {
+		f.strs(c.Argv)
+		f.str(c.Name)
+		f.str(string(c.Kind))
+		f.strs(c.Via)
+		f.str(c.Note)
+	}
+	f.strs(a.Notes)
+
+	f.list(len(m.Instructions))
+	for _, i := range m.Instructions {
+		f.str(i.Text)
+		f.str(i.Source)
+	}
+	f.kinds(m.Allow)
+	f.kinds(m.Deny)
+	f.list(len(m.Prohibitions))
+	for _, p := range m.Prohibitions {
+		f.str(string(p.Kind))
+		f.str(p.Target)
+		f.str(p.Text)
+	}
+	f.strs(m.Scope.Paths)
+	f.strs(m.Scope.Hosts)
+	f.strs(m.Scope.Recipients)
+	f.strs(m.Scope.Accounts)
+	f.strs(m.Scope.Names)
+	f.strs(m.Scope.None)
+	if m.Limits.Spend != nil {
+		f.str(m.Limits.Spend.Currency)
+	}
+	if len(m.Limits.Counts) > fitKindList {
+		return false
+	}
+	for k := range m.Limits.Counts {
+		f.kind(k)
+	}
+	f.str(m.Parent)
+	f.strs(m.Notes)
+
+	s := &in.Scope
+	f.strs(s.PathsOutside)
+	f.strs(s.SensitivePathsOutside)
+	f.strs(s.HostsOutside)
+	f.strs(s.RecipientsOutside)
+	f.strs(s.AccountsOutside)
+	f.strs(s.Prohibited)
+
+	ss := &in.Session
+	f.str(ss.ID)
+	f.kind(ss.Status)
+	f.str(ss.ParentID)
+	if len(ss.Counts) > fitKindList || len(ss.Spend) > fitKindList || len(ss.Recent) > fitRecent {
+		return false
+	}
+	for k := range ss.Counts {
+		f.kind(k)
+	}
+	for k := range ss.Spend {
+		f.kind(k)
+	}
+	for _, r := range ss.Recent {
+		f.str(r.Tool)
+		f.kind(r.Kind)
+		f.kind(r.Effect)
+	}
+
+	ag := &in.Agent
+	f.str(ag.ID)
+	f.str(ag.Model)
+	f.str(ag.PromptHash)
+	f.str(ag.ToolsetHash)
+	f.str(ag.Retrieval)
+	return f.ok
+}
+
+// fitter accumulates inputFits' checks.
+type fitter struct{ ok bool }
+
+func (f *fitter) str(s string)  { f.ok = f.ok && len(s) <= fitString }
+func (f *fitter) kind(s string) { f.ok = f.ok && len(s) <= fitKindString }
+func (f *fitter) list(n int)    { f.ok = f.ok && n <= fitList }
+
+func (f *fitter) strs(ss []string) {
+	f.list(len(ss))
+	for _, s := range ss {
+		f.str(s)
+	}
+}
+
+func (f *fitter) kinds(ks []string) {
+	f.ok = f.ok && len(ks) <= fitKindList
+	for _, k := range ks {
+		f.kind(k)
+	}
+}
