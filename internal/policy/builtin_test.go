@@ -244,6 +244,11 @@ func builtinCases() []builtinCase {
 			i.Mandate.Scope.Hosts = []string{"shop-a.example"}
 			i.Action.Hosts = []string{"shop-a.example"}
 		})), want: Allow, notFired: []string{"builtin.host-outside"}},
+		{name: "no sites left by delegation asks", in: in(fetch, readFetch, with(func(i *Input) {
+			i.Mandate.Scope.None = []string{"hosts"}
+			i.Action.Hosts = []string{"shop-a.example"}
+			i.Scope.HostsOutside = []string{"shop-a.example"}
+		})), want: Ask, fired: []string{"builtin.host-outside"}, reason: "shop-a.example is not among the sites the user named (none is left for this task)"},
 		{name: "no sites named: any host", in: in(fetch, readFetch, with(func(i *Input) {
 			i.Action.Hosts = []string{"shop-c.example"}
 			i.Scope.HostsOutside = []string{"shop-c.example"}
