@@ -932,19 +932,17 @@ func (b *build) negWhy(a *anchor) string {
 	if a.noun {
 		what = "noun"
 	}
-	word := a.word
 	kinds := kindsString(b.negKinds(a))
 	if a.anyKind {
 		kinds = "any kind"
 	}
 	if a.typoOf != "" {
-		word = fmt.Sprintf("%s\" read as \"%s", word, a.typoOf)
-		kinds += ", a likely typo"
+		kinds = fmt.Sprintf("%s; a likely typo of %q", kinds, a.typoOf)
 	}
 	if a.negAfter {
-		return fmt.Sprintf("%s %q + negation %q (%s)", what, word, a.neg, kinds)
+		return fmt.Sprintf("%s %q + negation %q (%s)", what, a.word, a.neg, kinds)
 	}
-	return fmt.Sprintf("negation %q + %s %q (%s)", a.neg, what, word, kinds)
+	return fmt.Sprintf("negation %q + %s %q (%s)", a.neg, what, a.word, kinds)
 }
 
 // nearestAnchor is the anchor an entity at token i belongs to: the last
