@@ -354,7 +354,7 @@ type segState struct {
 	nouns    []*anchor // every noun, negated or not, for counts
 	readOnly string    // the phrase that made the segment read-only
 	roWhy    string
-	roPos    int // where that phrase is
+	roPos    int    // where that phrase is
 	nothing  string // a "nothing else" phrase
 	// cuts are conjunctions that start a new clause within the segment
 	// ("don't touch prod/ and fix src/foo.go"): a negation does not reach
