@@ -327,8 +327,11 @@ func SensitiveKey(name string) bool {
 	return false
 }
 
-// notPlaceholder rejects values that stand for a secret without being one:
-// "****", "<password>", "${DB_PASSWORD}", "changeme", "xxxxxx".
+// IsPlaceholder reports whether v stands for a secret without being one:
+// "****", "<password>", "${DB_PASSWORD}", "changeme", "xxxxxx", or a value
+// too short to be a credential.
+func IsPlaceholder(v string) bool { return !notPlaceholder(v) }
+
 func notPlaceholder(v string) bool {
 	v = strings.Trim(v, `"' `)
 	if len(v) < 3 {

@@ -1,0 +1,220 @@
+package action
+
+import (
+	"slices"
+	"strings"
+)
+
+// kindSet is a set of kinds as a bit mask indexed by Kind.Rank.
+type kindSet uint16
+
+func (s kindSet) has(k Kind) bool { return s&kindBit(k) != 0 }
+
+func (s *kindSet) add(ks ...Kind) {
+	for _, k := range ks {
+		*s |= kindBit(k)
+	}
+}
+
+func kindBit(k Kind) kindSet { return 1 << uint(k.Rank()) }
+
+// list returns the kinds in s, least consequential first.
+func (s kindSet) list() []Kind {
+	out := make([]Kind, 0, 3)
+	for _, k := range allKinds {
+		if s.has(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// top returns the most consequential kind in s, or Unknown if s is empty.
+func (s kindSet) top() Kind {
+	for i := len(allKinds) - 1; i >= 0; i-- {
+		if s.has(allKinds[i]) {
+			return allKinds[i]
+		}
+	}
+	return Unknown
+}
+
+// maxNotes bounds how many notes one action carries; a pathological call
+// (a shell script of thousands of commands) must not produce megabytes of
+// explanation.
+const maxNotes = 48
+
+// builder accumulates what classification finds about one call and turns it
+// into an Action, de-duplicating resources on the way.
+type builder struct {
+	a     Action
+	kinds kindSet
+
+	external    bool
+	destructive bool
+
+	seenPath map[string]int // path+access -> index in a.Paths
+	seenStr  map[string]struct{}
+	dropped  int // notes dropped over maxNotes
+}
+
+func newBuilder(tool string) *builder {
+	return &builder{a: Action{Tool: tool, Source: "none"}}
+}
+
+func (b *builder) kind(ks ...Kind) { b.kinds.add(ks...) }
+
+func (b *builder) note(s string) {
+	if s == "" {
+		return
+	}
+	if slices.Contains(b.a.Notes, s) {
+		return
+	}
+	if len(b.a.Notes) >= maxNotes {
+		b.dropped++
+		return
+	}
+	b.a.Notes = append(b.a.Notes, s)
+}
+
+// once reports whether key is new, recording it.
+func (b *builder) once(key string) bool {
+	if b.seenStr == nil {
+		b.seenStr = make(map[string]struct{}, 8)
+	}
+	if _, ok := b.seenStr[key]; ok {
+		return false
+	}
+	b.seenStr[key] = struct{}{}
+	return true
+}
+
+// path records a file path the call touches. Sensitive paths add the
+// Credential kind: reading or planting credentials is what policy must see.
+func (b *builder) path(p PathRef) {
+	if p.Path == "" {
+		return
+	}
+	key := string(p.Access) + "\x00" + p.Path
+	if b.seenPath == nil {
+		b.seenPath = make(map[string]int, 4)
+	}
+	if i, ok := b.seenPath[key]; ok {
+		if p.Sensitive && !b.a.Paths[i].Sensitive {
+			b.a.Paths[i].Sensitive, b.a.Paths[i].Why = true, p.Why
+		}
+		return
+	}
+	b.seenPath[key] = len(b.a.Paths)
+	b.a.Paths = append(b.a.Paths, p)
+	if p.Sensitive {
+		b.a.Sensitive = true
+		b.kind(Credential)
+		b.note(sensitivePathNote(p))
+	}
+}
+
+func sensitivePathNote(p PathRef) string {
+	verb := map[Kind]string{Read: "reads", Write: "writes", Delete: "deletes", Execute: "runs", Send: "sends"}[p.Access]
+	if verb == "" {
+		verb = "touches"
+	}
+	return verb + " " + p.Path + ": " + p.Why
+}
+
+func (b *builder) url(u string) {
+	if u != "" && b.once("u\x00"+u) {
+		b.a.URLs = append(b.a.URLs, u)
+	}
+}
+
+func (b *builder) host(h string) {
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	if h != "" && b.once("h\x00"+h) {
+		b.a.Hosts = append(b.a.Hosts, h)
+	}
+}
+
+func (b *builder) recipient(addr, field string) {
+	addr = strings.TrimSpace(addr)
+	if addr == "" {
+		return
+	}
+	if b.once("r\x00" + strings.ToLower(addr) + "\x00" + field) {
+		b.a.Recipients = append(b.a.Recipients, Recipient{Address: addr, Field: field})
+		b.note("recipient " + addr + " from field " + field)
+	}
+}
+
+func (b *builder) account(acct string) {
+	acct = strings.TrimSpace(acct)
+	if acct != "" && b.once("a\x00"+acct) {
+		b.a.Accounts = append(b.a.Accounts, acct)
+	}
+}
+
+func (b *builder) amount(am Amount) {
+	for _, x := range b.a.Amounts {
+		if x == am {
+			return
+		}
+	}
+	b.a.Amounts = append(b.a.Amounts, am)
+}
+
+func (b *builder) command(c Command) {
+	b.a.Commands = append(b.a.Commands, c)
+}
+
+// sensitive marks the action as touching secrets, with a note why.
+func (b *builder) sensitive(why string) {
+	b.a.Sensitive = true
+	b.note(why)
+}
+
+// finish fills in the derived fields and returns the action. Slices are never
+// nil so that policy expressions can iterate them without null checks.
+func (b *builder) finish() Action {
+	a := b.a
+	if b.destructive {
+		a.Destructive = true
+		b.kinds.add(Delete)
+	}
+	if b.kinds == 0 {
+		b.kinds.add(Unknown)
+	}
+	a.Kinds = b.kinds.list()
+	a.Kind = b.kinds.top()
+	a.Effects.External = b.external || b.kinds.has(Send) || b.kinds.has(Pay)
+	a.Effects.Irreversible = a.Destructive || b.kinds.has(Delete) || b.kinds.has(Send) || b.kinds.has(Pay)
+	a.Effects.Financial = b.kinds.has(Pay)
+	if b.dropped > 0 {
+		a.Notes = append(a.Notes, "and more facts not listed")
+	}
+	if a.Paths == nil {
+		a.Paths = []PathRef{}
+	}
+	if a.URLs == nil {
+		a.URLs = []string{}
+	}
+	if a.Hosts == nil {
+		a.Hosts = []string{}
+	}
+	if a.Recipients == nil {
+		a.Recipients = []Recipient{}
+	}
+	if a.Accounts == nil {
+		a.Accounts = []string{}
+	}
+	if a.Amounts == nil {
+		a.Amounts = []Amount{}
+	}
+	if a.Commands == nil {
+		a.Commands = []Command{}
+	}
+	if a.Notes == nil {
+		a.Notes = []string{}
+	}
+	return a
+}

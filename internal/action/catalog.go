@@ -1,0 +1,573 @@
+package action
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/policies"
+)
+
+// The tool catalog is YAML; docs/catalog.md describes the format for people.
+// A file holds a list of tools:
+//
+//	tools:
+//	  - name: send_email
+//	    aliases: [gmail_send_message]
+//	    family: email
+//	    kind: send
+//	    args:
+//	      to: recipient
+//	      bcc: recipient:bcc
+//	      attachments: path:read
+//	    when:
+//	      - arg: method
+//	        in: [POST, PUT]
+//	        kind: send
+
+type catalogFile struct {
+	Tools []catalogEntry `yaml:"tools"`
+}
+
+type catalogEntry struct {
+	Name        string             `yaml:"name"`
+	Aliases     []string           `yaml:"aliases"`
+	Servers     []string           `yaml:"servers"`
+	Builtin     bool               `yaml:"builtin"`
+	Family      string             `yaml:"family"`
+	Kind        string             `yaml:"kind"`
+	Kinds       []string           `yaml:"kinds"`
+	External    bool               `yaml:"external"`
+	Destructive bool               `yaml:"destructive"`
+	Access      string             `yaml:"access"`
+	Note        string             `yaml:"note"`
+	Args        map[string]argSpec `yaml:"args"`
+	When        []whenSpec         `yaml:"when"`
+}
+
+// argSpec is an argument's role, written either as a scalar "role" or
+// "role:param" (path:write, recipient:bcc, amount:minor, code:python) or as a
+// mapping with the same information spelled out.
+type argSpec struct {
+	Role     string `yaml:"role"`
+	Access   string `yaml:"access"`
+	Field    string `yaml:"field"`
+	Minor    bool   `yaml:"minor_units"`
+	Currency string `yaml:"currency"`
+	Language string `yaml:"language"`
+	line     int
+}
+
+var argSpecKeys = []string{"role", "access", "field", "minor_units", "currency", "language"}
+
+func (a *argSpec) UnmarshalYAML(n *yaml.Node) error {
+	a.line = n.Line
+	switch n.Kind {
+	case yaml.ScalarNode:
+		role, param, _ := strings.Cut(n.Value, ":")
+		a.Role = strings.TrimSpace(role)
+		param = strings.TrimSpace(param)
+		switch a.Role {
+		case "path", "glob":
+			a.Access = param
+		case "recipient":
+			a.Field = param
+		case "amount":
+			if param == "minor" {
+				a.Minor = true
+			} else if param != "" {
+				a.Currency = param
+			}
+		case "code":
+			a.Language = param
+		default:
+			if param != "" {
+				return fmt.Errorf("line %d: role %q takes no parameter (got %q)", n.Line, a.Role, param)
+			}
+		}
+		return nil
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; !slices.Contains(argSpecKeys, k) {
+				return fmt.Errorf("line %d: unknown argument field %q (want one of %s)", n.Content[i].Line, k, strings.Join(argSpecKeys, ", "))
+			}
+		}
+		type plain argSpec
+		var p plain
+		if err := n.Decode(&p); err != nil {
+			return err
+		}
+		*a = argSpec(p)
+		a.line = n.Line
+		return nil
+	default:
+		return fmt.Errorf("line %d: argument role must be a string or a mapping", n.Line)
+	}
+}
+
+type whenSpec struct {
+	Arg         string   `yaml:"arg"`
+	Equals      *string  `yaml:"equals"`
+	In          []string `yaml:"in"`
+	Contains    string   `yaml:"contains"`
+	Matches     string   `yaml:"matches"`
+	Present     bool     `yaml:"present"`
+	Kind        string   `yaml:"kind"`
+	Kinds       []string `yaml:"kinds"`
+	Destructive bool     `yaml:"destructive"`
+	External    bool     `yaml:"external"`
+	Note        string   `yaml:"note"`
+}
+
+// role is what an argument's value means.
+type role uint8
+
+const (
+	roleNone      role = iota // nothing beyond the generic scan for secrets
+	rolePath                  // a local file path, with an access
+	roleGlob                  // a local path pattern (listed, not read)
+	roleURL                   // a URL
+	roleHost                  // a host name
+	roleRecipient             // a destination of a send
+	roleAccount               // a bank or payment account
+	roleAmount                // money
+	roleCurrency              // the currency of the call's amounts
+	roleShell                 // a shell command line
+	roleSQL                   // SQL statements
+	roleCode                  // program source to be run
+	roleRemote                // an identifier on the remote side (a repo path), not a local path
+	roleContent               // free text: no path or URL extraction
+)
+
+var roleNames = map[string]role{
+	"none": roleNone, "path": rolePath, "glob": roleGlob, "url": roleURL, "host": roleHost,
+	"recipient": roleRecipient, "account": roleAccount, "amount": roleAmount, "currency": roleCurrency,
+	"shell": roleShell, "sql": roleSQL, "code": roleCode, "remote": roleRemote, "content": roleContent,
+}
+
+// argRule is a compiled argSpec.
+type argRule struct {
+	key      string // snake_case key, or a dotted path of them
+	role     role
+	access   Kind
+	field    string
+	minor    bool
+	currency string
+	language string
+}
+
+// condition is a compiled whenSpec.
+type condition struct {
+	arg         string
+	op          string // equals, in, contains, matches, present
+	values      []string
+	re          *regexp.Regexp
+	kinds       kindSet
+	destructive bool
+	external    bool
+	note        string
+}
+
+// toolEntry is one compiled catalog entry.
+type toolEntry struct {
+	name        string
+	file        string
+	family      string
+	kinds       kindSet
+	external    bool
+	destructive bool
+	access      Kind
+	note        string
+	servers     []string
+	builtin     bool
+	args        map[string]*argRule // by snake key or dotted path
+	hasShell    bool
+	when        []condition
+}
+
+// catalog indexes entries by every normalised name and alias.
+type catalog struct {
+	byName    map[string][]*toolEntry
+	byCompact map[string][]*toolEntry
+}
+
+var validKindNames = func() map[string]Kind {
+	m := map[string]Kind{}
+	for _, k := range allKinds {
+		m[string(k)] = k
+	}
+	return m
+}()
+
+var familyRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// loadCatalog reads the embedded catalog, then each operator file in order.
+func loadCatalog(files []string) (*catalog, error) {
+	c := &catalog{byName: map[string][]*toolEntry{}, byCompact: map[string][]*toolEntry{}}
+	names, err := fs.Glob(policies.FS, "catalog/*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("list built-in catalog: %w", err)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil, errors.New("built-in tool catalog is empty")
+	}
+	for _, n := range names {
+		data, err := fs.ReadFile(policies.FS, n)
+		if err != nil {
+			return nil, fmt.Errorf("read built-in catalog %s: %w", n, err)
+		}
+		if err := c.add("builtin:"+path.Base(n), data); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read tool catalog: %w", err)
+		}
+		if err := c.add(f, data); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// add parses one catalog file and indexes its entries; later entries
+// replace earlier ones with the same name and server restriction.
+func (c *catalog) add(file string, data []byte) error {
+	var cf catalogFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cf); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("tool catalog %s: empty file", file)
+		}
+		return fmt.Errorf("tool catalog %s: %w", file, err)
+	}
+	lines := entryLines(data)
+	seen := map[string]*toolEntry{}
+	for i := range cf.Tools {
+		e := &cf.Tools[i]
+		where := fmt.Sprintf("tool catalog %s: entry %d", file, i+1)
+		if i < len(lines) {
+			where = fmt.Sprintf("tool catalog %s: line %d", file, lines[i])
+		}
+		if e.Name != "" {
+			where += fmt.Sprintf(" (%q)", e.Name)
+		}
+		te, err := compileEntry(file, e)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		srv := strings.Join(te.servers, ",")
+		if te.builtin {
+			srv = "<builtin>"
+		}
+		for _, n := range append([]string{e.Name}, e.Aliases...) {
+			_, sn := NormalizeToolName(n)
+			if sn == "" {
+				return fmt.Errorf("%s: name or alias %q is empty after normalisation", where, n)
+			}
+			key := sn + "|" + srv
+			if prev, ok := seen[key]; ok {
+				if prev == te {
+					continue // two spellings of one name in the same entry
+				}
+				return fmt.Errorf("%s: name %q is already used by %q in the same file", where, n, prev.name)
+			}
+			seen[key] = te
+			c.byName[sn] = replaceEntry(c.byName[sn], te)
+			cn := compactName(sn)
+			c.byCompact[cn] = replaceEntry(c.byCompact[cn], te)
+		}
+	}
+	return nil
+}
+
+// replaceEntry appends te, dropping an earlier entry with the same server
+// restriction: later files win.
+func replaceEntry(list []*toolEntry, te *toolEntry) []*toolEntry {
+	out := list[:0:0]
+	for _, x := range list {
+		if x.builtin == te.builtin && slices.Equal(x.servers, te.servers) && x.file != te.file {
+			continue
+		}
+		out = append(out, x)
+	}
+	return append(out, te)
+}
+
+// entryLines returns the line of each item of the top-level tools list.
+func entryLines(data []byte) []int {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return nil
+	}
+	m := root.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "tools" && m.Content[i+1].Kind == yaml.SequenceNode {
+			var out []int
+			for _, it := range m.Content[i+1].Content {
+				out = append(out, it.Line)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+func compileEntry(file string, e *catalogEntry) (*toolEntry, error) {
+	if strings.TrimSpace(e.Name) == "" {
+		return nil, errors.New("missing name")
+	}
+	te := &toolEntry{name: e.Name, file: file, external: e.External, destructive: e.Destructive, note: e.Note, builtin: e.Builtin}
+	if e.Family != "" {
+		if !familyRE.MatchString(e.Family) {
+			return nil, fmt.Errorf("family %q must be a lower-case word", e.Family)
+		}
+		te.family = e.Family
+	}
+	if e.Kind == "" && len(e.Kinds) == 0 {
+		return nil, errors.New("missing kind (one of " + kindNames() + ")")
+	}
+	for _, k := range append([]string{e.Kind}, e.Kinds...) {
+		if k == "" {
+			continue
+		}
+		kk, ok := validKindNames[k]
+		if !ok {
+			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, kindNames())
+		}
+		te.kinds.add(kk)
+	}
+	if e.Builtin && len(e.Servers) > 0 {
+		return nil, errors.New("builtin and servers are exclusive: a built-in tool has no server")
+	}
+	for _, s := range e.Servers {
+		ss := snakeCase(s)
+		if ss == "" {
+			return nil, fmt.Errorf("server name %q is empty after normalisation", s)
+		}
+		te.servers = append(te.servers, ss)
+	}
+	slices.Sort(te.servers)
+	if e.Access != "" {
+		k, err := accessKind(e.Access)
+		if err != nil {
+			return nil, err
+		}
+		te.access = k
+	}
+	if len(e.Args) > 0 {
+		te.args = make(map[string]*argRule, len(e.Args))
+	}
+	for key, spec := range e.Args {
+		r, err := compileArg(key, spec)
+		if err != nil {
+			return nil, fmt.Errorf("argument %q: %w", key, err)
+		}
+		if _, dup := te.args[r.key]; dup {
+			return nil, fmt.Errorf("argument %q: the same argument is listed twice in another spelling", key)
+		}
+		te.args[r.key] = r
+		if r.role == roleShell {
+			te.hasShell = true
+		}
+	}
+	for i, w := range e.When {
+		cond, err := compileWhen(w)
+		if err != nil {
+			return nil, fmt.Errorf("when[%d]: %w", i, err)
+		}
+		te.when = append(te.when, cond)
+	}
+	return te, nil
+}
+
+func compileArg(key string, spec argSpec) (*argRule, error) {
+	r := &argRule{key: argKey(key), field: spec.Field, minor: spec.Minor, language: spec.Language}
+	if r.key == "" {
+		return nil, errors.New("empty argument name")
+	}
+	ro, ok := roleNames[spec.Role]
+	if !ok {
+		names := make([]string, 0, len(roleNames))
+		for n := range roleNames {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("unknown role %q (want one of %s)", spec.Role, strings.Join(names, ", "))
+	}
+	r.role = ro
+	if spec.Access != "" {
+		if ro != rolePath && ro != roleGlob {
+			return nil, fmt.Errorf("access is only for path and glob roles, not %q", spec.Role)
+		}
+		k, err := accessKind(spec.Access)
+		if err != nil {
+			return nil, err
+		}
+		r.access = k
+	}
+	if spec.Field != "" && ro != roleRecipient {
+		return nil, fmt.Errorf("field is only for the recipient role, not %q", spec.Role)
+	}
+	if (spec.Minor || spec.Currency != "") && ro != roleAmount {
+		return nil, fmt.Errorf("minor_units and currency are only for the amount role, not %q", spec.Role)
+	}
+	if spec.Currency != "" {
+		cur := strings.ToUpper(spec.Currency)
+		if !currencyCodeRE.MatchString(cur) {
+			return nil, fmt.Errorf("currency %q is not an ISO 4217 code", spec.Currency)
+		}
+		r.currency = cur
+	}
+	if spec.Language != "" && ro != roleCode {
+		return nil, fmt.Errorf("language is only for the code role, not %q", spec.Role)
+	}
+	if ro == roleCode && spec.Language != "" && codeLanguage(spec.Language) == "" {
+		return nil, fmt.Errorf("unknown code language %q (want python, javascript, perl, ruby, shell or sql)", spec.Language)
+	}
+	return r, nil
+}
+
+func compileWhen(w whenSpec) (condition, error) {
+	c := condition{arg: argKey(w.Arg), destructive: w.Destructive, external: w.External, note: w.Note}
+	if c.arg == "" {
+		return c, errors.New("missing arg")
+	}
+	ops := 0
+	if w.Equals != nil {
+		ops++
+		c.op, c.values = "equals", []string{strings.ToLower(*w.Equals)}
+	}
+	if len(w.In) > 0 {
+		ops++
+		c.op = "in"
+		for _, v := range w.In {
+			c.values = append(c.values, strings.ToLower(v))
+		}
+	}
+	if w.Contains != "" {
+		ops++
+		c.op, c.values = "contains", []string{strings.ToLower(w.Contains)}
+	}
+	if w.Matches != "" {
+		ops++
+		re, err := regexp.Compile(w.Matches)
+		if err != nil {
+			return c, fmt.Errorf("matches: %w", err)
+		}
+		c.op, c.re = "matches", re
+	}
+	if w.Present {
+		ops++
+		c.op = "present"
+	}
+	if ops != 1 {
+		return c, errors.New("needs exactly one of equals, in, contains, matches, present")
+	}
+	for _, k := range append([]string{w.Kind}, w.Kinds...) {
+		if k == "" {
+			continue
+		}
+		kk, ok := validKindNames[k]
+		if !ok {
+			return c, fmt.Errorf("unknown kind %q (want one of %s)", k, kindNames())
+		}
+		c.kinds.add(kk)
+	}
+	if c.kinds == 0 && !c.destructive && !c.external && c.note == "" {
+		return c, errors.New("has no effect: give kind, destructive, external or note")
+	}
+	return c, nil
+}
+
+// argKey normalises an argument name or dotted path to snake_case parts.
+func argKey(k string) string {
+	parts := strings.Split(strings.TrimSpace(k), ".")
+	for i, p := range parts {
+		parts[i] = snakeCase(p)
+		if parts[i] == "" {
+			return ""
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+func accessKind(s string) (Kind, error) {
+	switch Kind(s) {
+	case Read, Write, Delete, Execute:
+		return Kind(s), nil
+	}
+	return "", fmt.Errorf("unknown access %q (want read, write, delete or execute)", s)
+}
+
+func kindNames() string {
+	var b strings.Builder
+	for i, k := range allKinds {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(k))
+	}
+	return b.String()
+}
+
+// lookup finds the entry for a normalised tool name. Entries restricted to
+// servers win over general ones when the server matches; built-in entries
+// (Claude Code's own tools) only match names without a server, and win
+// there. Among equals the entry loaded last wins.
+func (c *catalog) lookup(server, tool string) *toolEntry {
+	list := c.byName[tool]
+	if len(list) == 0 {
+		list = c.byCompact[compactName(tool)]
+	}
+	var builtin, general *toolEntry
+	for i := len(list) - 1; i >= 0; i-- {
+		e := list[i]
+		switch {
+		case len(e.servers) > 0:
+			if server != "" && serverMatches(server, e.servers) {
+				return e
+			}
+		case e.builtin:
+			if builtin == nil {
+				builtin = e
+			}
+		default:
+			if general == nil {
+				general = e
+			}
+		}
+	}
+	if server == "" && builtin != nil {
+		return builtin
+	}
+	return general
+}
+
+// serverMatches reports whether a call's server name is one of servers,
+// allowing decorations around it ("claude_ai_gmail" is "gmail").
+func serverMatches(server string, servers []string) bool {
+	for _, s := range servers {
+		if server == s || strings.HasSuffix(server, "_"+s) || strings.HasPrefix(server, s+"_") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,258 @@
+package action
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Option configures a Classifier.
+type Option func(*options)
+
+type options struct {
+	catalogFiles []string
+}
+
+// WithCatalogFiles adds operator tool catalogs, loaded after the built-in one
+// in the order given; an entry in a later file replaces an earlier entry with
+// the same name (and server restriction).
+func WithCatalogFiles(paths ...string) Option {
+	return func(o *options) { o.catalogFiles = append(o.catalogFiles, paths...) }
+}
+
+// Classifier turns calls into Actions. It is immutable once built, so one
+// Classifier serves any number of goroutines.
+type Classifier struct {
+	cat *catalog
+}
+
+// NewClassifier loads the built-in tool catalog and any operator catalogs.
+// Errors name the file, the entry and the problem.
+func NewClassifier(opts ...Option) (*Classifier, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cat, err := loadCatalog(o.catalogFiles)
+	if err != nil {
+		return nil, err
+	}
+	return &Classifier{cat: cat}, nil
+}
+
+// Classify says what call does. It never panics, does no I/O, and is safe
+// for concurrent use. What it cannot tell it classifies conservatively: an
+// unknown tool with no telling name is Unknown, an unparseable shell line is
+// Execute, never Read.
+func (c *Classifier) Classify(call Call) (a Action) {
+	defer func() {
+		if r := recover(); r != nil {
+			// A bug must not turn into a silent allow: report the
+			// call as unknown with the reason.
+			a = Action{
+				Tool: call.Tool, Kind: Unknown, Kinds: []Kind{Unknown}, Source: "none",
+				Paths: []PathRef{}, URLs: []string{}, Hosts: []string{}, Recipients: []Recipient{},
+				Accounts: []string{}, Amounts: []Amount{}, Commands: []Command{},
+				Notes: []string{fmt.Sprintf("classifier failed on this call: %v", r)},
+			}
+		}
+	}()
+	b := newBuilder(call.Tool)
+	server, tool := NormalizeToolName(call.Tool)
+	entry, via := c.find(server, tool)
+
+	w := &argWalk{b: b, call: &call, entry: entry}
+	def := findToolDef(call)
+	var h heuristicResult
+	if entry != nil {
+		b.a.Known, b.a.Source, b.a.Family = true, "catalog", entry.family
+		if via != "" {
+			b.note("matched catalog entry " + entry.name + " under server prefix " + via)
+		}
+		b.kinds = entry.kinds
+		b.external = entry.external
+		b.destructive = entry.destructive
+		b.note(entry.note)
+		c.applyWhen(b, entry, call.Args)
+		w.access = defaultAccess(b.kinds, entry.access)
+		if def != nil {
+			annotationNotes(b, def.Annotations)
+		}
+	} else {
+		h = heuristics(server, tool, def, call.Args)
+		b.kinds = h.kinds
+		b.a.Family = h.family
+		b.external = h.external
+		for _, n := range h.notes {
+			b.note(n)
+		}
+		b.a.Source = h.source
+		w.access = defaultAccess(b.kinds, "")
+	}
+
+	w.walk(call.Args)
+
+	// Parsed sub-languages decide the kinds of tools that only carry
+	// them (a Bash tool is what its command line does).
+	shellDecides := entry != nil && entry.hasShell
+	if shellDecides && len(w.shells) == 0 {
+		b.note("no command given")
+	}
+	for i, s := range w.shells {
+		res := analyzeShell(s, call.WorkingDir, call.HomeDir)
+		if shellDecides && i == 0 {
+			b.kinds = 0
+		}
+		applyShell(b, res)
+	}
+	for _, q := range w.sqls {
+		applySQL(b, classifySQL(q))
+	}
+	for _, ca := range w.codes {
+		applyCode(b, scanCode(ca.lang, ca.code), call.WorkingDir, call.HomeDir)
+	}
+
+	if b.kinds.has(Send) {
+		for _, r := range w.recipients {
+			b.recipient(r.Address, r.Field)
+		}
+	}
+	if b.kinds.has(Pay) || b.a.Family == "payments" {
+		for _, acct := range w.accounts {
+			b.account(acct)
+		}
+	}
+	if entry == nil && b.kinds == 0 {
+		b.note("nothing tells what this tool does")
+	}
+	return b.finish()
+}
+
+// find looks the tool up in the catalog: as named, then without leading
+// vendor words ("gmail_send_email" is "send_email" of server gmail). via is
+// the stripped prefix, if one was needed.
+func (c *Classifier) find(server, tool string) (e *toolEntry, via string) {
+	if e := c.cat.lookup(server, tool); e != nil {
+		return e, ""
+	}
+	ts := tokens(tool)
+	for i := 1; i < len(ts) && i <= 3; i++ {
+		if _, ok := vendorFamilies[ts[i-1]]; !ok {
+			break
+		}
+		prefix := strings.Join(ts[:i], "_")
+		srv := server
+		if srv == "" {
+			srv = prefix
+		}
+		if e := c.cat.lookup(srv, strings.Join(ts[i:], "_")); e != nil && !e.builtin {
+			return e, prefix
+		}
+	}
+	return nil, ""
+}
+
+// applyWhen evaluates the entry's argument conditions; each one that holds
+// adds its kinds and flags (conditions only ever raise).
+func (c *Classifier) applyWhen(b *builder, e *toolEntry, args map[string]any) {
+	for i := range e.when {
+		cond := &e.when[i]
+		vals, present := argValues(args, cond.arg)
+		if !present {
+			continue
+		}
+		if !cond.holds(vals) {
+			continue
+		}
+		b.kinds |= cond.kinds
+		b.external = b.external || cond.external
+		b.destructive = b.destructive || cond.destructive
+		b.note(cond.note)
+	}
+}
+
+func (cond *condition) holds(vals []string) bool {
+	switch cond.op {
+	case "present":
+		for _, v := range vals {
+			if v != "" && v != "false" {
+				return true
+			}
+		}
+		return false
+	case "matches":
+		for _, v := range vals {
+			if cond.re.MatchString(v) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, v := range vals {
+		for _, want := range cond.values {
+			switch cond.op {
+			case "equals", "in":
+				if v == want {
+					return true
+				}
+			case "contains":
+				if strings.Contains(v, want) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// defaultAccess is the access of paths found by key name: what the tool
+// mostly does to files.
+func defaultAccess(ks kindSet, explicit Kind) Kind {
+	switch {
+	case explicit != "":
+		return explicit
+	case ks.has(Delete) && !ks.has(Write):
+		return Delete
+	case ks.has(Write):
+		return Write
+	case ks.has(Execute) && !ks.has(Send):
+		return Execute
+	default:
+		return Read
+	}
+}
+
+// findToolDef finds the call's tool in the agent's tool list.
+func findToolDef(call Call) *ToolDef {
+	if len(call.Tools) == 0 {
+		return nil
+	}
+	for i := range call.Tools {
+		if call.Tools[i].Name == call.Tool {
+			return &call.Tools[i]
+		}
+	}
+	_, tool := NormalizeToolName(call.Tool)
+	for i := range call.Tools {
+		if _, t := NormalizeToolName(call.Tools[i].Name); t == tool {
+			return &call.Tools[i]
+		}
+	}
+	return nil
+}
+
+// annotationNotes records, for a catalogued tool, where the server's
+// annotations disagree with the catalog. They change nothing: the catalog
+// is trusted over the server's claims.
+func annotationNotes(b *builder, an *Annotations) {
+	if an == nil {
+		return
+	}
+	if isTrue(an.ReadOnlyHint) && b.kinds.top().Rank() > Fetch.Rank() {
+		b.note("server claims read-only (readOnlyHint); the catalog says otherwise and wins")
+	}
+	if isTrue(an.DestructiveHint) && !b.kinds.has(Delete) && !b.destructive {
+		b.note("server marks it destructive (destructiveHint)")
+	}
+}
+
+func isTrue(p *bool) bool { return p != nil && *p }

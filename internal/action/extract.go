@@ -1,0 +1,709 @@
+package action
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mandate-dev/mandate/internal/secret"
+)
+
+// Bounds on the generic argument walk. Arguments are capped upstream (1 MiB
+// by default); these keep even a capped but adversarial shape cheap.
+const (
+	maxArgDepth   = 24
+	maxArgNodes   = 5000
+	maxScanPerStr = 256 << 10
+	maxScanTotal  = 1 << 20
+)
+
+// keyClass is what an argument's name suggests about its value, for tools
+// whose catalog entry does not say (or that have none).
+type keyClass uint8
+
+const (
+	keyOther      keyClass = iota
+	keyPath                // surely a path: file_path, path, notebook_path
+	keyMaybePath           // a path if the value looks like one: source, target
+	keyAttachment          // files read and sent along
+	keyURL
+	keyHost
+	keyRecipient
+	keyAccount
+	keyAmount
+	keyAmountMinor
+	keyCurrency
+	keyContent // free text: no URL or path extraction
+	keyShell
+	keySQL
+	keyCode
+)
+
+// keyClasses is keyed by snake_case argument name.
+var keyClasses = func() map[string]keyClass {
+	m := map[string]keyClass{}
+	set := func(c keyClass, names string) {
+		for _, n := range strings.Fields(names) {
+			m[n] = c
+		}
+	}
+	set(keyPath, `path paths file_path filepath file_paths notebook_path local_path source_path
+		destination_path dest_path target_path input_path output_path output_file input_file
+		directory dir dirname folder_path cwd working_directory workdir save_path download_path
+		log_file config_path config_file key_file cert_file identity_file absolute_path relative_path
+		full_path`)
+	set(keyMaybePath, `source destination dest target src dst output input location folder
+		image document archive root base_dir filename file_name files file`)
+	set(keyAttachment, `attachment attachments attachment_path attachment_paths attach files_to_attach`)
+	set(keyURL, `url uri urls href link links endpoint webhook webhook_url callback_url redirect_url
+		redirect_uri website page_url target_url image_url base_url api_url source_url download_url
+		upload_url repository_url repo_url remote_url server_url feed_url site_url share_url`)
+	set(keyHost, `host hostname domain domains server_host remote_host`)
+	set(keyRecipient, `to cc bcc recipient recipients to_email to_emails to_address to_addresses
+		email_to emails email email_address email_addresses reply_to attendees attendee invitees
+		guests participants share_with shared_with members channel channel_id channel_name
+		user_id users phone phone_number to_number to_phone chat_id conversation_id`)
+	set(keyAccount, `iban account account_number account_id destination_account source_account
+		to_account from_account recipient_account beneficiary_account beneficiary_iban creditor_iban
+		debtor_iban creditor_account debtor_account payee payee_id payee_account wallet_address
+		destination_iban to_iban from_iban counterparty_account bank_account`)
+	set(keyAmount, `amount price total total_amount cost sum payment_amount transfer_amount
+		max_price unit_price budget fee value_amount grand_total subtotal`)
+	set(keyAmountMinor, `amount_cents cents amount_minor unit_amount amount_in_cents price_cents
+		total_cents amount_minor_units`)
+	set(keyCurrency, `currency currency_code cur ccy`)
+	set(keyContent, `content contents body text html message messages new_string old_string
+		new_source prompt description comment comments notes note summary snippet query q search
+		subject title old_text new_text markdown caption reason instructions system_prompt
+		search_query question answer edits`)
+	set(keyShell, `command cmd shell_command bash_command commandline command_line`)
+	set(keySQL, `sql sql_query statement statements`)
+	set(keyCode, `code source_code python_code js_code javascript_code script_code`)
+	return m
+}()
+
+// recipientFields maps recipient-ish keys to the Recipient.Field they fill.
+var recipientFields = map[string]string{
+	"to": "to", "cc": "cc", "bcc": "bcc", "recipient": "to", "recipients": "to", "to_email": "to",
+	"to_emails": "to", "to_address": "to", "to_addresses": "to", "email_to": "to", "emails": "to",
+	"email": "to", "email_address": "to", "email_addresses": "to", "reply_to": "reply_to",
+	"attendees": "attendee", "attendee": "attendee", "invitees": "attendee", "guests": "attendee",
+	"participants": "attendee", "share_with": "share", "shared_with": "share", "members": "member",
+	"channel": "channel", "channel_id": "channel", "channel_name": "channel", "user_id": "user",
+	"users": "user", "user": "user", "phone": "phone", "phone_number": "phone", "to_number": "phone",
+	"to_phone": "phone", "chat_id": "channel", "conversation_id": "channel",
+}
+
+// recipientLeafKeys are the keys inside a recipient object that hold the
+// address itself ("to": [{"email": …, "name": …}] — not the name).
+var recipientLeafKeys = map[string]bool{
+	"email": true, "address": true, "email_address": true, "id": true, "user": true, "user_id": true,
+	"channel": true, "channel_id": true, "phone": true, "phone_number": true, "handle": true,
+	"username": true, "number": true,
+}
+
+var (
+	emailRE = regexp.MustCompile(`[A-Za-z0-9._%+\-']+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`)
+	urlRE   = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?|sftp|s3|gs)://[^\s"'<>()\[\]{}\x60]+`)
+)
+
+// argWalk walks a call's arguments once, recording resources into b and
+// collecting the values that need a parser of their own (shell, SQL, code).
+type argWalk struct {
+	b     *builder
+	call  *Call
+	entry *toolEntry
+	// access is the default access for paths found by key name.
+	access Kind
+
+	nodes     int
+	scanned   int
+	truncated bool
+
+	shells []string
+	sqls   []string
+	codes  []codeArg
+
+	// Recipients and accounts found by key name only are candidates: "to"
+	// on a search tool is a filter, not a destination. The classifier
+	// keeps them when the call sends or pays.
+	recipients []Recipient
+	accounts   []string
+	attachment bool
+}
+
+type codeArg struct {
+	lang, code string
+}
+
+// walkCtx is what a value inherits from the keys above it.
+type walkCtx struct {
+	path     string   // dotted snake_case path of object keys
+	key      string   // nearest object key
+	rule     *argRule // the catalog role in force, if any
+	ruleKey  string   // the key the rule was attached to
+	class    keyClass // the generic class in force (unknown or uncovered keys)
+	classKey string
+	currency string
+	baseDir  string // for glob roles: a sibling "path"
+	depth    int
+}
+
+func (w *argWalk) walk(args map[string]any) {
+	w.visitMap(args, walkCtx{})
+	if w.truncated {
+		w.b.note("arguments too large or deep: only part of them was examined")
+	}
+}
+
+func (w *argWalk) visit(v any, ctx walkCtx) {
+	w.nodes++
+	if w.nodes > maxArgNodes || ctx.depth > maxArgDepth {
+		w.truncated = true
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		w.visitMap(x, ctx)
+	case []any:
+		ctx.depth++
+		for _, e := range x {
+			w.visit(e, ctx)
+		}
+	case []string:
+		ctx.depth++
+		for _, e := range x {
+			w.visit(e, ctx)
+		}
+	case string:
+		w.leaf(x, ctx)
+	case nil, bool:
+	default:
+		if n, ok := numberValue(x); ok {
+			w.number(n, ctx)
+		}
+	}
+}
+
+func (w *argWalk) visitMap(m map[string]any, ctx walkCtx) {
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // deterministic notes and resource order
+	// A currency given beside the amounts applies to them.
+	cur := ctx.currency
+	for _, k := range keys {
+		sk := fastSnake(k)
+		if keyClasses[sk] == keyCurrency || w.ruleFor(ctx.path, sk) != nil && w.ruleFor(ctx.path, sk).role == roleCurrency {
+			if s, ok := m[k].(string); ok && currencyOf(s) != "" {
+				cur = currencyOf(s)
+			}
+		}
+	}
+	base := ""
+	for _, k := range []string{"path", "cwd", "directory", "dir"} {
+		if s, ok := m[k].(string); ok && s != "" {
+			base = s
+			break
+		}
+	}
+	for _, k := range keys {
+		sk := fastSnake(k)
+		c := ctx
+		c.depth++
+		c.key = sk
+		c.currency = cur
+		c.baseDir = base
+		if ctx.path == "" {
+			c.path = sk
+		} else {
+			c.path = ctx.path + "." + sk
+		}
+		if r := w.ruleFor(ctx.path, sk); r != nil {
+			c.rule, c.ruleKey = r, sk
+		} else if c.rule == nil && ctx.class != keyRecipient && ctx.class != keyAttachment {
+			// Inside a recipient or attachment object the outer key
+			// decides ("cc": [{"email": …}] is a cc).
+			if kc := keyClasses[sk]; kc != keyOther {
+				c.class, c.classKey = kc, sk
+			}
+		}
+		w.visit(m[k], c)
+	}
+}
+
+// ruleFor finds the catalog rule for key under parent path: the dotted path
+// first, then the bare key at any depth.
+func (w *argWalk) ruleFor(parent, key string) *argRule {
+	if w.entry == nil || w.entry.args == nil {
+		return nil
+	}
+	if parent != "" {
+		if r := w.entry.args[parent+"."+key]; r != nil {
+			return r
+		}
+	}
+	return w.entry.args[key]
+}
+
+func (w *argWalk) leaf(s string, ctx walkCtx) {
+	if s == "" {
+		return
+	}
+	w.scanSecrets(s, ctx.key)
+	if ibans := findIBANs(s); len(ibans) > 0 {
+		for _, ib := range ibans {
+			w.b.account(ib)
+		}
+	}
+	if r := ctx.rule; r != nil {
+		w.ruleLeaf(s, r, ctx)
+		return
+	}
+	switch ctx.class {
+	case keyPath:
+		if !strings.Contains(s, "://") || strings.HasPrefix(s, "file://") {
+			w.addPath(s, w.access, ctx)
+			return
+		}
+	case keyMaybePath:
+		if looksLikePath(s) {
+			w.addPath(s, w.access, ctx)
+			return
+		}
+	case keyAttachment:
+		if looksLikePath(s) && ctx.key != "content" && ctx.key != "data" {
+			w.attachment = true
+			w.addPath(s, Read, ctx)
+			w.b.note("attachment " + w.lastPath() + " is read and sent")
+			return
+		}
+	case keyURL:
+		w.addURL(s, true)
+		return
+	case keyHost:
+		if h := hostOnly(s); h != "" {
+			w.b.host(h)
+		}
+		return
+	case keyRecipient:
+		if ctx.key == ctx.classKey || recipientLeafKeys[ctx.key] || strings.Contains(s, "@") {
+			for _, a := range addresses(s) {
+				w.recipients = append(w.recipients, Recipient{Address: a, Field: recipientFields[ctx.classKey]})
+			}
+		}
+	case keyAccount:
+		w.accounts = append(w.accounts, strings.TrimSpace(s))
+	case keyAmount, keyAmountMinor:
+		if am, ok := parseAmount(s); ok {
+			if am.Currency == "" {
+				am.Currency = ctx.currency
+			}
+			if ctx.class == keyAmountMinor {
+				am.Value = minorToMajor(am.Value, am.Currency)
+			}
+			w.b.amount(am)
+		}
+		return
+	case keyContent:
+		if w.entry == nil && (ctx.key == "query" || ctx.key == "q") && looksLikeSQL(s) {
+			w.sqls = append(w.sqls, s)
+		}
+		return
+	case keyShell:
+		if w.entry == nil {
+			w.shells = append(w.shells, s)
+		}
+	case keySQL:
+		if w.entry == nil {
+			w.sqls = append(w.sqls, s)
+		}
+	case keyCode:
+		if w.entry == nil {
+			w.codes = append(w.codes, codeArg{code: s})
+		}
+	}
+	if ctx.class != keyContent && strings.Contains(s, "://") {
+		w.findURLs(s)
+	}
+}
+
+func (w *argWalk) ruleLeaf(s string, r *argRule, ctx walkCtx) {
+	switch r.role {
+	case rolePath:
+		acc := r.access
+		if acc == "" {
+			acc = w.access
+		}
+		w.addPath(s, acc, ctx)
+		if isAttachmentKey(r.key) && w.b.kinds.has(Send) {
+			w.attachment = true
+			w.b.note("attachment " + w.lastPath() + " is read and sent")
+		}
+	case roleGlob:
+		p := s
+		if ctx.baseDir != "" && !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
+			p = strings.TrimSuffix(ctx.baseDir, "/") + "/" + s
+		}
+		np, rel := normPath(p, w.call.WorkingDir, w.call.HomeDir)
+		acc := r.access
+		if acc == "" {
+			acc = Read
+		}
+		// A glob lists names; it reads no file, so it is not checked
+		// for sensitivity.
+		w.b.path(PathRef{Path: np, Access: acc})
+		if rel {
+			w.b.note("relative pattern " + np + " kept as is: working directory unknown")
+		}
+	case roleURL:
+		w.addURL(s, true)
+	case roleHost:
+		if h := hostOnly(s); h != "" {
+			w.b.host(h)
+		}
+	case roleRecipient:
+		if ctx.key != ctx.ruleKey && !recipientLeafKeys[ctx.key] && !strings.Contains(s, "@") {
+			return
+		}
+		field := r.field
+		if field == "" {
+			field = recipientFields[r.key]
+			if field == "" {
+				field = r.key
+			}
+		}
+		for _, a := range addresses(s) {
+			w.b.recipient(a, field)
+		}
+	case roleAccount:
+		w.b.account(s)
+	case roleAmount:
+		if am, ok := parseAmount(s); ok {
+			w.ruleAmount(am, r, ctx)
+		}
+	case roleShell:
+		w.shells = append(w.shells, s)
+	case roleSQL:
+		w.sqls = append(w.sqls, s)
+	case roleCode:
+		w.codes = append(w.codes, codeArg{lang: r.language, code: s})
+	case roleCurrency, roleContent:
+	case roleNone, roleRemote:
+		if strings.Contains(s, "://") {
+			w.findURLs(s)
+		}
+	}
+}
+
+func (w *argWalk) number(n float64, ctx walkCtx) {
+	if r := ctx.rule; r != nil {
+		if r.role == roleAmount {
+			w.ruleAmount(Amount{Value: n}, r, ctx)
+		}
+		return
+	}
+	switch ctx.class {
+	case keyAmount:
+		w.b.amount(Amount{Value: n, Currency: ctx.currency})
+	case keyAmountMinor:
+		w.b.amount(Amount{Value: minorToMajor(n, ctx.currency), Currency: ctx.currency})
+	}
+}
+
+func (w *argWalk) ruleAmount(am Amount, r *argRule, ctx walkCtx) {
+	if am.Currency == "" {
+		am.Currency = r.currency
+	}
+	if am.Currency == "" {
+		am.Currency = ctx.currency
+	}
+	if r.minor {
+		am.Value = minorToMajor(am.Value, am.Currency)
+	}
+	w.b.amount(am)
+}
+
+func (w *argWalk) addPath(raw string, access Kind, ctx walkCtx) {
+	ref, notes := pathRef(raw, access, w.call.WorkingDir, w.call.HomeDir)
+	w.b.path(ref)
+	for _, n := range notes {
+		w.b.note(n)
+	}
+}
+
+func (w *argWalk) lastPath() string {
+	if n := len(w.b.a.Paths); n > 0 {
+		return w.b.a.Paths[n-1].Path
+	}
+	return ""
+}
+
+// addURL records a URL and its host. explicit means the key says it is a
+// URL, so a scheme-less "example.com/x" counts too.
+func (w *argWalk) addURL(s string, explicit bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 8192 {
+		return
+	}
+	if !strings.Contains(s, "://") {
+		if !explicit || strings.ContainsAny(s, " \n") || !strings.Contains(s, ".") && !strings.HasPrefix(s, "localhost") {
+			if strings.Contains(s, "://") {
+				w.findURLs(s)
+			}
+			return
+		}
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		w.findURLs(s)
+		return
+	}
+	w.b.url(s)
+	w.b.host(u.Hostname())
+	if u.User != nil {
+		if _, hasPw := u.User.Password(); hasPw {
+			w.b.sensitive("URL " + redactURL(u) + " carries a password")
+		}
+	}
+}
+
+func (w *argWalk) findURLs(s string) {
+	if len(s) > maxScanPerStr {
+		s = s[:maxScanPerStr]
+	}
+	for _, m := range urlRE.FindAllString(s, 32) {
+		m = strings.TrimRight(m, ".,;:!?")
+		u, err := url.Parse(m)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		w.b.url(m)
+		w.b.host(u.Hostname())
+	}
+}
+
+// scanSecrets marks the action sensitive when a value looks like a
+// credential or sits under a credential-ish key.
+func (w *argWalk) scanSecrets(s, key string) {
+	if key != "" && secret.SensitiveKey(key) && !secret.IsPlaceholder(s) {
+		w.b.sensitive("argument " + key + " holds a credential")
+		return
+	}
+	if w.scanned >= maxScanTotal {
+		w.truncated = true
+		return
+	}
+	if len(s) > maxScanPerStr {
+		s = s[:maxScanPerStr]
+		w.truncated = true
+	}
+	w.scanned += len(s)
+	if ms := secret.Find(s); len(ms) > 0 {
+		name := key
+		if name == "" {
+			name = "value"
+		}
+		w.b.sensitive(fmt.Sprintf("argument %s holds a secret-looking value (%s)", name, ms[0].Type))
+	}
+}
+
+// addresses splits a recipient value into addresses: the e-mail addresses in
+// it if any ("Eve <eve@evil.example>, bob@x.org"), else the trimmed value (a
+// channel, user or phone number).
+func addresses(s string) []string {
+	if strings.Contains(s, "@") {
+		if ms := emailRE.FindAllString(s, 64); len(ms) > 0 {
+			for i, m := range ms {
+				ms[i] = strings.ToLower(strings.Trim(m, "'."))
+			}
+			return ms
+		}
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 256 {
+		return nil
+	}
+	return []string{s}
+}
+
+func isAttachmentKey(k string) bool {
+	if i := strings.LastIndexByte(k, '.'); i >= 0 {
+		k = k[i+1:]
+	}
+	return keyClasses[k] == keyAttachment
+}
+
+// hostOnly extracts a host name from "example.com", "example.com:443" or a
+// URL.
+func hostOnly(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.ContainsAny(s, " \n") {
+		return ""
+	}
+	if strings.Contains(s, "://") {
+		if u, err := url.Parse(s); err == nil {
+			return u.Hostname()
+		}
+		return ""
+	}
+	if u, err := url.Parse("//" + s); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return ""
+}
+
+func redactURL(u *url.URL) string {
+	c := *u
+	if c.User != nil {
+		c.User = url.User(c.User.Username())
+	}
+	c.RawQuery, c.Fragment = "", ""
+	return c.String()
+}
+
+// currencyOf reads a currency code or symbol.
+func currencyOf(s string) string {
+	s = strings.TrimSpace(s)
+	if up := strings.ToUpper(s); currencyCodeRE.MatchString(up) {
+		return up
+	}
+	if c, ok := currencySymbols[s]; ok {
+		return c
+	}
+	return currencySymbols[strings.ToLower(s)]
+}
+
+// fastSnake is snakeCase with a fast path for keys already in snake_case.
+func fastSnake(k string) string {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' && i > 0 && i < len(k)-1 && k[i-1] != '_') {
+			return snakeCase(k)
+		}
+	}
+	return k
+}
+
+// argValues returns the scalar values under key (a snake_case name or
+// dotted path) as lower-case strings, and whether the key is present. A bare
+// name is looked up at the top level, then anywhere.
+func argValues(args map[string]any, key string) ([]string, bool) {
+	var v any
+	var found bool
+	if strings.Contains(key, ".") {
+		v, found = lookupPath(args, strings.Split(key, "."))
+	} else {
+		v, found = lookupKey(args, key, 0)
+	}
+	if !found {
+		return nil, false
+	}
+	var out []string
+	collectScalars(v, &out, 0)
+	return out, true
+}
+
+func lookupPath(m map[string]any, parts []string) (any, bool) {
+	var cur any = m
+	for _, p := range parts {
+		for {
+			if arr, ok := cur.([]any); ok && len(arr) > 0 {
+				cur = arr[0]
+				continue
+			}
+			break
+		}
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		next, ok := findKey(mm, p)
+		if !ok {
+			return nil, false
+		}
+		cur = next
+	}
+	return cur, true
+}
+
+func lookupKey(m map[string]any, key string, depth int) (any, bool) {
+	if v, ok := findKey(m, key); ok {
+		return v, true
+	}
+	if depth >= 6 {
+		return nil, false
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		switch x := m[k].(type) {
+		case map[string]any:
+			if v, ok := lookupKey(x, key, depth+1); ok {
+				return v, true
+			}
+		case []any:
+			for _, e := range x {
+				if mm, ok := e.(map[string]any); ok {
+					if v, ok := lookupKey(mm, key, depth+1); ok {
+						return v, true
+					}
+				}
+			}
+		}
+	}
+	return nil, false
+}
+
+// findKey finds key (snake_case) among m's keys in any naming style.
+func findKey(m map[string]any, key string) (any, bool) {
+	if v, ok := m[key]; ok {
+		return v, true
+	}
+	for k, v := range m {
+		if fastSnake(k) == key {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func collectScalars(v any, out *[]string, depth int) {
+	if depth > 8 || len(*out) > 256 {
+		return
+	}
+	switch x := v.(type) {
+	case string:
+		*out = append(*out, strings.ToLower(x))
+	case bool:
+		*out = append(*out, fmt.Sprint(x))
+	case []any:
+		for _, e := range x {
+			collectScalars(e, out, depth+1)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			collectScalars(x[k], out, depth+1)
+		}
+	case nil:
+	default:
+		if n, ok := numberValue(x); ok {
+			*out = append(*out, strings.ToLower(fmt.Sprint(n)))
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package action
+
+import (
+	"path"
+	"strings"
+)
+
+// Sensitive paths: where secrets and credentials live. The rules apply
+// wherever the path is, inside the project directory too: a project's .env
+// holds the same kind of secrets as ~/.aws/credentials.
+
+// sensitiveBase maps exact file names to why they are sensitive.
+var sensitiveBase = map[string]string{
+	".env":                 "environment file with secrets",
+	".envrc":               "direnv file exporting secrets",
+	".netrc":               "netrc with login passwords",
+	"_netrc":               "netrc with login passwords",
+	".npmrc":               "npm config with registry tokens",
+	".pypirc":              "PyPI config with upload credentials",
+	".git-credentials":     "git credential store",
+	"credentials.json":     "credentials file",
+	".pgpass":              "PostgreSQL password file",
+	".my.cnf":              "MySQL client config with password",
+	".boto":                "cloud storage credentials",
+	".s3cfg":               "S3 credentials",
+	".vault-token":         "Vault token",
+	".htpasswd":            "password hashes",
+	"terraform.tfstate":    "Terraform state with secrets",
+	"Cookies":              "browser cookies",
+	"Login Data":           "browser saved passwords",
+	"Web Data":             "browser autofill data",
+	"logins.json":          "browser saved passwords",
+	"key4.db":              "browser key store",
+	"key3.db":              "browser key store",
+	"cookies.sqlite":       "browser cookies",
+	"secrets.yml":          "application secrets",
+	"secrets.yaml":         "application secrets",
+	"credentials.yml.enc":  "encrypted application credentials",
+	"service-account.json": "cloud service account key",
+}
+
+// sensitiveExt maps file extensions to why they are sensitive.
+var sensitiveExt = map[string]string{
+	".pem":         "PEM key or certificate",
+	".key":         "private key",
+	".p12":         "PKCS#12 key store",
+	".pfx":         "PKCS#12 key store",
+	".keystore":    "Java key store",
+	".jks":         "Java key store",
+	".kdbx":        "KeePass password database",
+	".ppk":         "PuTTY private key",
+	".tfstate":     "Terraform state with secrets",
+	".keychain":    "macOS keychain",
+	".keychain-db": "macOS keychain",
+}
+
+// sensitiveDirs are path fragments (matched on component boundaries) under
+// which everything is sensitive.
+var sensitiveDirs = []struct{ frag, why string }{
+	{"/.ssh/", "SSH keys and config"},
+	{"/.aws/", "AWS credentials"},
+	{"/.gnupg/", "GnuPG keys"},
+	{"/.password-store/", "pass password store"},
+	{"/.azure/", "Azure CLI credentials"},
+	{"/.config/gcloud/", "Google Cloud credentials"},
+	{"/.config/gh/", "GitHub CLI token"},
+	{"/.kube/config", "Kubernetes credentials"},
+	{"/.docker/config.json", "Docker registry credentials"},
+	{"/Library/Keychains/", "macOS keychain"},
+	{"/.mozilla/firefox/", "Firefox profile"},
+	{"/Library/Application Support/Firefox/Profiles/", "Firefox profile"},
+	{"/.config/google-chrome/", "Chrome profile"},
+	{"/.config/chromium/", "Chromium profile"},
+	{"/.config/BraveSoftware/", "Brave profile"},
+	{"/Library/Application Support/Google/Chrome/", "Chrome profile"},
+	{"/AppData/Local/Google/Chrome/User Data/", "Chrome profile"},
+	{"/.local/share/keyrings/", "GNOME keyring"},
+	{"/etc/sudoers.d/", "sudo rules"},
+	{"/etc/ssl/private/", "TLS private keys"},
+}
+
+// sensitiveAbs are absolute paths that are sensitive.
+var sensitiveAbs = map[string]string{
+	"/etc/shadow":        "system password hashes",
+	"/etc/gshadow":       "system group password hashes",
+	"/etc/sudoers":       "sudo rules",
+	"/etc/master.passwd": "system password hashes",
+}
+
+// envNotSecret are .env variants that by convention hold no real secrets.
+var envNotSecret = map[string]bool{
+	".env.example": true, ".env.sample": true, ".env.template": true, ".env.dist": true, ".env.defaults": true,
+}
+
+// sensitivePath reports whether p (already normalised) is a place secrets
+// live, and why. A second result, harmlessEnv, reports an example env file
+// (".env.example"), which is recognised but not secret.
+func sensitivePath(p string) (why string, harmlessEnv bool) {
+	if p == "" {
+		return "", false
+	}
+	if w, ok := sensitiveAbs[p]; ok {
+		return w, false
+	}
+	// Match directory fragments against "/"+p+"/" so that relative paths
+	// (".ssh/id_rsa") and the directory itself ("~/.ssh") count.
+	probe := p
+	if !strings.HasPrefix(probe, "/") {
+		probe = "/" + probe
+	}
+	probe += "/"
+	for _, d := range sensitiveDirs {
+		frag := d.frag
+		if !strings.HasSuffix(frag, "/") {
+			frag += "/"
+		}
+		if strings.Contains(probe, frag) {
+			return d.why, false
+		}
+	}
+	base := path.Base(p)
+	if envNotSecret[base] {
+		return "", true
+	}
+	if w := sensitiveBase[base]; w != "" {
+		return w, false
+	}
+	if strings.HasPrefix(base, ".env.") || strings.HasSuffix(base, ".env") && base != ".env" && !strings.Contains(base, "example") {
+		return "environment file with secrets", false
+	}
+	// id_rsa, id_ed25519, id_ecdsa_sk, id_work … but not id_rsa.pub and
+	// not source files such as id_test.go.
+	if strings.HasPrefix(base, "id_") && !strings.Contains(base, ".") {
+		return "SSH private key", false
+	}
+	if strings.HasPrefix(p, "/etc/ssh/ssh_host_") && strings.HasSuffix(base, "_key") {
+		return "SSH host private key", false
+	}
+	if i := strings.LastIndexByte(base, '.'); i > 0 {
+		ext := base[i:]
+		if w, ok := sensitiveExt[ext]; ok {
+			return w, false
+		}
+		if ext == ".backup" && strings.HasSuffix(base, ".tfstate.backup") {
+			return "Terraform state with secrets", false
+		}
+		if ext == ".json" && strings.HasPrefix(base, "credentials") {
+			return "credentials file", false
+		}
+	}
+	if strings.Contains(base, ".keychain") {
+		return "macOS keychain", false
+	}
+	return "", false
+}
+
+// pathRef builds a PathRef for a raw path string: normalised and checked for
+// sensitivity. It returns notes for a relative path left unresolved and for
+// example env files.
+func pathRef(raw string, access Kind, dir, home string) (PathRef, []string) {
+	p, rel := normPath(raw, dir, home)
+	ref := PathRef{Path: p, Access: access}
+	var notes []string
+	if rel {
+		notes = append(notes, "relative path "+p+" kept as is: working directory unknown")
+	}
+	why, harmless := sensitivePath(p)
+	if why == "" && p != raw {
+		// The raw form may carry what normalisation dropped ("~user").
+		why, _ = sensitivePath(raw)
+	}
+	if why != "" {
+		ref.Sensitive, ref.Why = true, why
+	}
+	if harmless {
+		notes = append(notes, p+" is an example env file, not treated as secret")
+	}
+	return ref, notes
+}

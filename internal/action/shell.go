@@ -1,0 +1,806 @@
+package action
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/mandate-dev/mandate/internal/secret"
+)
+
+// Shell command lines are parsed with mvdan.cc/sh and every simple command is
+// visited wherever it hides: pipelines, && || ; lists, subshells, { } groups,
+// $(…) and backticks (in any word, quoted or not, in assignments and
+// redirections), process substitution, function bodies, if/for/while/case,
+// here-documents and here-strings fed to an interpreter, and the strings
+// given to sh -c, eval, ssh, watch, su -c, find -exec, xargs and awk's
+// system(). Each command is looked up in a table of known programs; what is
+// not known is Execute, never Read.
+
+// Limits that keep a hostile command line cheap to analyse.
+const (
+	maxShellCommands = 512 // simple commands analysed per call
+	maxShellDepth    = 8   // nested interpreters (sh -c "sh -c …")
+	maxArgvRecord    = 48  // argv elements kept in a recorded Command
+	maxArgRecordLen  = 512 // bytes per recorded argv element
+)
+
+// shellResult is everything a command line does.
+type shellResult struct {
+	commands    []Command
+	kinds       kindSet
+	paths       []PathRef
+	urls        []string
+	hosts       []string
+	recipients  []Recipient
+	notes       []string
+	external    bool
+	destructive bool
+	sensitive   bool
+	err         error
+}
+
+// ParseShell parses a shell command line and returns every simple command in
+// it (after unwrapping sudo, env, xargs, sh -c and the like; Command.Via says
+// what each was found inside), the file paths the line touches (normalised
+// against workDir and homeDir as Call describes), and the URLs it names.
+//
+// On a syntax error (in both the Bash and the POSIX dialect) it returns the
+// error together with a single Execute command standing for the whole line,
+// so a caller that ignores the error still never sees a read.
+func ParseShell(script, workDir, homeDir string) ([]Command, []PathRef, []string, error) {
+	r := analyzeShell(script, workDir, homeDir)
+	return r.commands, r.paths, r.urls, r.err
+}
+
+// analyzeShell parses and analyses a command line.
+func analyzeShell(script, workDir, homeDir string) *shellResult {
+	res := &shellResult{}
+	w := &shellWalker{res: res, home: homeDir, funcs: map[string]kindSet{}}
+	env := &shellEnv{cwd: workDir}
+	w.script(script, env, 0)
+	if res.err != nil && len(res.commands) == 0 {
+		res.commands = append(res.commands, Command{Argv: []string{truncate(script, maxArgRecordLen)}, Kind: Execute,
+			Note: "unparseable shell: " + res.err.Error()})
+		res.kinds.add(Execute)
+	}
+	return res
+}
+
+// parseShellFile parses src as Bash, falling back to POSIX sh.
+func parseShellFile(src string) (*syntax.File, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err == nil {
+		return f, nil
+	}
+	if f2, err2 := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(src), ""); err2 == nil {
+		return f2, nil
+	}
+	return nil, err
+}
+
+type shellWalker struct {
+	res      *shellResult
+	home     string
+	funcs    map[string]kindSet // functions the script defines, with what their bodies do
+	commands int
+	limited  bool
+}
+
+// shellEnv is the state a command sees: the working directory (tracked
+// through cd) and the constructs it was found inside.
+type shellEnv struct {
+	cwd string
+	// cwdLost is set after a cd whose target is not known; relative
+	// paths are then left relative.
+	cwdLost bool
+	via     []string
+	// remote is the host commands run on (ssh host 'cmd'); their paths
+	// are not local and are not recorded as local paths.
+	remote string
+}
+
+func (e *shellEnv) sub(via ...string) *shellEnv {
+	c := *e
+	if len(via) > 0 {
+		c.via = append(append([]string(nil), e.via...), via...)
+	}
+	return &c
+}
+
+// stdinSrc is what a command reads on standard input, when it is known.
+type stdinSrc struct {
+	text    string // literal content, if known
+	literal bool
+	via     string // how it arrives: "here-document", "pipe", …
+}
+
+// script parses src and walks it. depth counts nested interpreters.
+func (w *shellWalker) script(src string, env *shellEnv, depth int) {
+	if depth > maxShellDepth {
+		w.note("command nested too deeply to analyse; treated as execute")
+		w.res.kinds.add(Execute)
+		return
+	}
+	f, err := parseShellFile(src)
+	if err != nil {
+		if depth == 0 {
+			w.res.err = fmt.Errorf("parse shell: %w", err)
+		} else {
+			w.emit(Command{Argv: []string{truncate(src, maxArgRecordLen)}, Kind: Execute, Via: env.via,
+				Note: "nested command line does not parse; treated as execute"}, kindBit(Execute))
+		}
+		w.note("shell text does not parse: " + err.Error())
+		return
+	}
+	w.stmts(f.Stmts, env, depth)
+}
+
+func (w *shellWalker) stmts(ss []*syntax.Stmt, env *shellEnv, depth int) {
+	for _, s := range ss {
+		w.stmt(s, env, nil, depth)
+	}
+}
+
+// stmt walks one statement. in is its standard input when a pipeline
+// feeds it something known.
+func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth int) {
+	if s == nil {
+		return
+	}
+	var writes []string
+	for _, r := range s.Redirs {
+		w.scanWord(r.Word, env, depth)
+		if r.Hdoc != nil {
+			w.scanWord(r.Hdoc, env, depth)
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc != nil {
+				txt := w.heredocText(r)
+				in = &stdinSrc{text: txt, literal: true, via: "here-document"}
+			} else {
+				in = &stdinSrc{literal: true, via: "here-document"}
+			}
+		case syntax.WordHdoc:
+			v := w.word(r.Word, env)
+			in = &stdinSrc{text: v.s + "\n", literal: !v.dyn, via: "here-string"}
+		case syntax.RdrIn:
+			v := w.word(r.Word, env)
+			w.addPath(v.s, Read, env, v.dyn)
+			in = &stdinSrc{via: "file " + v.s}
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
+			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
+			v := w.word(r.Word, env)
+			if t := w.redirectTarget(v, env); t != "" {
+				writes = append(writes, t)
+			}
+		case syntax.DplOut, syntax.DplIn:
+			// 2>&1, >&2, <&0: descriptors. ">&file" writes a file.
+			v := w.word(r.Word, env)
+			if !isFD(v.s) && r.Op == syntax.DplOut {
+				if t := w.redirectTarget(v, env); t != "" {
+					writes = append(writes, t)
+				}
+			}
+		}
+	}
+	before := len(w.res.commands)
+	switch c := s.Cmd.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		w.call(c, env, in, depth)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			// Both sides run in subshells: cd does not leak.
+			w.stmt(c.X, env.sub(), in, depth)
+			out := w.literalOutput(c.X, env, in)
+			w.stmt(c.Y, env.sub(), out, depth)
+		default:
+			w.stmt(c.X, env, in, depth)
+			w.stmt(c.Y, env, nil, depth)
+		}
+	case *syntax.Subshell:
+		w.stmts(c.Stmts, env.sub(), depth)
+	case *syntax.Block:
+		w.stmts(c.Stmts, env, depth)
+	case *syntax.IfClause:
+		for cl := c; cl != nil; cl = cl.Else {
+			w.stmts(cl.Cond, env, depth)
+			w.stmts(cl.Then, env, depth)
+		}
+	case *syntax.WhileClause:
+		w.stmts(c.Cond, env, depth)
+		w.stmts(c.Do, env, depth)
+	case *syntax.ForClause:
+		w.scanNode(c.Loop, env, depth)
+		w.stmts(c.Do, env, depth)
+	case *syntax.CaseClause:
+		w.scanWord(c.Word, env, depth)
+		for _, it := range c.Items {
+			for _, p := range it.Patterns {
+				w.scanWord(p, env, depth)
+			}
+			w.stmts(it.Stmts, env, depth)
+		}
+	case *syntax.FuncDecl:
+		// The body is analysed as if it ran: a definition is usually
+		// followed by a call, and a later call then counts as what the
+		// body does.
+		start := len(w.res.commands)
+		w.stmt(c.Body, env.sub("function "+funcName(c)), nil, depth)
+		var ks kindSet
+		for _, cmd := range w.res.commands[start:] {
+			ks.add(cmd.Kind)
+		}
+		if n := funcName(c); n != "" {
+			w.funcs[n] = ks
+		}
+	case *syntax.DeclClause:
+		w.decl(c, env, depth)
+	case *syntax.TimeClause:
+		w.stmt(c.Stmt, env.sub("time"), in, depth)
+	case *syntax.CoprocClause:
+		w.stmt(c.Stmt, env.sub("coproc"), in, depth)
+	case *syntax.TestDecl:
+		w.stmt(c.Body, env, in, depth)
+	case *syntax.ArithmCmd, *syntax.TestClause, *syntax.LetClause:
+		w.scanNode(c, env, depth)
+	default:
+		w.emit(Command{Kind: Execute, Via: env.via, Note: fmt.Sprintf("shell construct %T not understood", c)}, kindBit(Execute))
+	}
+	if len(writes) > 0 {
+		w.applyRedirects(writes, before, env)
+	}
+}
+
+// applyRedirects records output redirections: the statement writes those
+// files, so none of its commands is read-only any more.
+func (w *shellWalker) applyRedirects(writes []string, before int, env *shellEnv) {
+	for _, t := range writes {
+		w.note("redirection writes " + t)
+		if strings.HasPrefix(t, "/dev/sd") || strings.HasPrefix(t, "/dev/nvme") || strings.HasPrefix(t, "/dev/disk") ||
+			strings.HasPrefix(t, "/dev/hd") || strings.HasPrefix(t, "/dev/mmcblk") || strings.HasPrefix(t, "/dev/xvd") {
+			w.res.destructive = true
+			w.note("redirection overwrites the block device " + t)
+		}
+	}
+	w.res.kinds.add(Write)
+	if before < len(w.res.commands) {
+		for i := before; i < len(w.res.commands); i++ {
+			c := &w.res.commands[i]
+			c.ReadOnly = false
+			if c.Kind.Rank() < Write.Rank() {
+				c.Kind = Write
+			}
+		}
+		return
+	}
+	w.emit(Command{Name: ">", Argv: append([]string{">"}, writes...), Kind: Write, Via: env.via, Note: "redirection"}, kindBit(Write))
+}
+
+// redirectTarget records the file an output redirection writes and returns
+// its normalised name ("" for /dev/null and other harmless devices).
+func (w *shellWalker) redirectTarget(v wordVal, env *shellEnv) string {
+	switch v.s {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-":
+		return ""
+	}
+	if strings.HasPrefix(v.s, "/dev/fd/") {
+		return ""
+	}
+	return w.addPath(v.s, Write, env, v.dyn)
+}
+
+func isFD(s string) bool {
+	if s == "-" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func funcName(f *syntax.FuncDecl) string {
+	if f.Name != nil {
+		return f.Name.Value
+	}
+	if len(f.Names) > 0 {
+		return f.Names[0].Value
+	}
+	return ""
+}
+
+// decl handles export/declare/local/readonly/typeset: their values may
+// hold substitutions and secrets, and bare "export -p"/"declare -p" print
+// every variable.
+func (w *shellWalker) decl(d *syntax.DeclClause, env *shellEnv, depth int) {
+	named := false
+	for _, a := range d.Args {
+		w.assign(a, env, depth)
+		if a.Name != nil {
+			named = true
+		} else if a.Value != nil {
+			if v := w.word(a.Value, env); !strings.HasPrefix(v.s, "-") {
+				named = true
+			}
+		}
+	}
+	variant := ""
+	if d.Variant != nil {
+		variant = d.Variant.Value
+	}
+	if !named && (variant == "export" || variant == "declare" || variant == "typeset") {
+		w.emit(Command{Argv: []string{variant}, Name: variant, Kind: Credential, Via: env.via,
+			Note: variant + " without names prints the environment, secrets included"}, kindBit(Credential))
+		w.res.sensitive = true
+	}
+}
+
+// assign scans an assignment's value and flags secrets assigned to
+// credential-ish names.
+func (w *shellWalker) assign(a *syntax.Assign, env *shellEnv, depth int) {
+	if a.Value != nil {
+		w.scanWord(a.Value, env, depth)
+		v := w.word(a.Value, env)
+		if a.Name != nil && !v.dyn && secret.SensitiveKey(a.Name.Value) && !secret.IsPlaceholder(v.s) {
+			w.res.sensitive = true
+			w.note("assigns a credential to " + a.Name.Value)
+		} else if ms := secret.Find(v.s); len(ms) > 0 {
+			w.res.sensitive = true
+			w.note("assigns a secret-looking value (" + ms[0].Type + ")")
+		}
+	}
+	if a.Array != nil {
+		for _, el := range a.Array.Elems {
+			if el.Value != nil {
+				w.scanWord(el.Value, env, depth)
+			}
+		}
+	}
+	if a.Index != nil {
+		w.scanNode(a.Index, env, depth)
+	}
+}
+
+// call handles a simple command.
+func (w *shellWalker) call(c *syntax.CallExpr, env *shellEnv, in *stdinSrc, depth int) {
+	hijack := ""
+	for _, a := range c.Assigns {
+		w.assign(a, env, depth)
+		if len(c.Args) > 0 && a.Name != nil && hijackVars[a.Name.Value] {
+			hijack = a.Name.Value
+		}
+	}
+	if len(c.Args) == 0 {
+		return
+	}
+	argv := make([]string, len(c.Args))
+	dyn := make([]bool, len(c.Args))
+	for i, wd := range c.Args {
+		w.scanWord(wd, env, depth)
+		v := w.word(wd, env)
+		argv[i], dyn[i] = v.s, v.dyn
+		if i == 0 && v.glob {
+			dyn[0] = true
+		}
+	}
+	inv := &invocation{w: w, env: env, argv: argv, dyn: dyn, in: in, depth: depth}
+	if hijack != "" {
+		inv.hijack = hijack
+	}
+	inv.run()
+}
+
+// hijackVars change which program runs or what it loads: a read-only
+// command under them is no longer known to be read-only.
+var hijackVars = map[string]bool{
+	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true,
+	"ENV": true, "PYTHONPATH": true, "PYTHONSTARTUP": true, "NODE_OPTIONS": true, "PERL5OPT": true,
+	"PERL5LIB": true, "RUBYOPT": true, "GIT_SSH_COMMAND": true, "GIT_EXEC_PATH": true, "PAGER": true,
+	"GIT_PAGER": true, "EDITOR": true, "VISUAL": true, "DYLD_INSERT_LIBRARIES": true, "IFS": true,
+	"PROMPT_COMMAND": true, "GIT_CONFIG_GLOBAL": true, "LESSOPEN": true,
+}
+
+// scanWord walks the command substitutions inside a word (at any depth:
+// in double quotes, parameter defaults, arithmetic, array indices).
+func (w *shellWalker) scanWord(wd *syntax.Word, env *shellEnv, depth int) {
+	if wd == nil {
+		return
+	}
+	w.scanNode(wd, env, depth)
+}
+
+func (w *shellWalker) scanNode(n syntax.Node, env *shellEnv, depth int) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			via := "$(…)"
+			if x.Backquotes {
+				via = "`…`"
+			}
+			w.stmts(x.Stmts, env.sub(via), depth)
+			return false
+		case *syntax.ProcSubst:
+			via := "<(…)"
+			if x.Op == syntax.CmdOut {
+				via = ">(…)"
+			}
+			w.stmts(x.Stmts, env.sub(via), depth)
+			return false
+		}
+		return true
+	})
+}
+
+// wordVal is a word as far as it is known before running anything.
+type wordVal struct {
+	s    string // the value; unknown parts are kept as their source form ("$X", "$(…)")
+	dyn  bool   // some part is only known at run time
+	glob bool   // unquoted glob or brace characters
+}
+
+func (w *shellWalker) word(wd *syntax.Word, env *shellEnv) wordVal {
+	var v wordVal
+	if wd == nil {
+		return v
+	}
+	var b strings.Builder
+	for i, p := range wd.Parts {
+		w.part(&b, &v, p, env, false, i == 0)
+	}
+	v.s = b.String()
+	return v
+}
+
+func (w *shellWalker) part(b *strings.Builder, v *wordVal, p syntax.WordPart, env *shellEnv, quoted, first bool) {
+	switch x := p.(type) {
+	case *syntax.Lit:
+		if quoted {
+			b.WriteString(unescapeDouble(x.Value))
+			return
+		}
+		if hasUnescaped(x.Value, "*?[") || hasBraceExpansion(x.Value) {
+			v.glob = true
+		}
+		b.WriteString(unescapeBare(x.Value))
+	case *syntax.SglQuoted:
+		if x.Dollar {
+			b.WriteString(unescapeANSIC(x.Value))
+		} else {
+			b.WriteString(x.Value)
+		}
+	case *syntax.DblQuoted:
+		for _, q := range x.Parts {
+			w.part(b, v, q, env, true, false)
+		}
+	case *syntax.ParamExp:
+		name := ""
+		if x.Param != nil {
+			name = x.Param.Value
+		}
+		plain := x.Exp == nil && x.Slice == nil && x.Repl == nil && x.Index == nil && !x.Length && !x.Excl && x.Names == 0
+		switch {
+		case plain && name == "HOME":
+			b.WriteString(homeOr(w.home))
+		case plain && name == "PWD" && env.cwd != "" && !env.cwdLost:
+			b.WriteString(env.cwd)
+		default:
+			v.dyn = true
+			b.WriteString("$" + name)
+		}
+	case *syntax.CmdSubst:
+		v.dyn = true
+		b.WriteString("$(…)")
+	case *syntax.ArithmExp:
+		v.dyn = true
+		b.WriteString("$((…))")
+	case *syntax.ProcSubst:
+		v.dyn = true
+		b.WriteString("/dev/fd/…")
+	case *syntax.ExtGlob:
+		v.glob = true
+		b.WriteString(x.Op.String())
+		if x.Pattern != nil {
+			b.WriteString(x.Pattern.Value)
+		}
+		b.WriteString(")")
+	case *syntax.BraceExp:
+		v.glob = true
+		b.WriteString("{…}")
+	default:
+		v.dyn = true
+	}
+}
+
+// heredocText is a here-document's body as the command will read it. An
+// unquoted delimiter means the body was expanded: literal parts are
+// unescaped, substitutions stay as their source form.
+func (w *shellWalker) heredocText(r *syntax.Redirect) string {
+	quotedDelim := false
+	if r.Word != nil {
+		for _, p := range r.Word.Parts {
+			switch x := p.(type) {
+			case *syntax.SglQuoted, *syntax.DblQuoted:
+				quotedDelim = true
+			case *syntax.Lit:
+				if strings.Contains(x.Value, `\`) {
+					quotedDelim = true
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if quotedDelim {
+				b.WriteString(x.Value)
+			} else {
+				b.WriteString(unescapeDouble(x.Value))
+			}
+		case *syntax.ParamExp:
+			if x.Param != nil && x.Param.Value == "HOME" && x.Exp == nil && x.Slice == nil && x.Repl == nil {
+				b.WriteString(homeOr(w.home))
+			} else if x.Param != nil {
+				// Keep it as a variable reference for the consumer
+				// to see as dynamic.
+				b.WriteString("${" + x.Param.Value + "}")
+			}
+		default:
+			b.WriteString("$(:)")
+		}
+	}
+	return b.String()
+}
+
+// literalOutput is what a pipeline stage writes to its standard output when
+// that is known without running it: echo/printf of literals, cat of a
+// here-document, and base64 -d of a known input.
+func (w *shellWalker) literalOutput(s *syntax.Stmt, env *shellEnv, in *stdinSrc) *stdinSrc {
+	dynamic := &stdinSrc{via: "pipe"}
+	if s == nil {
+		return dynamic
+	}
+	var heredoc *stdinSrc
+	for _, r := range s.Redirs {
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc != nil {
+				heredoc = &stdinSrc{text: w.heredocText(r), literal: true, via: "here-document"}
+			}
+		case syntax.WordHdoc:
+			v := w.word(r.Word, env)
+			heredoc = &stdinSrc{text: v.s + "\n", literal: !v.dyn, via: "here-string"}
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll:
+			return dynamic // output goes to a file
+		}
+	}
+	if heredoc != nil {
+		in = heredoc
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			return w.literalOutput(c.Y, env, w.literalOutput(c.X, env, in))
+		}
+		return dynamic
+	case *syntax.CallExpr:
+		if len(c.Args) == 0 {
+			return dynamic
+		}
+		argv := make([]string, 0, len(c.Args))
+		for _, wd := range c.Args {
+			v := w.word(wd, env)
+			if v.dyn {
+				return dynamic
+			}
+			argv = append(argv, v.s)
+		}
+		return pipeTransform(argv, in)
+	}
+	return dynamic
+}
+
+// pipeTransform computes the output of the few filters whose output is
+// known from their literal input.
+func pipeTransform(argv []string, in *stdinSrc) *stdinSrc {
+	dynamic := &stdinSrc{via: "pipe"}
+	name := path.Base(argv[0])
+	switch name {
+	case "echo":
+		args := argv[1:]
+		nl := "\n"
+		for len(args) > 0 && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne" || args[0] == "-en") {
+			if strings.Contains(args[0], "n") {
+				nl = ""
+			}
+			args = args[1:]
+		}
+		return &stdinSrc{text: strings.Join(args, " ") + nl, literal: true, via: "echo"}
+	case "printf":
+		if len(argv) == 2 && !strings.Contains(argv[1], "%") {
+			return &stdinSrc{text: strings.ReplaceAll(argv[1], `\n`, "\n"), literal: true, via: "printf"}
+		}
+		if len(argv) >= 3 && (argv[1] == "%s" || argv[1] == `%s\n`) {
+			return &stdinSrc{text: strings.Join(argv[2:], ""), literal: true, via: "printf"}
+		}
+	case "cat":
+		if len(argv) == 1 && in != nil && in.literal {
+			return in
+		}
+	case "base64":
+		if in != nil && in.literal && len(argv) >= 2 && (argv[1] == "-d" || argv[1] == "--decode" || argv[1] == "-D") {
+			if dec, ok := decodeBase64(in.text); ok {
+				return &stdinSrc{text: dec, literal: true, via: "base64 -d"}
+			}
+		}
+	case "rev":
+		if in != nil && in.literal && len(argv) == 1 {
+			lines := strings.Split(strings.TrimSuffix(in.text, "\n"), "\n")
+			for i, l := range lines {
+				r := []rune(l)
+				for a, z := 0, len(r)-1; a < z; a, z = a+1, z-1 {
+					r[a], r[z] = r[z], r[a]
+				}
+				lines[i] = string(r)
+			}
+			return &stdinSrc{text: strings.Join(lines, "\n") + "\n", literal: true, via: "rev"}
+		}
+	}
+	return dynamic
+}
+
+// addPath records a path the line touches and returns its normalised form.
+// Paths on a remote host (ssh) are not local and are only noted.
+func (w *shellWalker) addPath(raw string, access Kind, env *shellEnv, dynamic bool) string {
+	if raw == "" {
+		return ""
+	}
+	if env.remote != "" {
+		w.note(fmt.Sprintf("%s %s on host %s", accessVerb(access), raw, env.remote))
+		return raw
+	}
+	dir := env.cwd
+	if env.cwdLost {
+		dir = ""
+	}
+	ref, notes := pathRef(raw, access, dir, w.home)
+	for _, n := range notes {
+		w.note(n)
+	}
+	if dynamic {
+		w.note("path " + ref.Path + " is only known at run time")
+	}
+	for i := range w.res.paths {
+		if w.res.paths[i].Path == ref.Path && w.res.paths[i].Access == ref.Access {
+			return ref.Path
+		}
+	}
+	w.res.paths = append(w.res.paths, ref)
+	return ref.Path
+}
+
+func accessVerb(k Kind) string {
+	switch k {
+	case Read:
+		return "reads"
+	case Write:
+		return "writes"
+	case Delete:
+		return "deletes"
+	case Execute:
+		return "runs"
+	}
+	return "touches"
+}
+
+func (w *shellWalker) note(s string) {
+	if len(w.res.notes) >= maxNotes*2 {
+		return
+	}
+	for _, n := range w.res.notes {
+		if n == s {
+			return
+		}
+	}
+	w.res.notes = append(w.res.notes, s)
+}
+
+func (w *shellWalker) url(u string) {
+	for _, x := range w.res.urls {
+		if x == u {
+			return
+		}
+	}
+	w.res.urls = append(w.res.urls, u)
+}
+
+func (w *shellWalker) host(h string) {
+	h = strings.ToLower(h)
+	if h == "" {
+		return
+	}
+	for _, x := range w.res.hosts {
+		if x == h {
+			return
+		}
+	}
+	w.res.hosts = append(w.res.hosts, h)
+}
+
+// emit records a command with the kinds it has.
+func (w *shellWalker) emit(c Command, ks kindSet) {
+	if ks == 0 {
+		ks.add(Execute)
+	}
+	c.Kind = ks.top()
+	if len(c.Argv) > maxArgvRecord {
+		c.Argv = append(c.Argv[:maxArgvRecord:maxArgvRecord], "…")
+	}
+	for i, a := range c.Argv {
+		if len(a) > maxArgRecordLen {
+			c.Argv[i] = truncate(a, maxArgRecordLen)
+		}
+	}
+	if c.Argv == nil {
+		c.Argv = []string{}
+	}
+	w.res.commands = append(w.res.commands, c)
+	w.res.kinds |= ks
+	if c.Destructive {
+		w.res.destructive = true
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// applyShell adds a command line's analysis to the action.
+func applyShell(b *builder, r *shellResult) {
+	b.kinds |= r.kinds
+	for _, c := range r.commands {
+		b.command(c)
+	}
+	for _, p := range r.paths {
+		b.path(p)
+	}
+	for _, u := range r.urls {
+		b.url(u)
+	}
+	for _, h := range r.hosts {
+		b.host(h)
+	}
+	for _, rc := range r.recipients {
+		b.recipient(rc.Address, rc.Field)
+	}
+	for _, n := range r.notes {
+		b.note(n)
+	}
+	if r.external {
+		b.external = true
+	}
+	if r.destructive {
+		b.destructive = true
+	}
+	if r.sensitive {
+		b.a.Sensitive = true
+	}
+}

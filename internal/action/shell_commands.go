@@ -1,0 +1,903 @@
+package action
+
+import (
+	"path"
+	"strings"
+)
+
+// cmdSpec is what Mandate knows about a program.
+type cmdSpec struct {
+	kind Kind
+	// ro: changes nothing when nothing else (flags, redirections) says
+	// otherwise.
+	ro bool
+	// ops is the access of operands taken as paths ("" = operands are
+	// not paths); skip leading operands are not paths (grep's pattern).
+	ops   Kind
+	skip  int
+	flags flagDef
+	// fn analyses commands too rich for the fields above.
+	fn       func(*invocation, *cmdSpec)
+	note     string
+	external bool
+	cred     bool // reads credentials
+	destr    bool
+}
+
+// commands is the table of known programs. It is data: built once at
+// package initialisation and never changed.
+var commands = map[string]*cmdSpec{}
+
+func reg(spec cmdSpec, names ...string) {
+	for _, n := range names {
+		s := spec
+		commands[n] = &s
+	}
+}
+
+func init() {
+	// Read-only tools whose operands are files they read.
+	reg(cmdSpec{kind: Read, ro: true, ops: Read}, "cat", "less", "more", "wc", "stat", "file", "ls", "ll",
+		"realpath", "readlink", "diff", "cmp", "comm", "md5sum", "sha1sum", "sha224sum", "sha256sum",
+		"sha384sum", "sha512sum", "shasum", "cksum", "b2sum", "sum", "xxd", "hexdump", "od", "strings",
+		"nl", "column", "fold", "paste", "join", "rev", "tac", "expand", "unexpand", "fmt", "pr",
+		"base32", "base64", "bat", "view", "zcat", "bzcat", "xzcat", "zless", "lsattr", "exa", "eza",
+		"iconv", "numfmt", "tsort", "ldd", "nm", "objdump", "readelf", "size", "identify", "exiftool",
+		"pdftotext", "pdfinfo", "md5", "zipinfo", "fdupes", "lsof")
+	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "ncb"}}, "head", "tail")
+	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "dBtX", long: []string{"max-depth", "exclude", "block-size", "threshold"}}}, "du")
+	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "tx", long: []string{"type", "exclude-type", "output"}}}, "df")
+	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "LIP", long: []string{"filelimit", "charset"}}}, "tree")
+	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "dfcs", long: []string{"delimiter", "fields", "characters", "bytes"}}}, "cut")
+	reg(cmdSpec{kind: Read, ro: true, ops: Read, skip: 1, flags: flagDef{short: "f", long: []string{"arg", "argjson", "slurpfile", "rawfile", "args", "indent", "from-file"}}}, "jq", "gojq")
+	reg(cmdSpec{kind: Read, ro: true}, "pwd", "which", "whereis", "type", "true", "false", "test", "[", "sleep",
+		"expr", "uname", "id", "whoami", "groups", "ps", "top", "htop", "free", "uptime", "locale",
+		"tput", "netstat", "ss", "w", "who", "last", "arch", "nproc", "lscpu", "lsblk", "lsusb",
+		"lspci", "dmesg", "vmstat", "iostat", "seq", "yes", "cal", "bc", "dc", "man", "help", "info",
+		"history", "jobs", "dirs", "hash", "umask", "ulimit", "getconf", "tty", "stty", "clear",
+		"reset", "read", "shift", "return", "exit", "wait", "shopt", "unset", "unalias", "bind",
+		"complete", "compgen", "caller", "logout", ":", "basename", "dirname", "tr", "date",
+		"printf", "echo", "sw_vers", "system_profiler", "ioreg", "lsb_release", "ifconfig", "nvidia-smi", "sensors",
+		"fc-list", "cowsay", "let", "break", "continue", "disown", "fg", "bg", "suspend", "times")
+	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "ktT", long: []string{"key", "field-separator", "temporary-directory", "buffer-size", "parallel"}}, fn: sortCmd}, "sort")
+	reg(cmdSpec{kind: Read, ro: true, fn: uniqCmd, flags: flagDef{short: "fsw", long: []string{"skip-fields", "skip-chars", "check-chars", "group", "all-repeated"}}}, "uniq")
+	reg(cmdSpec{kind: Read, ro: true, fn: grepCmd, flags: flagDef{short: "efmABCdD", long: []string{
+		"regexp", "file", "max-count", "after-context", "before-context", "context", "include", "exclude",
+		"exclude-dir", "label", "color", "colour", "devices", "directories", "binary-files", "glob", "g",
+		"type", "t", "type-not", "T", "max-depth", "ignore-file", "sort", "sortr", "threads", "j",
+		"replace", "r", "M", "max-columns", "E", "encoding", "pre", "iglob", "type-add",
+	}}}, "grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep")
+	reg(cmdSpec{kind: Read, ro: true, fn: findCmd}, "find", "gfind")
+	reg(cmdSpec{kind: Read, ro: true, fn: fdCmd}, "fd", "fdfind")
+	reg(cmdSpec{kind: Read, ro: true, fn: sedCmd}, "sed", "gsed")
+	reg(cmdSpec{kind: Read, ro: true, fn: awkCmd}, "awk", "gawk", "mawk", "nawk")
+	reg(cmdSpec{kind: Read, ro: true, ops: Read, skip: 1, fn: yqCmd}, "yq")
+	reg(cmdSpec{kind: Read, ro: true, fn: printenvCmd}, "printenv")
+	reg(cmdSpec{kind: Read, ro: true, fn: setCmd}, "set")
+	reg(cmdSpec{kind: Read, ro: true, fn: cdCmd}, "cd", "pushd", "popd", "chdir")
+	reg(cmdSpec{kind: Read, ro: true, fn: getentCmd}, "getent")
+	reg(cmdSpec{kind: Read, ro: true, fn: aliasCmd}, "alias")
+	reg(cmdSpec{kind: Read, ro: true, fn: trapCmd}, "trap")
+	reg(cmdSpec{kind: Read, ro: true, fn: hostnameCmd}, "hostname")
+
+	// Network look-ups: fetch, with the host.
+	reg(cmdSpec{kind: Fetch, fn: hostOperandCmd, flags: flagDef{short: "cisWwtIp", long: []string{"count", "interval"}}}, "ping", "ping6", "traceroute", "tracepath", "mtr", "dig", "nslookup", "host", "whois", "drill")
+
+	// Writers.
+	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "m", long: []string{"mode", "context"}}}, "mkdir", "touch", "mkfifo", "mknod")
+	reg(cmdSpec{kind: Write, flags: flagDef{short: "p", long: []string{"tmpdir", "suffix"}}, note: "creates a temporary file"}, "mktemp")
+	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "a", long: []string{"output-error"}}, note: "tee writes its input to files"}, "tee")
+	reg(cmdSpec{kind: Write, fn: copyCmd, flags: flagDef{short: "tSb", long: []string{"target-directory", "suffix", "backup", "reflink", "sparse", "preserve", "no-preserve"}}}, "cp", "mv", "ln", "install", "ditto")
+	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "piFdDB", long: []string{"input", "output", "directory", "strip", "reject-file", "prefix", "backup-if-mismatch"}}, note: "patch modifies files"}, "patch")
+	reg(cmdSpec{kind: Write, fn: chmodCmd, flags: flagDef{long: []string{"reference", "from"}}}, "chmod", "chown", "chgrp", "chattr", "setfacl")
+	reg(cmdSpec{kind: Write, ops: Write, note: "opens files in an editor that may change them"}, "vim", "vi", "nvim", "nano", "emacs", "pico", "ed", "ex", "code", "subl", "micro", "hx")
+	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "ablnpC", long: []string{"lines", "bytes", "line-bytes", "number", "suffix-length", "additional-suffix"}}}, "split", "csplit")
+	reg(cmdSpec{kind: Write, fn: tarCmd}, "tar", "bsdtar", "gtar")
+	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "x", long: []string{}}, fn: zipCmd}, "zip", "unzip", "7z", "7za", "rar", "unrar", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "compress", "uncompress")
+	reg(cmdSpec{kind: Write, fn: perlCmd}, "perl")
+	reg(cmdSpec{kind: Write, fn: crontabCmd}, "crontab")
+	reg(cmdSpec{kind: Write, note: "changes system configuration"}, "mount", "umount", "swapon", "swapoff", "sysctl", "iptables", "ip6tables", "nft", "ufw", "route", "modprobe", "insmod", "rmmod", "hostnamectl", "localectl", "update-alternatives", "ldconfig", "usermod", "groupadd", "useradd", "adduser", "visudo", "setenforce")
+	reg(cmdSpec{kind: Delete, destr: true, note: "removes user accounts"}, "userdel", "deluser", "groupdel")
+	reg(cmdSpec{kind: Credential, cred: true, note: "changes a password"}, "passwd", "chpasswd")
+	reg(cmdSpec{kind: Write, fn: pkgCmd}, "apt", "apt-get", "yum", "dnf", "zypper", "pacman", "apk", "brew", "port", "snap", "flatpak", "nix-env", "choco", "winget", "scoop")
+	reg(cmdSpec{kind: Execute, fn: serviceCmd}, "systemctl", "service", "launchctl", "rc-service", "sv")
+	reg(cmdSpec{kind: Write, fn: sshKeygenCmd}, "ssh-keygen")
+	reg(cmdSpec{kind: Credential, cred: true, note: "reads keys held by the SSH agent"}, "ssh-add")
+	reg(cmdSpec{kind: Credential, fn: gpgCmd}, "gpg", "gpg2")
+	reg(cmdSpec{kind: Read, fn: opensslCmd}, "openssl")
+	reg(cmdSpec{kind: Write, fn: dateCmd}, "timedatectl")
+
+	// Destroyers.
+	reg(cmdSpec{kind: Delete, fn: rmCmd}, "rm", "grm", "trash", "trash-put", "gio-trash")
+	reg(cmdSpec{kind: Delete, ops: Delete, flags: flagDef{}}, "rmdir", "unlink")
+	reg(cmdSpec{kind: Delete, ops: Delete, destr: true, flags: flagDef{short: "ns", long: []string{"iterations", "size", "random-source"}}, note: "shred overwrites files irrecoverably"}, "shred", "srm", "wipe")
+	reg(cmdSpec{kind: Delete, ops: Delete, destr: true, flags: flagDef{short: "sr", long: []string{"size", "reference"}}, note: "truncate cuts files, losing their content"}, "truncate")
+	reg(cmdSpec{kind: Delete, fn: ddCmd}, "dd")
+	reg(cmdSpec{kind: Delete, destr: true, note: "formats a device, destroying its data"}, "mkfs", "mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "sgdisk", "parted", "cfdisk", "blkdiscard", "format", "diskutil", "newfs", "zpool", "cryptsetup")
+	reg(cmdSpec{kind: Execute, note: "stops or restarts the machine"}, "shutdown", "reboot", "halt", "poweroff", "init", "telinit")
+	reg(cmdSpec{kind: Execute, note: "signals processes"}, "kill", "pkill", "killall", "xkill", "skill")
+
+	// Shells, interpreters, and evaluation of strings.
+	reg(cmdSpec{kind: Execute, fn: shellCmd}, "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "tcsh", "csh", "rbash")
+	reg(cmdSpec{kind: Execute, fn: evalCmd}, "eval")
+	reg(cmdSpec{kind: Execute, fn: sourceCmd}, "source", ".")
+	reg(cmdSpec{kind: Execute, fn: interpCmd}, "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "ruby", "php", "deno", "bun", "lua", "luajit", "Rscript", "julia", "osascript", "pwsh", "powershell", "tclsh", "guile", "racket", "elixir", "escript", "groovy", "jshell", "java", "dotnet", "swift", "kotlin", "scala", "ts-node", "tsx")
+
+	// Wrappers: the command they run is what counts.
+	reg(cmdSpec{fn: wrapperCmd}, "sudo", "doas", "nohup", "nice", "ionice", "stdbuf", "timeout", "time", "command", "builtin", "exec",
+		"strace", "ltrace", "chroot", "runuser", "sg", "flock", "unshare", "nsenter", "setsid", "firejail",
+		"torsocks", "torify", "proxychains", "proxychains4", "caffeinate", "busybox", "chronic", "unbuffer",
+		"pkexec", "catchsegv", "valgrind", "taskset", "numactl", "cpulimit", "systemd-run",
+		"xvfb-run", "dbus-run-session", "script", "fakeroot", "with-contenv", "tini", "dumb-init",
+		"gosu", "su-exec", "chpst", "sem", "direnv", "dotenv", "op", "doppler", "aws-vault", "sops",
+		"poetry", "pipenv", "uv", "rye", "hatch", "pdm", "bundle", "rbenv", "pyenv", "nvm", "conda", "mamba",
+		"micromamba", "pixi", "nix-shell", "nix", "asdf", "mise", "rtx", "devbox", "envchain", "chamber",
+		"summon", "berglas", "sshpass", "watch", "su", "env", "xargs", "parallel")
+
+	// Networking that sends.
+	reg(cmdSpec{kind: Fetch, fn: curlCmd}, "curl", "curlie")
+	reg(cmdSpec{kind: Fetch, fn: wgetCmd}, "wget", "wget2", "aria2c", "axel")
+	reg(cmdSpec{kind: Fetch, fn: httpieCmd}, "http", "https", "xh", "xhs")
+	reg(cmdSpec{kind: Send, fn: sshCmd}, "ssh", "autossh", "mosh")
+	reg(cmdSpec{kind: Send, fn: scpCmd}, "scp", "rsync", "rclone", "sftp", "lftp", "ftp", "tftp", "smbclient")
+	reg(cmdSpec{kind: Send, fn: netcatCmd}, "nc", "ncat", "netcat", "socat", "telnet", "websocat", "wscat", "cryptcat")
+	reg(cmdSpec{kind: Send, fn: mailCmd}, "mail", "mailx", "sendmail", "mutt", "neomutt", "msmtp", "swaks", "ssmtp")
+
+	// Development tools.
+	reg(cmdSpec{kind: Write, fn: gitCmd}, "git")
+	reg(cmdSpec{kind: Execute, fn: subcmdTool}, "docker", "podman", "nerdctl", "kubectl", "oc", "k", "helm", "terraform", "tofu", "terragrunt",
+		"npm", "pnpm", "yarn", "pip", "pipx", "go", "cargo", "gh", "hub", "glab", "aws", "gcloud", "gsutil", "az",
+		"docker-compose", "compose", "kind", "minikube", "k3d", "eksctl", "pulumi", "ansible", "ansible-playbook",
+		"vercel", "netlify", "fly", "flyctl", "heroku", "firebase", "wrangler", "supabase", "stripe", "twilio",
+		"gem", "composer", "mvn", "gradle", "gradlew", "rustup", "bazel", "npx", "bunx", "pnpx", "uvx",
+		"security", "pass", "gopass", "vault", "1password", "bw", "lpass", "keyring", "secret-tool", "kwallet-query",
+		"redis-cli", "psql", "mysql", "mariadb", "sqlite3", "sqlite", "mongosh", "mongo", "clickhouse-client", "cqlsh", "duckdb", "pg_dump", "mysqldump", "dropdb", "createdb", "mysqladmin")
+	reg(cmdSpec{kind: Execute, note: "runs a build or test"}, "make", "gmake", "cmake", "ninja", "meson", "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "tap", "karma", "cypress", "playwright", "rspec", "rake", "mix", "stack", "cabal", "ghc", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "tsc", "esbuild", "webpack", "vite", "rollup", "parcel", "turbo", "nx", "lerna", "ctest", "xcodebuild", "swiftc", "zig", "nim", "dune", "sbt", "lein", "clj", "phpunit", "ruff", "eslint", "prettier", "black", "isort", "mypy", "pylint", "flake8", "golangci-lint", "staticcheck", "gofmt", "goimports", "rustfmt", "clippy", "shellcheck", "hadolint", "pre-commit", "husky", "just", "task", "invoke", "fab", "nodemon", "pm2", "gunicorn", "uvicorn", "flask", "django-admin", "manage.py", "rails", "jupyter", "ipython", "streamlit", "hugo", "jekyll", "mkdocs", "sphinx-build", "doxygen", "protoc", "buf", "sqlc", "ng", "expo", "react-native", "flutter", "dart", "ollama")
+	reg(cmdSpec{kind: Execute, fn: openCmd}, "open", "xdg-open", "start", "explorer", "gio-open")
+}
+
+// Handlers. Each reads the invocation's argv and records kinds, paths,
+// hosts and notes on it.
+
+func rmCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Delete)
+	p := parseFlags(inv.argv, 1, flagDef{long: []string{"interactive", "preserve-root"}})
+	recursive := p.has("r", "R", "recursive")
+	force := p.has("f", "force")
+	if inv.name() == "trash" || inv.name() == "trash-put" || inv.name() == "gio-trash" {
+		recursive, force = false, false
+		inv.note("moves files to the trash")
+	}
+	if recursive || force {
+		inv.destructive = true
+	}
+	if p.has("no-preserve-root") {
+		inv.note("--no-preserve-root allows deleting /")
+	}
+	for _, i := range p.ops {
+		t := inv.addPath(i, Delete)
+		switch {
+		case recursive && force:
+			inv.note("rm -rf deletes " + t + " recursively")
+		case recursive:
+			inv.note("rm -r deletes " + t + " recursively")
+		default:
+			inv.note("deletes " + t)
+		}
+		if recursive && isBroadPath(t, inv.w.home) {
+			inv.note("the target " + t + " is the root, a top-level or the home directory")
+		}
+	}
+	if len(p.ops) == 0 {
+		inv.note("deletes files named on its input")
+	}
+}
+
+func ddCmd(inv *invocation, _ *cmdSpec) {
+	wrote := false
+	for i, a := range inv.argv[1:] {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "if":
+			inv.addPath(i+1, Read)
+		case "of":
+			t := inv.w.addPath(v, Write, inv.env, inv.dynamicArg(i+1))
+			wrote = true
+			inv.destructive = true
+			inv.kind(Delete)
+			inv.note("dd overwrites " + t)
+			if strings.HasPrefix(t, "/dev/") {
+				inv.note("dd writes the raw device " + t + ", destroying what is on it")
+			}
+		}
+	}
+	if !wrote {
+		inv.ks = 0
+		inv.kind(Read)
+		inv.readOnly = true
+	}
+}
+
+func chmodCmd(inv *invocation, s *cmdSpec) {
+	inv.kind(Write)
+	p := parseFlags(inv.argv, 1, s.flags)
+	recursive := p.has("R", "recursive")
+	skip := 1
+	if p.has("reference") {
+		skip = 0
+	}
+	if inv.name() == "chattr" || inv.name() == "setfacl" {
+		skip = 1
+	}
+	ops := p.ops
+	if len(ops) > skip {
+		ops = ops[skip:]
+	} else {
+		ops = nil
+	}
+	for _, i := range ops {
+		t := inv.addPath(i, Write)
+		if recursive && isBroadPath(t, inv.w.home) {
+			inv.destructive = true
+			inv.note(inv.name() + " -R on " + t + " changes every file below it")
+		}
+	}
+}
+
+func copyCmd(inv *invocation, s *cmdSpec) {
+	inv.kind(Write)
+	p := parseFlags(inv.argv, 1, s.flags)
+	ops := p.ops
+	target, hasTarget := p.value("t", "target-directory")
+	if hasTarget {
+		inv.w.addPath(target, Write, inv.env, false)
+	} else if len(ops) > 0 {
+		dst := inv.addPath(ops[len(ops)-1], Write)
+		ops = ops[:len(ops)-1]
+		if inv.name() == "mv" && len(ops) > 0 {
+			inv.note("mv moves files to " + dst)
+		}
+	}
+	srcAccess := Read
+	if inv.name() == "mv" {
+		// The source is gone afterwards; the kind stays write (it
+		// still exists under the new name).
+		srcAccess = Write
+	}
+	for _, i := range ops {
+		inv.addPath(i, srcAccess)
+	}
+	if inv.name() == "ln" && p.has("s", "symbolic") {
+		inv.note("creates a symbolic link")
+	}
+}
+
+func grepCmd(inv *invocation, s *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	p := parseFlags(inv.argv, 1, s.flags)
+	skip := 1
+	if p.has("e", "regexp", "f", "file") {
+		skip = 0
+	}
+	for _, f := range p.values("f", "file") {
+		inv.w.addPath(f, Read, inv.env, false)
+	}
+	ops := p.ops
+	if len(ops) >= skip {
+		ops = ops[skip:]
+	}
+	for _, i := range ops {
+		inv.addPath(i, Read)
+	}
+	if len(ops) == 0 && (p.has("r", "R", "recursive") || inv.name() == "rg" || inv.name() == "ag" || inv.name() == "ack") && inv.in == nil {
+		inv.w.addPath(".", Read, inv.env, false)
+	}
+	if p.has("pre") {
+		inv.kind(Execute)
+		inv.note("--pre runs a command on every file")
+	}
+}
+
+func sortCmd(inv *invocation, s *cmdSpec) {
+	inv.generic(s)
+	p := parseFlags(inv.argv, 1, flagDef{short: "oktT", long: []string{"output", "key", "field-separator", "temporary-directory", "buffer-size", "parallel"}})
+	if out, ok := p.value("o", "output"); ok {
+		inv.kind(Write)
+		inv.w.addPath(out, Write, inv.env, false)
+	}
+}
+
+func uniqCmd(inv *invocation, s *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	p := parseFlags(inv.argv, 1, s.flags)
+	if len(p.ops) > 0 {
+		inv.addPath(p.ops[0], Read)
+	}
+	if len(p.ops) > 1 {
+		inv.kind(Write)
+		inv.addPath(p.ops[1], Write)
+	}
+}
+
+func findCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	argv := inv.argv
+	i := 1
+	// Leading options -H -L -P -O3 -D debug.
+	for i < len(argv) && (argv[i] == "-H" || argv[i] == "-L" || argv[i] == "-P" || strings.HasPrefix(argv[i], "-O") || argv[i] == "-D") {
+		if argv[i] == "-D" {
+			i++
+		}
+		i++
+	}
+	var starts []string
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" || a == "\\(" {
+			break
+		}
+		starts = append(starts, inv.addPath(i, Read))
+	}
+	if len(starts) == 0 {
+		starts = append(starts, inv.w.addPath(".", Read, inv.env, false))
+	}
+	under := starts[0]
+	if under == "" {
+		under = "."
+	}
+	for ; i < len(argv); i++ {
+		switch a := argv[i]; a {
+		case "-delete":
+			inv.kind(Delete)
+			inv.destructive = true
+			for _, st := range starts {
+				inv.w.addPath(st, Delete, inv.env, false)
+				inv.note("find -delete deletes matching files under " + st)
+			}
+		case "-exec", "-execdir", "-ok", "-okdir":
+			end := i + 1
+			for end < len(argv) && argv[end] != ";" && argv[end] != "+" && argv[end] != "\\;" {
+				end++
+			}
+			if end > i+1 {
+				sub := make([]string, 0, end-i-1)
+				dyn := make([]bool, 0, end-i-1)
+				for j := i + 1; j < end; j++ {
+					v := argv[j]
+					d := inv.dynamicArg(j)
+					if strings.Contains(v, "{}") {
+						v = strings.ReplaceAll(v, "{}", strings.TrimSuffix(under, "/")+"/…")
+						d = true
+					}
+					sub = append(sub, v)
+					dyn = append(dyn, d)
+				}
+				inner := &invocation{w: inv.w, env: inv.env.sub("find " + a), argv: sub, dyn: dyn, depth: inv.depth}
+				inner.run()
+				inv.readOnly = false
+				inv.note("find " + a + " runs " + path.Base(sub[0]) + " on files found under " + under)
+			}
+			i = end
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(argv) {
+				inv.kind(Write)
+				inv.addPath(i+1, Write)
+				i++
+			}
+		case "-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-newer", "-perm", "-user",
+			"-group", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-maxdepth",
+			"-mindepth", "-printf", "-wholename", "-iwholename", "-lname", "-ilname", "-inum", "-links",
+			"-samefile", "-uid", "-gid", "-used", "-fstype", "-context", "-regextype", "-files0-from", "-xtype":
+			i++
+		}
+	}
+}
+
+func fdCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	p := parseFlags(inv.argv, 1, flagDef{short: "edtEScjx", long: []string{"extension", "max-depth", "type", "exclude", "size", "changed-within", "changed-before", "threads", "exec", "exec-batch", "search-path", "base-directory", "owner", "color", "max-results"}})
+	if len(p.ops) > 1 {
+		for _, i := range p.ops[1:] {
+			inv.addPath(i, Read)
+		}
+	}
+	for _, n := range []string{"x", "exec", "X", "exec-batch"} {
+		if v, ok := p.flags[n]; ok && len(v) > 0 {
+			idx := indexOf(inv.argv, "-"+n)
+			if idx < 0 {
+				idx = indexOf(inv.argv, "--"+n)
+			}
+			if idx >= 0 && idx+1 < len(inv.argv) {
+				inner := &invocation{w: inv.w, env: inv.env.sub("fd --exec"), argv: inv.argv[idx+1:], dyn: inv.dyn[idx+1:], depth: inv.depth}
+				inner.run()
+				inv.readOnly = false
+			}
+		}
+	}
+}
+
+func indexOf(ss []string, s string) int {
+	for i, x := range ss {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func sedCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	p := parseFlags(inv.argv, 1, flagDef{short: "efl", long: []string{"expression", "file", "line-length"}})
+	inPlace := p.has("i", "in-place", "I")
+	// GNU sed takes -i's suffix attached (-i.bak); the parser saw those
+	// characters as flags, which is harmless here.
+	for _, a := range inv.argv[1:] {
+		if strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place") {
+			inPlace = true
+		}
+	}
+	scripts := p.values("e", "expression")
+	for _, f := range p.values("f", "file") {
+		inv.w.addPath(f, Read, inv.env, false)
+		scripts = append(scripts, "")
+	}
+	ops := p.ops
+	if len(scripts) == 0 && len(ops) > 0 {
+		scripts = append(scripts, inv.argv[ops[0]])
+		ops = ops[1:]
+	}
+	access := Read
+	if inPlace {
+		access = Write
+		inv.kind(Write)
+		inv.note("sed -i edits files in place")
+	}
+	for _, i := range ops {
+		inv.addPath(i, access)
+	}
+	for _, s := range scripts {
+		if sedExecutes(s) {
+			inv.kind(Execute)
+			inv.note("the sed script runs commands (e) or writes files (w)")
+		}
+	}
+}
+
+// sedExecutes reports sed scripts with the e command or flag (run a
+// command) or w (write a file). It errs toward yes.
+func sedExecutes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != 'e' && c != 'w' && c != 'W' {
+			continue
+		}
+		prevOK := i == 0 || strings.IndexByte("/;{}\n 0123456789$!", s[i-1]) >= 0
+		nextOK := i+1 == len(s) || strings.IndexByte(" \t;}\n", s[i+1]) >= 0
+		if prevOK && nextOK {
+			return true
+		}
+	}
+	return false
+}
+
+func yqCmd(inv *invocation, s *cmdSpec) {
+	inv.generic(s)
+	p := parseFlags(inv.argv, 1, flagDef{short: "oIp", long: []string{"output-format", "input-format", "indent"}})
+	if p.has("i", "inplace") {
+		inv.kind(Write)
+		inv.readOnly = false
+		for _, i := range p.ops[min(1, len(p.ops)):] {
+			inv.addPath(i, Write)
+		}
+	}
+}
+
+func printenvCmd(inv *invocation, _ *cmdSpec) {
+	p := parseFlags(inv.argv, 1, flagDef{})
+	if len(p.ops) == 0 {
+		inv.kind(Credential)
+		inv.w.res.sensitive = true
+		inv.note(inv.name() + " prints every environment variable, secrets included")
+		return
+	}
+	inv.kind(Read)
+	inv.readOnly = true
+	for _, i := range p.ops {
+		if isSecretVar(inv.argv[i]) {
+			inv.kind(Credential)
+			inv.w.res.sensitive = true
+			inv.note("prints the credential variable " + inv.argv[i])
+		}
+	}
+}
+
+func isSecretVar(name string) bool {
+	return strings.Contains(name, "TOKEN") || strings.Contains(name, "SECRET") || strings.Contains(name, "PASSWORD") ||
+		strings.Contains(name, "KEY") || strings.Contains(name, "CREDENTIAL") || strings.Contains(name, "PASS")
+}
+
+func setCmd(inv *invocation, _ *cmdSpec) {
+	if len(inv.argv) == 1 {
+		inv.kind(Credential)
+		inv.w.res.sensitive = true
+		inv.note("set without arguments prints every shell variable, secrets included")
+		return
+	}
+	inv.kind(Read)
+	inv.readOnly = true
+}
+
+func cdCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	if inv.name() == "popd" {
+		inv.env.cwdLost = true
+		return
+	}
+	p := parseFlags(inv.argv, 1, flagDef{})
+	target := "~"
+	if len(p.ops) > 0 {
+		target = inv.argv[p.ops[0]]
+		if inv.dynamicArg(p.ops[0]) || target == "-" {
+			inv.env.cwdLost = true
+			return
+		}
+	}
+	dir := inv.env.cwd
+	if inv.env.cwdLost {
+		dir = ""
+	}
+	np, rel := normPath(target, dir, inv.w.home)
+	if rel {
+		inv.env.cwdLost = true
+		return
+	}
+	inv.env.cwd, inv.env.cwdLost = np, false
+}
+
+func getentCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	if len(inv.argv) > 1 && (inv.argv[1] == "shadow" || inv.argv[1] == "gshadow") {
+		inv.kind(Credential)
+		inv.w.res.sensitive = true
+		inv.note("reads password hashes")
+	}
+}
+
+func aliasCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	for _, a := range inv.argv[1:] {
+		if _, v, ok := strings.Cut(a, "="); ok && v != "" {
+			// The alias runs later in this shell: analyse its body.
+			inv.w.script(v, inv.env.sub("alias"), inv.depth+1)
+		}
+	}
+}
+
+func trapCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Read)
+	inv.readOnly = true
+	if len(inv.argv) > 2 && !strings.HasPrefix(inv.argv[1], "-") {
+		inv.w.script(inv.argv[1], inv.env.sub("trap"), inv.depth+1)
+	}
+}
+
+func hostnameCmd(inv *invocation, _ *cmdSpec) {
+	p := parseFlags(inv.argv, 1, flagDef{})
+	if len(p.ops) > 0 {
+		inv.kind(Write)
+		inv.note("sets the host name")
+		return
+	}
+	inv.kind(Read)
+	inv.readOnly = true
+}
+
+func hostOperandCmd(inv *invocation, s *cmdSpec) {
+	inv.kind(Fetch)
+	p := parseFlags(inv.argv, 1, s.flags)
+	for _, i := range p.ops {
+		a := strings.TrimPrefix(inv.argv[i], "@")
+		if strings.Contains(a, ".") || a == "localhost" {
+			if h := hostOnly(a); h != "" {
+				inv.w.host(h)
+			}
+		}
+	}
+}
+
+func tarCmd(inv *invocation, _ *cmdSpec) {
+	argv := inv.argv
+	mode := ""
+	var archive string
+	p := parseFlags(argv, 1, flagDef{short: "fCTXbIHVgKLNM", long: []string{"file", "directory", "files-from", "exclude-from", "exclude", "use-compress-program", "to-command", "transform", "owner", "group", "mode", "format", "newer", "after-date", "label"}})
+	// Old-style "tar czf x.tgz dir": the first word is a bundle of
+	// letters without a dash.
+	ops := p.ops
+	if len(argv) > 1 && !strings.HasPrefix(argv[1], "-") && len(ops) > 0 && ops[0] == 1 {
+		letters := argv[1]
+		ops = ops[1:]
+		for _, c := range letters {
+			p.flags[string(c)] = append(p.flags[string(c)], "")
+		}
+		if strings.Contains(letters, "f") && len(ops) > 0 {
+			archive = argv[ops[0]]
+			ops = ops[1:]
+		}
+	}
+	if f, ok := p.value("f", "file"); ok {
+		archive = f
+	}
+	switch {
+	case p.has("c", "create", "r", "append", "u", "update"):
+		mode = "create"
+	case p.has("x", "extract", "get"):
+		mode = "extract"
+	case p.has("t", "list"):
+		mode = "list"
+	}
+	switch mode {
+	case "create":
+		inv.kind(Write)
+		if archive != "" && archive != "-" {
+			inv.w.addPath(archive, Write, inv.env, false)
+		}
+		for _, i := range ops {
+			inv.addPath(i, Read)
+		}
+	case "extract":
+		inv.kind(Write)
+		if archive != "" && archive != "-" {
+			inv.w.addPath(archive, Read, inv.env, false)
+		}
+		dir := "."
+		if d, ok := p.value("C", "directory"); ok {
+			dir = d
+		}
+		inv.w.addPath(dir, Write, inv.env, false)
+		inv.note("extracts files, overwriting existing ones")
+	case "list":
+		inv.kind(Read)
+		inv.readOnly = true
+		if archive != "" && archive != "-" {
+			inv.w.addPath(archive, Read, inv.env, false)
+		}
+	default:
+		inv.kind(Write)
+	}
+	if p.has("to-command", "use-compress-program", "I") {
+		inv.kind(Execute)
+		inv.note("tar runs a command of the caller's choice")
+	}
+}
+
+func zipCmd(inv *invocation, _ *cmdSpec) {
+	name := inv.name()
+	p := parseFlags(inv.argv, 1, flagDef{short: "dxi", long: []string{}})
+	switch {
+	case name == "unzip" && p.has("l", "v", "t", "Z"):
+		inv.kind(Read)
+		inv.readOnly = true
+		for _, i := range p.ops {
+			inv.addPath(i, Read)
+		}
+		return
+	case (name == "gzip" || name == "bzip2" || name == "xz" || name == "zstd") && p.has("c", "stdout", "t", "l", "list"):
+		inv.kind(Read)
+		inv.readOnly = true
+		for _, i := range p.ops {
+			inv.addPath(i, Read)
+		}
+		return
+	}
+	inv.kind(Write)
+	for _, i := range p.ops {
+		inv.addPath(i, Write)
+	}
+	if d, ok := p.value("d"); ok && name == "unzip" {
+		inv.w.addPath(d, Write, inv.env, false)
+	}
+}
+
+func perlCmd(inv *invocation, _ *cmdSpec) {
+	p := parseFlags(inv.argv, 1, flagDef{short: "eEIMmlFx0", long: []string{}})
+	inPlace := false
+	for _, a := range inv.argv[1:] {
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && !strings.HasPrefix(a, "-I") {
+			inPlace = true
+		}
+	}
+	codes := p.values("e", "E")
+	ops := p.ops
+	if len(codes) == 0 && len(ops) > 0 {
+		inv.kind(Execute)
+		inv.addPath(ops[0], Execute)
+		inv.note("runs the Perl script " + inv.argv[ops[0]])
+		ops = ops[1:]
+	}
+	access := Read
+	if inPlace {
+		access = Write
+		inv.kind(Write)
+		inv.note("perl -i edits files in place")
+	}
+	for _, i := range ops {
+		inv.addPath(i, access)
+	}
+	for _, c := range codes {
+		inv.code("perl", c, "perl -e")
+	}
+	if len(codes) == 0 && len(p.ops) == 0 {
+		inv.stdinCode("perl")
+	}
+}
+
+func crontabCmd(inv *invocation, _ *cmdSpec) {
+	p := parseFlags(inv.argv, 1, flagDef{short: "u"})
+	switch {
+	case p.has("l"):
+		inv.kind(Read)
+		inv.readOnly = true
+	case p.has("r"):
+		inv.kind(Delete)
+		inv.destructive = true
+		inv.note("crontab -r deletes every scheduled job")
+	default:
+		inv.kind(Write, Execute)
+		inv.note("installs scheduled jobs")
+		for _, i := range p.ops {
+			inv.addPath(i, Read)
+		}
+	}
+}
+
+func pkgCmd(inv *invocation, _ *cmdSpec) {
+	p := parseFlags(inv.argv, 1, flagDef{stop: true, short: "c", long: []string{}})
+	if len(p.ops) == 0 {
+		inv.kind(Read)
+		return
+	}
+	sub := inv.argv[p.ops[0]]
+	switch sub {
+	case "list", "search", "show", "info", "policy", "depends", "rdepends", "query", "-Q", "-Ss", "-Si", "-Qi",
+		"outdated", "deps", "uses", "desc", "home", "leaves", "config", "doctor", "madison", "provides", "whatprovides":
+		inv.kind(Read)
+		inv.readOnly = true
+	case "remove", "purge", "uninstall", "erase", "autoremove", "-R", "-Rs", "-Rns", "del", "rm", "zap", "cleanup", "clean":
+		inv.kind(Delete)
+		inv.note(inv.name() + " " + sub + " removes packages")
+	default:
+		inv.kind(Write, Fetch)
+		inv.note(inv.name() + " " + sub + " changes installed software")
+	}
+}
+
+func serviceCmd(inv *invocation, _ *cmdSpec) {
+	p := parseFlags(inv.argv, 1, flagDef{short: "HMpt", long: []string{"host", "machine", "property", "type", "state"}})
+	if len(p.ops) == 0 {
+		inv.kind(Read)
+		inv.readOnly = true
+		return
+	}
+	verb := inv.argv[p.ops[0]]
+	if inv.name() == "service" && len(p.ops) > 1 {
+		verb = inv.argv[p.ops[1]]
+	}
+	switch verb {
+	case "status", "show", "list-units", "list-unit-files", "list-timers", "is-active", "is-enabled",
+		"is-failed", "cat", "list", "print", "list-dependencies", "help", "--status-all":
+		inv.kind(Read)
+		inv.readOnly = true
+	case "disable", "mask", "remove", "bootout", "unload":
+		inv.kind(Write, Execute)
+		inv.note("stops a service from running")
+	default:
+		inv.kind(Execute)
+		inv.note("controls a system service (" + verb + ")")
+	}
+}
+
+func sshKeygenCmd(inv *invocation, _ *cmdSpec) {
+	p := parseFlags(inv.argv, 1, flagDef{short: "fbtCNOIZnaEFGMPRsTVzDSrwu"})
+	inv.kind(Write)
+	if f, ok := p.value("f"); ok {
+		inv.w.addPath(f, Write, inv.env, false)
+	}
+	if p.has("y") || p.has("l") || p.has("F") || p.has("R") {
+		inv.ks = 0
+		inv.kind(Read)
+		if p.has("y") {
+			inv.kind(Credential)
+		}
+	}
+}
+
+func gpgCmd(inv *invocation, _ *cmdSpec) {
+	a := strings.Join(inv.argv[1:], " ")
+	switch {
+	case strings.Contains(a, "--export-secret") || strings.Contains(a, "--decrypt") || strings.Contains(a, "-d "):
+		inv.kind(Credential)
+		inv.w.res.sensitive = true
+		inv.note("exports secret keys or decrypts secrets")
+	case strings.Contains(a, "--delete"):
+		inv.kind(Delete)
+		inv.destructive = true
+	case strings.Contains(a, "--list") || strings.Contains(a, "--verify") || strings.Contains(a, "-k"):
+		inv.kind(Read)
+		inv.readOnly = true
+	default:
+		inv.kind(Write)
+	}
+}
+
+func opensslCmd(inv *invocation, _ *cmdSpec) {
+	if len(inv.argv) < 2 {
+		inv.kind(Execute)
+		return
+	}
+	switch inv.argv[1] {
+	case "s_client":
+		inv.kind(Send)
+		inv.external = true
+		for i, a := range inv.argv {
+			if a == "-connect" && i+1 < len(inv.argv) {
+				if h := hostOnly(inv.argv[i+1]); h != "" {
+					inv.w.host(h)
+				}
+			}
+		}
+	case "genrsa", "genpkey", "req", "x509", "ca", "pkcs12", "enc", "rsa", "ec":
+		inv.kind(Write)
+		for i, a := range inv.argv {
+			if (a == "-in" || a == "-inkey" || a == "-key") && i+1 < len(inv.argv) {
+				inv.addPath(i+1, Read)
+			}
+			if (a == "-out" || a == "-keyout") && i+1 < len(inv.argv) {
+				inv.addPath(i+1, Write)
+			}
+		}
+	default:
+		inv.kind(Read)
+		inv.readOnly = true
+		for i, a := range inv.argv {
+			if a == "-in" && i+1 < len(inv.argv) {
+				inv.addPath(i+1, Read)
+			}
+		}
+	}
+}
+
+func dateCmd(inv *invocation, _ *cmdSpec) {
+	if len(inv.argv) > 1 && (inv.argv[1] == "set-time" || inv.argv[1] == "set-timezone" || inv.argv[1] == "set-ntp") {
+		inv.kind(Write)
+		return
+	}
+	inv.kind(Read)
+	inv.readOnly = true
+}
+
+func openCmd(inv *invocation, _ *cmdSpec) {
+	inv.kind(Execute)
+	for i := 1; i < len(inv.argv); i++ {
+		a := inv.argv[i]
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if strings.Contains(a, "://") {
+			inv.addURL(a)
+			continue
+		}
+		inv.addPath(i, Execute)
+	}
+	inv.note("opens files or URLs with their default application")
+}

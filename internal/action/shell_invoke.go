@@ -1,0 +1,551 @@
+package action
+
+import (
+	"encoding/base64"
+	"path"
+	"strings"
+
+	"github.com/mandate-dev/mandate/internal/secret"
+)
+
+// invocation is one simple command being analysed: its argv after shell
+// expansion (as far as it is known), and what has been found so far.
+type invocation struct {
+	w     *shellWalker
+	env   *shellEnv
+	argv  []string
+	dyn   []bool
+	in    *stdinSrc
+	depth int
+	// hijack names a variable assigned for this command that changes
+	// which program runs (PATH=…, LD_PRELOAD=…).
+	hijack string
+
+	ks          kindSet
+	readOnly    bool
+	destructive bool
+	external    bool
+	notes       []string
+	// done is set when the invocation handed its work to an inner one
+	// (a wrapper) and records no command of its own.
+	done bool
+}
+
+func (inv *invocation) kind(ks ...Kind) { inv.ks.add(ks...) }
+func (inv *invocation) note(s string)   { inv.notes = append(inv.notes, s) }
+
+// name is the program's base name.
+func (inv *invocation) name() string { return path.Base(inv.argv[0]) }
+
+// standardBinDirs hold the system's own programs: "/usr/bin/rm" is rm, but
+// "./rm" or "/tmp/rm" is some other program.
+var standardBinDirs = map[string]bool{
+	"/bin": true, "/usr/bin": true, "/usr/local/bin": true, "/sbin": true, "/usr/sbin": true,
+	"/usr/local/sbin": true, "/opt/homebrew/bin": true, "/usr/libexec": true,
+}
+
+func (inv *invocation) run() {
+	w := inv.w
+	if w.commands >= maxShellCommands {
+		if !w.limited {
+			w.limited = true
+			w.note("more commands than are analysed; the rest are treated as execute")
+			w.res.kinds.add(Execute)
+		}
+		return
+	}
+	w.commands++
+	if len(inv.argv) == 0 {
+		return
+	}
+	prog := inv.argv[0]
+	if inv.dyn[0] {
+		inv.kind(Execute)
+		inv.note("program name is only known at run time")
+		inv.emit()
+		return
+	}
+	if prog == "" {
+		inv.kind(Execute)
+		inv.note("empty program name")
+		inv.emit()
+		return
+	}
+	base := inv.name()
+	if strings.Contains(prog, "/") && !standardBinDirs[path.Dir(prog)] {
+		p := w.addPath(prog, Execute, inv.env, false)
+		inv.kind(Execute)
+		inv.note("runs " + p)
+		inv.pathArgs(1, Write)
+		inv.emit()
+		return
+	}
+	if ks, ok := w.funcs[base]; ok {
+		inv.ks = ks
+		inv.readOnly = ks != 0 && ks&^kindBit(Read) == 0
+		inv.note("calls shell function " + base + " defined in the command line")
+		inv.emit()
+		return
+	}
+	spec := lookupCommand(base)
+	if spec == nil {
+		inv.kind(Execute)
+		inv.note("unknown program " + base)
+		inv.pathArgs(1, Write)
+		inv.urlArgs(1)
+		inv.emit()
+		return
+	}
+	if spec.fn != nil {
+		spec.fn(inv, spec)
+	} else {
+		inv.generic(spec)
+	}
+	if !inv.done {
+		inv.emit()
+	}
+}
+
+// lookupCommand finds a program in the table, also under its name without
+// a version suffix ("python3.12" is python, "pip3" is pip) and mkfs.*.
+func lookupCommand(base string) *cmdSpec {
+	if s, ok := commands[base]; ok {
+		return s
+	}
+	if strings.HasPrefix(base, "mkfs") {
+		return commands["mkfs"]
+	}
+	trimmed := strings.TrimRight(base, "0123456789.-")
+	if trimmed != base && trimmed != "" {
+		if s, ok := commands[trimmed]; ok {
+			return s
+		}
+	}
+	return nil
+}
+
+// emit records the command.
+func (inv *invocation) emit() {
+	if inv.hijack != "" {
+		inv.kind(Execute)
+		inv.readOnly = false
+		inv.note(inv.hijack + " is set for this command: which code runs is not known")
+	}
+	for i, a := range inv.argv {
+		if i == 0 || len(a) < 8 {
+			continue
+		}
+		if ms := secret.Find(a); len(ms) > 0 {
+			inv.w.res.sensitive = true
+			inv.w.note("command line holds a secret-looking value (" + ms[0].Type + ")")
+			break
+		}
+	}
+	if inv.ks == 0 {
+		inv.kind(Execute)
+	}
+	if inv.ks&^kindBit(Read) != 0 {
+		inv.readOnly = false
+	}
+	if inv.destructive {
+		inv.ks.add(Delete)
+	}
+	if inv.external {
+		inv.w.res.external = true
+	}
+	c := Command{
+		Argv:        append([]string(nil), inv.argv...),
+		Name:        inv.name(),
+		ReadOnly:    inv.readOnly,
+		Destructive: inv.destructive,
+		Via:         inv.env.via,
+		Note:        strings.Join(inv.notes, "; "),
+	}
+	for _, n := range inv.notes {
+		inv.w.note(n)
+	}
+	inv.w.emit(c, inv.ks)
+}
+
+// unwrap runs argv[start:] as the real command, found inside via (a
+// wrapper such as sudo or a construct such as find -exec).
+func (inv *invocation) unwrap(start int, via string) {
+	inv.done = true
+	if start >= len(inv.argv) {
+		// A wrapper with nothing to run.
+		inv.done = false
+		return
+	}
+	// The wrapper's own notes go with the inner command.
+	for _, n := range inv.notes {
+		inv.w.note(n)
+	}
+	inner := &invocation{
+		w: inv.w, env: inv.env.sub(via), argv: inv.argv[start:], dyn: inv.dyn[start:], in: inv.in,
+		depth: inv.depth, hijack: inv.hijack,
+	}
+	inner.ks = inv.ks
+	inner.external = inv.external
+	inv.w.commands-- // the wrapper itself does not count
+	inner.run()
+}
+
+// runScript analyses text as a nested shell command line.
+func (inv *invocation) runScript(text, via string) {
+	inv.done = true
+	for _, n := range inv.notes {
+		inv.w.note(n)
+	}
+	env := inv.env.sub(via)
+	if inv.ks&^kindBit(Execute) != 0 || inv.external {
+		// Keep what the wrapper itself contributes (credential
+		// injection, network, remote execution).
+		c := Command{Argv: append([]string(nil), inv.argv...), Name: inv.name(), Via: inv.env.via,
+			Note: strings.Join(inv.notes, "; ")}
+		if inv.external {
+			inv.w.res.external = true
+		}
+		inv.w.emit(c, inv.ks)
+	}
+	inv.w.script(text, env, inv.depth+1)
+}
+
+// dynamicArg reports whether argv[i] is only known at run time.
+func (inv *invocation) dynamicArg(i int) bool { return i < len(inv.dyn) && inv.dyn[i] }
+
+// generic applies a table entry: kind, read-only-ness, and operands as
+// paths.
+func (inv *invocation) generic(s *cmdSpec) {
+	inv.kind(s.kind)
+	inv.readOnly = s.ro
+	inv.destructive = inv.destructive || s.destr
+	inv.external = inv.external || s.external
+	if s.cred {
+		inv.kind(Credential)
+		inv.w.res.sensitive = true
+	}
+	if s.note != "" {
+		inv.note(s.note)
+	}
+	if s.ops == "" {
+		return
+	}
+	p := parseFlags(inv.argv, 1, s.flags)
+	for _, i := range p.ops[min(s.skip, len(p.ops)):] {
+		inv.addPath(i, s.ops)
+	}
+}
+
+// addPath records argv[i] as a path with access.
+func (inv *invocation) addPath(i int, access Kind) string {
+	a := inv.argv[i]
+	if a == "-" || a == "" {
+		return ""
+	}
+	return inv.w.addPath(a, access, inv.env, inv.dynamicArg(i))
+}
+
+// pathArgs records the arguments from start on that look like paths.
+func (inv *invocation) pathArgs(start int, access Kind) {
+	for i := start; i < len(inv.argv); i++ {
+		a := inv.argv[i]
+		if strings.HasPrefix(a, "-") || strings.Contains(a, "://") {
+			continue
+		}
+		if looksLikePath(a) {
+			inv.addPath(i, access)
+		}
+	}
+}
+
+// urlArgs records URLs among the arguments.
+func (inv *invocation) urlArgs(start int) {
+	for i := start; i < len(inv.argv); i++ {
+		if strings.Contains(inv.argv[i], "://") {
+			inv.addURL(inv.argv[i])
+		}
+	}
+}
+
+// addURL records a URL (a scheme-less one gets http://) and its host.
+func (inv *invocation) addURL(raw string) string {
+	u := raw
+	if !strings.Contains(u, "://") {
+		u = "http://" + u
+	}
+	h := hostOnly(u)
+	if h == "" {
+		return ""
+	}
+	inv.w.url(raw)
+	inv.w.host(h)
+	return h
+}
+
+// parsedArgs is a command line split into flags and operands.
+type parsedArgs struct {
+	flags map[string][]string // by name without dashes ("r", "force")
+	ops   []int               // operand indices into argv
+	// rest is where the operands of a stop-at-operand parse begin.
+	rest int
+}
+
+func (p parsedArgs) has(names ...string) bool {
+	for _, n := range names {
+		if _, ok := p.flags[n]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (p parsedArgs) value(names ...string) (string, bool) {
+	for _, n := range names {
+		if v, ok := p.flags[n]; ok && len(v) > 0 {
+			return v[len(v)-1], true
+		}
+	}
+	return "", false
+}
+
+func (p parsedArgs) values(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, p.flags[n]...)
+	}
+	return out
+}
+
+// flagDef says which flags take a value.
+type flagDef struct {
+	short string   // short flags with a value, e.g. "no" for -n N -o FILE
+	long  []string // long flags with a value, without dashes
+	// stop ends option parsing at the first operand (the command of a
+	// wrapper, the subcommand of a tool).
+	stop bool
+	// longSingle accepts long options with one dash (find, java, go).
+	longSingle bool
+}
+
+func (f flagDef) longTakes(name string) bool {
+	for _, l := range f.long {
+		if l == name {
+			return true
+		}
+	}
+	return false
+}
+
+// parseFlags parses argv[start:] in the usual getopt style: "--" ends
+// options, "--name=value", "--name value" for long flags that take one,
+// "-abc" clusters where a value flag takes the rest or the next argument.
+func parseFlags(argv []string, start int, f flagDef) parsedArgs {
+	p := parsedArgs{flags: map[string][]string{}, rest: len(argv)}
+	for i := start; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--":
+			for j := i + 1; j < len(argv); j++ {
+				p.ops = append(p.ops, j)
+			}
+			if p.rest == len(argv) {
+				p.rest = i + 1
+			}
+			return p
+		case strings.HasPrefix(a, "--") || f.longSingle && strings.HasPrefix(a, "-") && len(a) > 2:
+			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if !hasVal && f.longTakes(name) && i+1 < len(argv) {
+				i++
+				val, hasVal = argv[i], true
+			}
+			if hasVal {
+				p.flags[name] = append(p.flags[name], val)
+			} else {
+				p.flags[name] = append(p.flags[name], "")
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for j := 1; j < len(a); j++ {
+				c := string(a[j])
+				if strings.Contains(f.short, c) {
+					val := a[j+1:]
+					if val == "" && i+1 < len(argv) {
+						i++
+						val = argv[i]
+					}
+					p.flags[c] = append(p.flags[c], val)
+					break
+				}
+				p.flags[c] = append(p.flags[c], "")
+			}
+		default:
+			if f.stop {
+				p.rest = i
+				for j := i; j < len(argv); j++ {
+					p.ops = append(p.ops, j)
+				}
+				return p
+			}
+			p.ops = append(p.ops, i)
+		}
+	}
+	return p
+}
+
+// Unescaping of shell word parts.
+
+// unescapeBare removes backslash quoting from an unquoted literal: "\r" is
+// "r", and a backslash-newline disappears.
+func unescapeBare(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeDouble removes the escapes that double quotes honour: \$ \` \" \\
+// and backslash-newline.
+func unescapeDouble(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeANSIC decodes $'…' strings: \n \t \\ \' \xHH \NNN and friends.
+func unescapeANSIC(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 'e', 'E':
+			b.WriteByte(27)
+		case 'f':
+			b.WriteByte(12)
+		case 'v':
+			b.WriteByte(11)
+		case 'x':
+			v, n := 0, 0
+			for n < 2 && i+1 < len(s) && isHex(s[i+1]) {
+				i++
+				v = v*16 + hexVal(s[i])
+				n++
+			}
+			if n == 0 {
+				b.WriteString(`\x`)
+			} else {
+				b.WriteByte(byte(v))
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v, n := int(e-'0'), 1
+			for n < 3 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '7' {
+				i++
+				v = v*8 + int(s[i]-'0')
+				n++
+			}
+			b.WriteByte(byte(v))
+		default:
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func hexVal(c byte) int {
+	switch {
+	case isDigit(c):
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	default:
+		return int(c-'A') + 10
+	}
+}
+
+// hasUnescaped reports whether s has one of chars not preceded by a
+// backslash.
+func hasUnescaped(s, chars string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+			continue
+		}
+		if strings.IndexByte(chars, s[i]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasBraceExpansion reports an unquoted {a,b} or {1..3} in s.
+func hasBraceExpansion(s string) bool {
+	open := strings.IndexByte(s, '{')
+	if open < 0 {
+		return false
+	}
+	closing := strings.IndexByte(s[open:], '}')
+	if closing < 0 {
+		return false
+	}
+	inner := s[open+1 : open+closing]
+	return strings.Contains(inner, ",") || strings.Contains(inner, "..")
+}
+
+func decodeBase64(s string) (string, bool) {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return string(b), true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,274 @@
+package action
+
+import (
+	"strings"
+)
+
+// SQL is classified by the leading keyword of each statement, after comments
+// and string literals are stripped so that neither can hide or fake a
+// keyword. This is not a SQL parser: it only needs to tell reads from writes
+// from destruction, and to err toward the more consequential.
+
+type sqlResult struct {
+	kinds       kindSet
+	destructive bool
+	notes       []string
+	statements  int
+}
+
+// sqlKeywordKinds maps a statement's leading keyword to its kind.
+var sqlKeywordKinds = map[string]Kind{
+	"select": Read, "show": Read, "describe": Read, "desc": Read, "explain": Read, "values": Read,
+	"table": Read, "pragma": Read, "begin": Read, "start": Read, "commit": Read, "rollback": Read,
+	"end": Read, "savepoint": Read, "release": Read, "set": Read, "reset": Read, "use": Read,
+	"listen": Read, "fetch": Read, "declare": Read, "close": Read, "with": Read,
+	"insert": Write, "update": Write, "merge": Write, "upsert": Write, "replace": Write,
+	"create": Write, "alter": Write, "comment": Write, "grant": Write, "revoke": Write,
+	"rename": Write, "copy": Write, "load": Write, "import": Write, "analyze": Read, "vacuum": Write,
+	"reindex": Write, "cluster": Write, "refresh": Write, "lock": Write, "notify": Write,
+	"attach": Write, "detach": Write, "optimize": Write, "flush": Write,
+	"delete": Delete, "drop": Delete, "truncate": Delete, "purge": Delete,
+	"call": Execute, "exec": Execute, "execute": Execute, "do": Execute,
+}
+
+// classifySQL classifies a script of SQL statements.
+func classifySQL(q string) sqlResult {
+	var r sqlResult
+	clean := stripSQL(q)
+	for _, stmt := range strings.Split(clean, ";") {
+		words := sqlWords(stmt, 64)
+		if len(words) == 0 {
+			continue
+		}
+		r.statements++
+		r.statement(words)
+	}
+	return r
+}
+
+func (r *sqlResult) statement(words []string) {
+	first := words[0]
+	// WITH … AS (…) <verb>: the verb after the CTEs decides. Parentheses
+	// were flattened by stripSQL, so look for the first data verb.
+	if first == "with" || first == "explain" {
+		for _, w := range words[1:] {
+			if w == "analyze" && first == "explain" {
+				// EXPLAIN ANALYZE runs the statement.
+				continue
+			}
+			switch w {
+			case "insert", "update", "delete", "merge":
+				r.statement(words[slicesIndex(words, w):])
+				return
+			}
+		}
+		r.kinds.add(Read)
+		if first == "with" && containsWord(words, "into") {
+			r.kinds.add(Write)
+		}
+		return
+	}
+	k, ok := sqlKeywordKinds[first]
+	if !ok {
+		r.kinds.add(Execute)
+		r.notes = append(r.notes, "SQL statement "+strings.ToUpper(first)+" not recognised")
+		return
+	}
+	switch first {
+	case "select":
+		if containsWord(words, "into") {
+			// SELECT … INTO creates a table, or writes a file with
+			// INTO OUTFILE / DUMPFILE.
+			k = Write
+			if containsWord(words, "outfile") || containsWord(words, "dumpfile") {
+				r.notes = append(r.notes, "SELECT … INTO OUTFILE writes a file on the database server")
+			}
+		}
+	case "pragma":
+		if strings.Contains(strings.Join(words, " "), "=") {
+			k = Write
+		}
+	case "copy":
+		if containsWord(words, "program") {
+			k = Execute
+			r.notes = append(r.notes, "COPY … PROGRAM runs a command on the database server")
+		} else if containsWord(words, "to") && !containsWord(words, "stdout") {
+			r.notes = append(r.notes, "COPY … TO writes a file on the database server")
+		} else if containsWord(words, "to") {
+			k = Read
+		}
+	case "delete":
+		r.destructive = true
+		if !containsWord(words, "where") {
+			r.notes = append(r.notes, "DELETE without WHERE deletes every row")
+		} else {
+			r.notes = append(r.notes, "DELETE removes rows")
+		}
+	case "drop":
+		r.destructive = true
+		r.notes = append(r.notes, "DROP "+strings.ToUpper(strings.Join(words[1:min(len(words), 3)], " "))+" destroys it with its data")
+	case "truncate":
+		r.destructive = true
+		r.notes = append(r.notes, "TRUNCATE deletes every row")
+	case "update":
+		if !containsWord(words, "where") {
+			r.destructive = true
+			r.notes = append(r.notes, "UPDATE without WHERE overwrites every row")
+		}
+	case "alter":
+		if containsWord(words, "drop") {
+			k = Delete
+			r.destructive = true
+			r.notes = append(r.notes, "ALTER … DROP destroys a column or constraint with its data")
+		}
+	case "flush":
+		if len(words) > 1 && (words[1] == "all" || words[1] == "db") {
+			k = Delete
+			r.destructive = true
+		}
+	}
+	r.kinds.add(k)
+}
+
+// stripSQL removes comments and the contents of string literals, keeping
+// quoted identifiers' text (they cannot be keywords where it matters).
+func stripSQL(q string) string {
+	var b strings.Builder
+	b.Grow(len(q))
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '-' && i+1 < len(q) && q[i+1] == '-', c == '#':
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+			b.WriteByte(' ')
+		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				i = len(q)
+			} else {
+				i += end + 3
+			}
+			b.WriteByte(' ')
+			i--
+		case c == '\'':
+			// '…' with '' escapes; the content is dropped.
+			i++
+			for i < len(q) {
+				if q[i] == '\'' {
+					if i+1 < len(q) && q[i+1] == '\'' {
+						i += 2
+						continue
+					}
+					break
+				}
+				if q[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			b.WriteString(" '' ")
+		case c == '$' && i+1 < len(q) && (q[i+1] == '$' || isIdentStart(q[i+1])):
+			// PostgreSQL dollar quoting: $tag$ … $tag$.
+			j := i + 1
+			for j < len(q) && q[j] != '$' && (isIdentStart(q[j]) || isDigit(q[j])) {
+				j++
+			}
+			if j < len(q) && q[j] == '$' {
+				tag := q[i : j+1]
+				end := strings.Index(q[j+1:], tag)
+				if end < 0 {
+					i = len(q)
+				} else {
+					i = j + 1 + end + len(tag) - 1
+				}
+				b.WriteString(" '' ")
+				continue
+			}
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// sqlWords returns the lower-case words of a statement (identifiers and
+// keywords; punctuation and parentheses separate words).
+func sqlWords(s string, limit int) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		var c byte = ' '
+		if i < len(s) {
+			c = s[i]
+		}
+		word := isIdentStart(c) || isDigit(c) || c == '=' || c == '$'
+		if word && start < 0 {
+			start = i
+		}
+		if !word && start >= 0 {
+			out = append(out, strings.ToLower(s[start:i]))
+			start = -1
+			if len(out) >= limit {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+func containsWord(ws []string, w string) bool {
+	return slicesIndex(ws, w) >= 0
+}
+
+func slicesIndex(ws []string, w string) int {
+	for i, x := range ws {
+		if x == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// looksLikeSQL reports whether free text (a "query" argument) is SQL rather
+// than a search query: a statement keyword first and SQL structure after.
+func looksLikeSQL(s string) bool {
+	words := sqlWords(stripSQL(s), 12)
+	if len(words) < 2 {
+		return false
+	}
+	if _, ok := sqlKeywordKinds[words[0]]; !ok {
+		return false
+	}
+	switch words[0] {
+	case "drop", "truncate", "create", "alter":
+		return containsWord(words, "table") || containsWord(words, "database") || containsWord(words, "schema") ||
+			containsWord(words, "index") || containsWord(words, "view") || containsWord(words, "collection")
+	}
+	for _, w := range []string{"from", "into", "set", "where", "table", "values"} {
+		if containsWord(words, w) {
+			return true
+		}
+	}
+	return strings.HasSuffix(strings.TrimSpace(s), ";")
+}
+
+// applySQL adds a SQL classification to the action.
+func applySQL(b *builder, r sqlResult) {
+	if r.statements == 0 {
+		return
+	}
+	b.kinds |= r.kinds
+	if r.destructive {
+		b.destructive = true
+	}
+	for _, n := range r.notes {
+		b.note(n)
+	}
+}
