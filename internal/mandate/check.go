@@ -151,11 +151,35 @@ func actionKinds(a *action.Action) []action.Kind {
 // resolved against workDir.
 func anyGlob(globs []string, p, workDir string) bool {
 	for _, g := range globs {
-		if g != "" && matchGlob(resolvePath(g, workDir), p) {
+		if g != "" && matchIn(g, p, workDir) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchIn matches a scope glob against a resolved path, taking a relative
+// glob against workDir without building the joined pattern.
+func matchIn(g, p, workDir string) bool {
+	relative := workDir != "" && !strings.HasPrefix(g, "/") && g != "~" && !strings.HasPrefix(g, "~/")
+	if !relative {
+		return matchGlob(path.Clean(g), p)
+	}
+	g = path.Clean(g)
+	if g == ".." || strings.HasPrefix(g, "../") {
+		return matchGlob(path.Join(workDir, g), p)
+	}
+	if !underDir(p, workDir) {
+		return false
+	}
+	rest := strings.TrimPrefix(p[len(workDir):], "/")
+	if workDir == "/" {
+		rest = p[1:]
+	}
+	if g == "." {
+		return rest == ""
+	}
+	return matchSegs(g, rest)
 }
 
 // underDir reports whether p is dir or inside it.
@@ -209,14 +233,16 @@ func hostOfURL(u string) string {
 // any dimension. A path target is also touched by an action on one of its
 // ancestors ("rm -rf ." touches "prod/**").
 func touches(target string, a *action.Action, workDir string) bool {
-	for _, pr := range a.Paths {
-		if pr.Path == "" {
-			continue
-		}
-		p := resolvePath(pr.Path, workDir)
+	if strings.ContainsRune(target, '/') || strings.HasPrefix(target, ".") || strings.HasPrefix(target, "~") {
 		t := resolvePath(target, workDir)
-		if matchGlob(t, p) || underDir(globPrefix(t), p) {
-			return true
+		for _, pr := range a.Paths {
+			if pr.Path == "" {
+				continue
+			}
+			p := resolvePath(pr.Path, workDir)
+			if matchGlob(t, p) || underDir(globPrefix(t), p) {
+				return true
+			}
 		}
 	}
 	found := false
