@@ -167,6 +167,18 @@ func builtinCases() []builtinCase {
 
 		// credential-not-granted
 		{name: "credential read not granted asks", in: in(cred, readWrite, kinds(read, cred), tool("printenv")), want: Ask, fired: []string{"builtin.credential-not-granted"}, notFired: []string{"builtin.kind-not-granted"}, reason: "printenv reads credentials"},
+		{name: "a secret file the user named is part of the task", in: in(cred, readWrite, kinds(write, cred), tool("Edit"), with(func(i *Input) {
+			i.Action.Paths = []action.PathRef{{Path: "/home/sam/proj/.env", Access: action.Write, Sensitive: true}}
+			i.Action.Sensitive = true
+		})), want: Allow, fired: []string{"builtin.granted"}, notFired: []string{"builtin.credential-not-granted"}},
+		{name: "a secret file the user did not name asks", in: in(cred, readWrite, kinds(write, cred), tool("Edit"), with(func(i *Input) {
+			i.Action.Paths = []action.PathRef{{Path: "/home/sam/proj/.env", Access: action.Write, Sensitive: true}}
+			i.Scope.SensitivePathsOutside = []string{"/home/sam/proj/.env"}
+		})), want: Ask, fired: []string{"builtin.credential-not-granted", "builtin.sensitive-path"}, notFired: []string{"builtin.granted"}},
+		{name: "a credential command with a named secret file asks", in: in(cred, readWrite, kinds(read, cred), tool("Bash"), with(func(i *Input) {
+			i.Action.Paths = []action.PathRef{{Path: "/home/sam/proj/.env", Access: action.Read, Sensitive: true}}
+			i.Action.Commands = []action.Command{{Argv: []string{"printenv"}, Name: "printenv", Kind: action.Credential}}
+		})), want: Ask, fired: []string{"builtin.credential-not-granted"}},
 		{name: "credential granted is allowed", in: in(cred, []action.Kind{read, cred}), want: Allow, notFired: []string{"builtin.credential-not-granted"}},
 
 		// unknown-tool
