@@ -236,7 +236,7 @@ func nameKinds(ts []string) (ks kindSet, readLed bool) {
 		if credentialWords[t] && !credentialExempt(ts) {
 			ks.add(Credential)
 		}
-		if i == 1 && ts[0] == "api" && t == "key" || i > 0 && t == "key" && (ts[i-1] == "private" || ts[i-1] == "secret" || ts[i-1] == "access") {
+		if i > 0 && (t == "key" || t == "keys") && slices.Contains([]string{"api", "private", "secret", "access", "ssh", "signing", "encryption"}, ts[i-1]) {
 			ks.add(Credential)
 		}
 		if i == 0 {

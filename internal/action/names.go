@@ -45,6 +45,7 @@ func snakeCase(s string) string {
 		rs = rs[:256]
 	}
 	for i, r := range rs {
+		orig := r
 		switch {
 		case r == '_' || r == '-' || r == ' ' || r == '.' || r == '/' || r == ':' || unicode.IsSpace(r):
 			prev = 0
@@ -66,7 +67,7 @@ func snakeCase(s string) string {
 			b.WriteByte('_')
 		}
 		b.WriteRune(r)
-		prev = r
+		prev = orig
 	}
 	return b.String()
 }

@@ -63,8 +63,8 @@ var codePatterns = []codePattern{
 	{re: regexp.MustCompile(`os\.(?:remove|unlink|rmdir|removedirs)\(\s*(?:r?['"]([^'"]*)['"])?`), langs: "python", kind: Delete, group: 1, note: "deletes files (os.remove)"},
 	{re: regexp.MustCompile(`Path\(\s*r?['"]([^'"]*)['"]\s*\)\.(?:unlink|rmdir)\(`), langs: "python", kind: Delete, group: 1, note: "deletes a file (Path.unlink)"},
 	{re: regexp.MustCompile(`\.unlink\(\s*(?:missing_ok)?`), langs: "python", kind: Delete, note: "deletes a file (unlink)"},
-	{re: regexp.MustCompile(`fs\.(?:rmSync|rm|rmdirSync|rmdir|promises\.rm)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Delete, group: 1, destructive: true, note: "deletes files (fs.rm)"},
-	{re: regexp.MustCompile(`fs\.(?:unlinkSync|unlink|promises\.unlink)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Delete, group: 1, note: "deletes a file (fs.unlink)"},
+	{re: regexp.MustCompile(`(?:\bfs|\))(?:\.promises)?\.(?:rmSync|rm|rmdirSync|rmdir)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Delete, group: 1, destructive: true, note: "deletes files (fs.rm)"},
+	{re: regexp.MustCompile(`(?:\bfs|\))(?:\.promises)?\.(?:unlinkSync|unlink)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Delete, group: 1, note: "deletes a file (fs.unlink)"},
 	{re: regexp.MustCompile(`\brimraf\b`), langs: "javascript", kind: Delete, destructive: true, note: "deletes a directory tree (rimraf)"},
 	{re: regexp.MustCompile(`\bunlink\s*\(?\s*(?:['"]([^'"]*)['"])?`), langs: "perl php", kind: Delete, group: 1, note: "deletes files (unlink)"},
 	{re: regexp.MustCompile(`\b(?:rmtree|remove_tree)\s*\(?\s*(?:['"]([^'"]*)['"])?`), langs: "perl", kind: Delete, group: 1, destructive: true, note: "deletes a directory tree (rmtree)"},
@@ -75,7 +75,7 @@ var codePatterns = []codePattern{
 	// File writes.
 	{re: regexp.MustCompile(`open\(\s*r?['"]([^'"]*)['"]\s*,\s*['"][^'"]*[wax+]`), langs: "python", kind: Write, group: 1, note: "writes a file"},
 	{re: regexp.MustCompile(`\.write_(?:text|bytes)\(`), langs: "python", kind: Write, note: "writes a file"},
-	{re: regexp.MustCompile(`fs\.(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|promises\.writeFile)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Write, group: 1, note: "writes a file"},
+	{re: regexp.MustCompile(`(?:\bfs|\))(?:\.promises)?\.(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Write, group: 1, note: "writes a file"},
 	{re: regexp.MustCompile(`open\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]\+?>{1,2}\s*([^'"]*)['"]`), langs: "perl", kind: Write, group: 1, note: "writes a file"},
 	{re: regexp.MustCompile(`File\.(?:write|open\([^)]*['"][wa])`), langs: "ruby", kind: Write, note: "writes a file"},
 	{re: regexp.MustCompile(`file_put_contents\(`), langs: "php", kind: Write, note: "writes a file"},
@@ -83,7 +83,7 @@ var codePatterns = []codePattern{
 	// File reads (for sensitivity: a script reading ~/.ssh/id_rsa).
 	{re: regexp.MustCompile(`open\(\s*r?['"]([^'"]*)['"]\s*(?:\)|,\s*['"]r)`), langs: "python", kind: Read, group: 1},
 	{re: regexp.MustCompile(`Path\(\s*r?['"]([^'"]*)['"]\s*\)\.read_(?:text|bytes)\(`), langs: "python", kind: Read, group: 1},
-	{re: regexp.MustCompile(`fs\.(?:readFileSync|readFile|createReadStream|promises\.readFile)\(\s*['"\x60]([^'"\x60]*)['"\x60]`), langs: "javascript", kind: Read, group: 1},
+	{re: regexp.MustCompile(`(?:\bfs|\))(?:\.promises)?\.(?:readFileSync|readFile|createReadStream)\(\s*['"\x60]([^'"\x60]*)['"\x60]`), langs: "javascript", kind: Read, group: 1},
 	{re: regexp.MustCompile(`File\.(?:read|readlines|open)\(\s*['"]([^'"]*)['"]`), langs: "ruby", kind: Read, group: 1},
 	{re: regexp.MustCompile(`file_get_contents\(\s*['"]([^'"]*)['"]`), langs: "php", kind: Read, group: 1},
 	{re: regexp.MustCompile(`open\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]<?\s*([^'">|]+)['"]`), langs: "perl", kind: Read, group: 1},
@@ -284,10 +284,10 @@ func awkProgram(inv *invocation, prog string) {
 		inv.w.script(unescapeCodeString(strings.Trim(lit, `"`)), inv.env.sub("awk "+via), inv.depth+1)
 	}
 	for _, m := range awkSystemRE.FindAllStringSubmatchIndex(body, 16) {
-		run(awkLiteral(prog, m, 2), "system()")
+		run(awkLiteral(prog, m, 1), "system()")
 	}
 	for _, m := range awkPipeInRE.FindAllStringSubmatchIndex(body, 16) {
-		run(awkLiteral(prog, m, 2), "getline")
+		run(awkLiteral(prog, m, 1), "getline")
 	}
 	for _, m := range awkPipeOutRE.FindAllStringSubmatchIndex(body, 16) {
 		// Skip the getline pipes already handled and "||".
@@ -295,11 +295,11 @@ func awkProgram(inv *invocation, prog string) {
 		if strings.HasPrefix(strings.TrimSpace(body[end:]), "getline") || m[0] > 0 && body[m[0]-1] == '|' || end < len(body) && body[end] == '|' {
 			continue
 		}
-		run(awkLiteral(prog, m, 2), "pipe")
+		run(awkLiteral(prog, m, 1), "pipe")
 	}
 	for _, m := range awkPrintOutRE.FindAllStringSubmatchIndex(body, 16) {
 		inv.kind(Write)
-		if f := awkLiteral(prog, m, 2); f != "" {
+		if f := awkLiteral(prog, m, 1); f != "" {
 			inv.w.addPath(strings.Trim(f, `"`), Write, inv.env, false)
 		} else {
 			inv.note("awk writes to a file named at run time")
@@ -330,7 +330,8 @@ func awkStripStrings(s string) string {
 	return string(b)
 }
 
-// awkLiteral returns the original string literal for submatch g of m.
+// awkLiteral returns the original text of submatch g of m (a string
+// literal, quotes included), or "" when the group did not match.
 func awkLiteral(orig string, m []int, g int) string {
 	if len(m) <= 2*g+1 || m[2*g] < 0 {
 		return ""

@@ -635,7 +635,7 @@ func tarCmd(inv *invocation, _ *cmdSpec) {
 			ops = ops[1:]
 		}
 	}
-	if f, ok := p.value("f", "file"); ok {
+	if f, ok := p.value("f", "file"); ok && f != "" {
 		archive = f
 	}
 	switch {

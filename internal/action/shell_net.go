@@ -5,7 +5,7 @@ import (
 )
 
 // curlFlags are curl's options that take a value.
-var curlFlags = flagDef{short: "dFTXHoAebcKuxEwmrCyYzQtUDPs", long: []string{
+var curlFlags = flagDef{short: "dFTXHoAebcKuxEwmrCyYzQtUDP", long: []string{
 	"data", "data-raw", "data-binary", "data-urlencode", "data-ascii", "json", "form", "form-string",
 	"upload-file", "request", "header", "output", "user-agent", "referer", "cookie", "cookie-jar",
 	"config", "user", "proxy", "cert", "key", "cacert", "capath", "write-out", "max-time",

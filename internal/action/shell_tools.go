@@ -959,14 +959,24 @@ func dbCmd(inv *invocation) {
 			return
 		}
 	case "mysql", "mariadb":
-		p = parseFlags(inv.argv, 1, flagDef{short: "eDhPuSC", long: []string{"execute", "database", "host", "port", "user", "socket", "defaults-file", "init-command", "default-character-set"}})
-		sqls = p.values("e", "execute")
-		for _, a := range inv.argv[1:] {
+		// -pSECRET takes its value attached; drop it before parsing so
+		// its letters are not read as flags.
+		keep := []int{0}
+		for i, a := range inv.argv[1:] {
 			if strings.HasPrefix(a, "-p") && len(a) > 2 || strings.HasPrefix(a, "--password=") {
 				inv.w.res.sensitive = true
 				inv.note("passes the database password on the command line")
+				continue
 			}
+			keep = append(keep, i+1)
 		}
+		argv, dyn := make([]string, len(keep)), make([]bool, len(keep))
+		for j, i := range keep {
+			argv[j], dyn[j] = inv.argv[i], inv.dyn[i]
+		}
+		inv.argv, inv.dyn = argv, dyn
+		p = parseFlags(inv.argv, 1, flagDef{short: "eDhPuSC", long: []string{"execute", "database", "host", "port", "user", "socket", "defaults-file", "init-command", "default-character-set"}})
+		sqls = p.values("e", "execute")
 	case "sqlite3", "sqlite", "duckdb":
 		p = parseFlags(inv.argv, 1, flagDef{long: []string{"cmd", "init", "separator", "nullvalue", "newline", "mode", "c"}, longSingle: true})
 		ops := p.ops

@@ -667,6 +667,10 @@ func interpCmd(inv *invocation, _ *cmdSpec) {
 			return
 		}
 	}
+	if len(p.ops) > 0 && inv.argv[p.ops[0]] == "-" {
+		inv.stdinCode(def.lang)
+		return
+	}
 	if len(p.ops) > 0 {
 		i := p.ops[0]
 		if name == "deno" || name == "bun" {
