@@ -1,6 +1,8 @@
 package policytest
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/mandate-dev/mandate/internal/policy"
@@ -39,5 +41,27 @@ func TestBuiltinFixturesLoad(t *testing.T) {
 	}
 	if count[ExpectAllow] < 15 || count[ExpectDeny]+count[ExpectAsk]+count[ExpectBlock] < 15 {
 		t.Errorf("expectations are lopsided: %v", count)
+	}
+}
+
+// TestDocsFixtureExample parses the fixture examples in docs/policy.md.
+func TestDocsFixtureExample(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/policy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range strings.Split(string(doc), "```yaml\n")[1:] {
+		src, _, _ := strings.Cut(b, "```")
+		if !strings.Contains(src, "cases:") {
+			continue
+		}
+		n++
+		if _, err := ParseCases("docs/policy.md", []byte(src)); err != nil {
+			t.Errorf("fixture example does not parse: %v", err)
+		}
+	}
+	if n == 0 {
+		t.Error("no fixture example in docs/policy.md")
 	}
 }
