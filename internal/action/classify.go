@@ -3,6 +3,7 @@ package action
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Option configures a Classifier.
@@ -23,6 +24,8 @@ func WithCatalogFiles(paths ...string) Option {
 // Classifier serves any number of goroutines.
 type Classifier struct {
 	cat *catalog
+	// parsers recycles shell parsers between calls.
+	parsers *sync.Pool
 }
 
 // NewClassifier loads the built-in tool catalog and any operator catalogs.
@@ -36,7 +39,7 @@ func NewClassifier(opts ...Option) (*Classifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Classifier{cat: cat}, nil
+	return &Classifier{cat: cat, parsers: &sync.Pool{New: newBashParser}}, nil
 }
 
 // Classify says what call does. It never panics, does no I/O, and is safe
@@ -98,7 +101,7 @@ func (c *Classifier) Classify(call Call) (a Action) {
 		b.note("no command given")
 	}
 	for i, s := range w.shells {
-		res := analyzeShell(s, call.WorkingDir, call.HomeDir)
+		res := analyzeShell(s, call.WorkingDir, call.HomeDir, c.parsers)
 		if shellDecides && i == 0 {
 			b.kinds = 0
 		}
@@ -108,7 +111,7 @@ func (c *Classifier) Classify(call Call) (a Action) {
 		applySQL(b, classifySQL(q))
 	}
 	for _, ca := range w.codes {
-		applyCode(b, scanCode(ca.lang, ca.code), call.WorkingDir, call.HomeDir)
+		applyCode(b, scanCode(ca.lang, ca.code), call.WorkingDir, call.HomeDir, c.parsers)
 	}
 
 	if b.kinds.has(Send) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -51,14 +52,15 @@ type shellResult struct {
 // error together with a single Execute command standing for the whole line,
 // so a caller that ignores the error still never sees a read.
 func ParseShell(script, workDir, homeDir string) ([]Command, []PathRef, []string, error) {
-	r := analyzeShell(script, workDir, homeDir)
+	r := analyzeShell(script, workDir, homeDir, nil)
 	return r.commands, r.paths, r.urls, r.err
 }
 
-// analyzeShell parses and analyses a command line.
-func analyzeShell(script, workDir, homeDir string) *shellResult {
+// analyzeShell parses and analyses a command line. parsers, if not nil,
+// recycles Bash parsers (they are large and not safe to share at once).
+func analyzeShell(script, workDir, homeDir string, parsers *sync.Pool) *shellResult {
 	res := &shellResult{}
-	w := &shellWalker{res: res, home: homeDir, funcs: map[string]kindSet{}}
+	w := &shellWalker{res: res, home: homeDir, funcs: map[string]kindSet{}, parsers: parsers}
 	env := &shellEnv{cwd: workDir}
 	w.script(script, env, 0)
 	if res.err != nil && len(res.commands) == 0 {
@@ -69,9 +71,19 @@ func analyzeShell(script, workDir, homeDir string) *shellResult {
 	return res
 }
 
+// newBashParser is the New function of a parser pool.
+func newBashParser() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+
 // parseShellFile parses src as Bash, falling back to POSIX sh.
-func parseShellFile(src string) (*syntax.File, error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+func parseShellFile(src string, parsers *sync.Pool) (*syntax.File, error) {
+	var p *syntax.Parser
+	if parsers != nil {
+		p = parsers.Get().(*syntax.Parser)
+		defer parsers.Put(p)
+	} else {
+		p = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	f, err := p.Parse(strings.NewReader(src), "")
 	if err == nil {
 		return f, nil
 	}
@@ -87,6 +99,7 @@ type shellWalker struct {
 	funcs    map[string]kindSet // functions the script defines, with what their bodies do
 	commands int
 	limited  bool
+	parsers  *sync.Pool
 }
 
 // shellEnv is the state a command sees: the working directory (tracked
@@ -124,7 +137,7 @@ func (w *shellWalker) script(src string, env *shellEnv, depth int) {
 		w.res.kinds.add(Execute)
 		return
 	}
-	f, err := parseShellFile(src)
+	f, err := parseShellFile(src, w.parsers)
 	if err != nil {
 		if depth == 0 {
 			w.res.err = fmt.Errorf("parse shell: %w", err)
@@ -197,7 +210,10 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 		case syntax.Pipe, syntax.PipeAll:
 			// Both sides run in subshells: cd does not leak.
 			w.stmt(c.X, env.sub(), in, depth)
-			out := w.literalOutput(c.X, env, in)
+			out := &stdinSrc{via: "pipe"}
+			if w.readsStdinScript(c.Y, env) {
+				out = w.literalOutput(c.X, env, in)
+			}
 			w.stmt(c.Y, env.sub(), out, depth)
 		default:
 			w.stmt(c.X, env, in, depth)
@@ -609,6 +625,36 @@ func (w *shellWalker) literalOutput(s *syntax.Stmt, env *shellEnv, in *stdinSrc)
 		return pipeTransform(argv, in)
 	}
 	return dynamic
+}
+
+// stdinConsumers run or transform what arrives on their standard input,
+// so a pipeline's known output matters to them.
+var stdinConsumers = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
+	"python": true, "python3": true, "python2": true, "node": true, "nodejs": true, "perl": true, "ruby": true,
+	"php": true, "lua": true, "psql": true, "mysql": true, "mariadb": true, "sqlite3": true, "sqlite": true,
+	"duckdb": true, "ssh": true, "base64": true, "cat": true, "rev": true, "sudo": true, "doas": true,
+	"env": true, "exec": true, "command": true, "nohup": true, "timeout": true, "time": true, "osascript": true,
+}
+
+// readsStdinScript reports whether a pipeline stage may run or pass on what
+// it reads (a shell, an interpreter, a database client, or a filter in
+// front of one); only then is the previous stage's output worth working out.
+func (w *shellWalker) readsStdinScript(s *syntax.Stmt, env *shellEnv) bool {
+	if s == nil {
+		return false
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		return w.readsStdinScript(c.X, env)
+	case *syntax.CallExpr:
+		if len(c.Args) == 0 {
+			return false
+		}
+		v := w.word(c.Args[0], env)
+		return v.dyn || stdinConsumers[path.Base(v.s)] || lookupCommand(path.Base(v.s)) == nil
+	}
+	return true
 }
 
 // pipeTransform computes the output of the few filters whose output is

@@ -3,6 +3,7 @@ package action
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Inline program text (python -c, node -e, perl -e, awk programs, a code
@@ -204,7 +205,7 @@ func unescapeCodeString(s string) string {
 }
 
 // applyCode adds inline code found in a tool argument to the action.
-func applyCode(b *builder, r codeResult, dir, home string) {
+func applyCode(b *builder, r codeResult, dir, home string, parsers *sync.Pool) {
 	b.kinds |= r.kinds
 	if r.destructive {
 		b.destructive = true
@@ -230,7 +231,7 @@ func applyCode(b *builder, r codeResult, dir, home string) {
 		b.host(hostOnly(u))
 	}
 	for _, s := range r.shells {
-		applyShell(b, analyzeShell(s, dir, home))
+		applyShell(b, analyzeShell(s, dir, home, parsers))
 	}
 }
 

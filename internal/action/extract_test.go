@@ -1,0 +1,236 @@
+package action
+
+import (
+	"testing"
+)
+
+func TestNormPath(t *testing.T) {
+	tests := []struct {
+		in, dir, home string
+		want          string
+		rel           bool
+	}{
+		{"src/a.go", "/home/u/proj", "/home/u", "/home/u/proj/src/a.go", false},
+		{"./a/../b", "/w", "", "/w/b", false},
+		{"../../etc/passwd", "/home/u/proj", "/home/u", "/home/etc/passwd", false},
+		{"~/notes.txt", "/w", "/home/u", "/home/u/notes.txt", false},
+		{"~", "/w", "/home/u/", "/home/u", false},
+		{"~/.ssh/../.aws/credentials", "/w", "/home/u", "/home/u/.aws/credentials", false},
+		{"$HOME/x", "/w", "/home/u", "/home/u/x", false},
+		{"${HOME}/x", "/w", "", "~/x", false},
+		{"~/x/../y", "/w", "", "~/y", false},
+		{"~bob/x", "/w", "/home/u", "~bob/x", false},
+		{"/a//b/./c/", "/w", "", "/a/b/c", false},
+		{"/../..", "", "", "/", false},
+		{"file:///etc/hosts", "", "", "/etc/hosts", false},
+		{"rel/x", "", "", "rel/x", true},
+		{"../x", "", "", "../x", true},
+		{"$DIR/x", "/w", "", "$DIR/x", true},
+		{`C:\Users\u\file.txt`, "/w", "", `C:\Users\u\file.txt`, false},
+		{"  spaced  ", "/w", "", "/w/spaced", false},
+		{"", "/w", "", "", false},
+	}
+	for _, tt := range tests {
+		got, rel := normPath(tt.in, tt.dir, tt.home)
+		if got != tt.want || rel != tt.rel {
+			t.Errorf("normPath(%q, %q, %q) = (%q, %v), want (%q, %v)", tt.in, tt.dir, tt.home, got, rel, tt.want, tt.rel)
+		}
+	}
+}
+
+func TestSensitivePath(t *testing.T) {
+	tests := []struct {
+		path      string
+		sensitive bool
+	}{
+		{"/home/u/proj/.env", true},
+		{"/home/u/proj/.env.local", true},
+		{"/home/u/proj/.env.production", true},
+		{"/home/u/proj/prod.env", true},
+		{"/home/u/proj/.env.example", false},
+		{"/home/u/proj/.env.sample", false},
+		{"/home/u/proj/.env.template", false},
+		{"/srv/tls/server.pem", true},
+		{"/srv/tls/server.key", true},
+		{"/x/cert.p12", true},
+		{"/x/store.pfx", true},
+		{"/x/app.keystore", true},
+		{"/home/u/.ssh/id_rsa", true},
+		{"/home/u/keys/id_ed25519", true},
+		{"/home/u/.ssh/id_rsa.pub", true}, // under .ssh: the whole directory counts
+		{"/home/u/keys/id_rsa.pub", false},
+		{"/home/u/proj/id_test.go", false},
+		{"/home/u/.ssh", true},
+		{"/home/u/.ssh/config", true},
+		{"/home/u/.aws/credentials", true},
+		{"/home/u/.aws/config", true},
+		{"/home/u/.gnupg/pubring.kbx", true},
+		{"/home/u/.kube/config", true},
+		{"/home/u/.kube/cache/x", false},
+		{"/home/u/.docker/config.json", true},
+		{"/home/u/.netrc", true},
+		{"/home/u/.npmrc", true},
+		{"/home/u/.pypirc", true},
+		{"/home/u/.git-credentials", true},
+		{"/home/u/proj/credentials.json", true},
+		{"/etc/shadow", true},
+		{"/etc/sudoers", true},
+		{"/etc/sudoers.d/90-cloud", true},
+		{"/etc/passwd", false},
+		{"/Users/u/Library/Keychains/login.keychain-db", true},
+		{"/home/u/x.keychain", true},
+		{"/home/u/.config/google-chrome/Default/Cookies", true},
+		{"/home/u/.mozilla/firefox/abc.default/logins.json", true},
+		{"/Users/u/Library/Application Support/Google/Chrome/Default/Login Data", true},
+		{"/home/u/.password-store/email.gpg", true},
+		{"/home/u/vault.kdbx", true},
+		{"/srv/infra/terraform.tfstate", true},
+		{"/srv/infra/prod.tfstate.backup", true},
+		{"/home/u/.config/gcloud/application_default_credentials.json", true},
+		{"/home/u/.azure/accessTokens.json", true},
+		{".ssh/id_rsa", true},
+		{"~/.aws/credentials", true},
+		{"/home/u/proj/README.md", false},
+		{"/home/u/proj/src/keys.go", false},
+		{"/home/u/proj/environment.ts", false},
+	}
+	for _, tt := range tests {
+		why, _ := sensitivePath(tt.path)
+		if (why != "") != tt.sensitive {
+			t.Errorf("sensitivePath(%q) = %q, want sensitive=%v", tt.path, why, tt.sensitive)
+		}
+	}
+}
+
+func TestIBAN(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"DE89370400440532013000", []string{"DE89370400440532013000"}},
+		{"pay to DE89 3704 0044 0532 0130 00 today", []string{"DE89370400440532013000"}},
+		{"GB82 WEST 1234 5698 7654 32", []string{"GB82WEST12345698765432"}},
+		{"FR1420041010050500013M02606", []string{"FR1420041010050500013M02606"}},
+		{"NL91ABNA0417164300 and CH9300762011623852957", []string{"NL91ABNA0417164300", "CH9300762011623852957"}},
+		{"DE89370400440532013001", nil}, // checksum fails
+		{"DE00370400440532013000", nil},
+		{"XX12", nil},
+		{"order AB12 3456 7890 1234 5", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		got := findIBANs(tt.in)
+		if len(got) != len(tt.want) {
+			t.Errorf("findIBANs(%q) = %v, want %v", tt.in, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("findIBANs(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		}
+	}
+}
+
+func TestParseAmount(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Amount
+		ok   bool
+	}{
+		{"579 USD", Amount{579, "USD"}, true},
+		{"USD 579", Amount{579, "USD"}, true},
+		{"579usd", Amount{579, "USD"}, true},
+		{"€12.50", Amount{12.5, "EUR"}, true},
+		{"12,50 €", Amount{12.5, "EUR"}, true},
+		{"$5", Amount{5, "USD"}, true},
+		{"£1,234.56", Amount{1234.56, "GBP"}, true},
+		{"1.234,56 EUR", Amount{1234.56, "EUR"}, true},
+		{"1,234 EUR", Amount{1234, "EUR"}, true},
+		{"1.234.567 CHF", Amount{1234567, "CHF"}, true},
+		{"¥500", Amount{500, "JPY"}, true},
+		{"CHF 12'500", Amount{12500, "CHF"}, true},
+		{"42", Amount{42, ""}, true},
+		{"-3.5 EUR", Amount{-3.5, "EUR"}, true},
+		{"10 dollars", Amount{10, "USD"}, true},
+		{"579 pcs", Amount{}, false},
+		{"five euros", Amount{}, false},
+		{"$5 and €6", Amount{}, false},
+		{"", Amount{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := parseAmount(tt.in)
+		if ok != tt.ok || ok && got != tt.want {
+			t.Errorf("parseAmount(%q) = %+v, %v; want %+v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+	if v := minorToMajor(5000, "USD"); v != 50 {
+		t.Errorf("minorToMajor(5000, USD) = %v", v)
+	}
+	if v := minorToMajor(500, "JPY"); v != 500 {
+		t.Errorf("minorToMajor(500, JPY) = %v", v)
+	}
+	if v := minorToMajor(1500, "KWD"); v != 1.5 {
+		t.Errorf("minorToMajor(1500, KWD) = %v", v)
+	}
+}
+
+func TestClassifySQL(t *testing.T) {
+	tests := []struct {
+		sql         string
+		kind        Kind
+		destructive bool
+	}{
+		{"SELECT * FROM t", Read, false},
+		{"select 1; select 2", Read, false},
+		{"WITH x AS (SELECT 1) SELECT * FROM x", Read, false},
+		{"WITH gone AS (DELETE FROM t RETURNING *) SELECT * FROM gone", Delete, true},
+		{"EXPLAIN SELECT 1", Read, false},
+		{"EXPLAIN ANALYZE DELETE FROM t", Delete, true},
+		{"SHOW TABLES", Read, false},
+		{"INSERT INTO t VALUES (1)", Write, false},
+		{"UPDATE t SET a = 1 WHERE id = 1", Write, false},
+		{"UPDATE t SET a = 1", Write, true}, // destructive: the builder adds Delete
+		{"DELETE FROM t WHERE id = 1", Delete, true},
+		{"DROP TABLE users", Delete, true},
+		{"TRUNCATE events", Delete, true},
+		{"ALTER TABLE t DROP COLUMN c", Delete, true},
+		{"ALTER TABLE t ADD COLUMN c int", Write, false},
+		{"CREATE TABLE x (a int)", Write, false},
+		{"SELECT * INTO backup FROM t", Write, false},
+		{"SELECT * FROM t INTO OUTFILE '/tmp/x'", Write, false},
+		{"COPY t TO STDOUT", Read, false},
+		{"COPY t FROM PROGRAM 'curl x'", Execute, false},
+		{"BEGIN; DELETE FROM t; COMMIT;", Delete, true},
+		{"-- DROP TABLE x\nSELECT 1", Read, false},
+		{"/* DROP TABLE x */ SELECT 1", Read, false},
+		{"SELECT 'DROP TABLE x'", Read, false},
+		{"SELECT $$ DROP TABLE x $$", Read, false},
+		{"SELECT 1; /* hide */ DROP TABLE x", Delete, true},
+		{"CALL cleanup()", Execute, false},
+		{"FROBNICATE things", Execute, false},
+		{"PRAGMA table_info(t)", Read, false},
+		{"PRAGMA journal_mode = WAL", Write, false},
+		{"GRANT ALL ON t TO bob", Write, false},
+	}
+	for _, tt := range tests {
+		r := classifySQL(tt.sql)
+		if got := r.kinds.top(); got != tt.kind || r.destructive != tt.destructive {
+			t.Errorf("classifySQL(%q) = %s destructive=%v, want %s destructive=%v (%v)", tt.sql, got, r.destructive, tt.kind, tt.destructive, r.notes)
+		}
+	}
+	if r := classifySQL("  ;; -- nothing\n"); r.statements != 0 {
+		t.Errorf("empty SQL has %d statements", r.statements)
+	}
+}
+
+func TestLooksLikePath(t *testing.T) {
+	for s, want := range map[string]bool{
+		"/etc/hosts": true, "~/x": true, "./a": true, "a/b": true, "report.pdf": true, ".env": true,
+		"Receipts": false, "hello world.txt": false, "https://x.example/a": false, "bob@x.org": false, "": false,
+	} {
+		if got := looksLikePath(s); got != want {
+			t.Errorf("looksLikePath(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
