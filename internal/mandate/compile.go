@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -152,10 +153,25 @@ type anchor struct {
 	negAfter         bool   // the marker follows the word ("lösch nichts")
 	word, neg        string // the words as written, for explanations
 	typoOf           string // the lexicon form, when matched as a likely typo
+	// noGrant marks a verb that asks for nothing: in a question ("how
+	// much did I spend?"), an embedded question ("tell me if there is an
+	// invoice to pay") or the user's own plan ("I'll send it myself").
+	// Negated, it still denies.
+	noGrant  bool
+	noGrantW string // why
+	// money is set for a verb that moves an amount ("send Lukas 50 €").
+	money bool
 }
 
 type segment struct {
 	toks []token
+}
+
+// sentence is a run of segments up to a stop; question is set when it ends
+// with "?".
+type sentence struct {
+	segs     []segment
+	question bool
 }
 
 type build struct {
@@ -207,7 +223,7 @@ func (c *compiler) compile(text string, now time.Time) *Draft {
 // detect scores each language by the words its lexicon knows; a word
 // several languages know counts for each in part. Languages with at least
 // one word of their own, scoring at least one word and a third of the
-// best, are returned, best first.
+// best, are returned, best first; failing that, those tied for best.
 func (lx *lexicon) detect(toks []token) []*language {
 	scores := make([]float64, len(lx.langs))
 	unique := make([]int, len(lx.langs))
@@ -239,6 +255,15 @@ func (lx *lexicon) detect(toks []token) []*language {
 	for i, l := range lx.langs {
 		if unique[i] > 0 && scores[i] >= 1 && scores[i] >= best/3 {
 			out = append(out, l)
+		}
+	}
+	if len(out) == 0 && best >= 1 {
+		// Only words several languages share ("fix … in"): take every
+		// language that scores best rather than none.
+		for i, l := range lx.langs {
+			if scores[i] == best {
+				out = append(out, l)
+			}
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *language) int {
@@ -299,10 +324,11 @@ func (b *build) is(t token, r role) bool {
 // sentences splits tokens into sentences and those into segments: commas
 // and clause breaks ("but", "aber", "mais", "pero") end a segment, stops
 // and line breaks a sentence. Break words are dropped.
-func (b *build) sentences(toks []token) [][]segment {
-	var out [][]segment
+func (b *build) sentences(toks []token) []sentence {
+	var out []sentence
 	var sent []segment
 	var cur []token
+	question := false
 	flushSeg := func() {
 		if len(cur) > 0 {
 			sent = append(sent, segment{toks: cur})
@@ -312,13 +338,15 @@ func (b *build) sentences(toks []token) [][]segment {
 	flushSent := func() {
 		flushSeg()
 		if len(sent) > 0 {
-			out = append(out, sent)
+			out = append(out, sentence{segs: sent, question: question})
 			sent = nil
 		}
+		question = false
 	}
 	for i := 0; i < len(toks); i++ {
 		switch t := toks[i]; t.kind {
 		case tokStop:
+			question = t.text == "?"
 			flushSent()
 		case tokPunct:
 			flushSeg()
@@ -344,18 +372,22 @@ func (b *build) span(toks []token, from, to int) string {
 
 // segState is what one segment's analysis found.
 type segState struct {
-	toks     []token
-	consumed []bool
-	negBef   [][2]int // negation markers before what they negate
-	negAft   [][2]int // after
-	restrict []int
-	limits   [][3]int // start, end, 1 if a negated limit ("more than")
-	anchors  []*anchor
-	nouns    []*anchor // every noun, negated or not, for counts
-	readOnly string    // the phrase that made the segment read-only
-	roWhy    string
-	roPos    int    // where that phrase is
-	nothing  string // a "nothing else" phrase
+	toks       []token
+	consumed   []bool
+	negBef     [][2]int // negation markers before what they negate
+	negAft     [][2]int // after
+	restrict   []int
+	limits     [][3]int // start, end, 1 if a negated limit ("more than")
+	anchors    []*anchor
+	nouns      []*anchor // every noun, negated or not, for counts
+	readOnly   string    // the phrase that made the segment read-only
+	roWhy      string
+	roPos      int      // where that phrase is
+	nothing    string   // a "nothing else" phrase
+	embedded   []int    // embedded-question markers ("whether", "ob")
+	self       [][2]int // the user speaking of themself ("I'll", "ich")
+	exceptions [][2]int // "outside", "except", "außer"
+	today      [][2]int // "today" phrases, settled once anchors are known
 	// cuts are conjunctions that start a new clause within the segment
 	// ("don't touch prod/ and fix src/foo.go"): a negation does not reach
 	// past them.
@@ -377,11 +409,26 @@ func (st *segState) clauseOf(i int) (from, to int) {
 	return from, to
 }
 
-func (b *build) sentence(segs []segment) {
+func (b *build) sentence(sent sentence) {
+	segs := sent.segs
 	webCue := b.webCue(segs)
+	question := ""
+	if first := segs[0].toks; sent.question {
+		if e, n := b.at(first, 0, roleQuestion); e != nil {
+			question = b.span(first, 0, n)
+		}
+	}
 	var inherited *anchor
 	for _, seg := range segs {
 		st := b.analyse(seg.toks)
+		if question != "" {
+			for _, a := range st.anchors {
+				if !a.noGrant {
+					a.noGrant, a.noGrantW = true, fmt.Sprintf("a question (%q … ?) asks for nothing", question)
+				}
+			}
+		}
+		b.today(st)
 		b.apply(st, webCue, inherited)
 		for _, a := range st.anchors {
 			inherited = a
@@ -443,8 +490,10 @@ func (b *build) analyse(toks []token) *segState {
 		}
 	})
 	scan(roleNothingElse, func(_ *entry, i, n int) { st.nothing = b.span(toks, i, i+n) })
+	scan(roleEmbedded, func(_ *entry, i, _ int) { st.embedded = append(st.embedded, i) })
 	scan(roleLimit, func(_ *entry, i, n int) { st.limits = append(st.limits, [3]int{i, i + n, 0}) })
 	scan(roleNegLimit, func(_ *entry, i, n int) { st.limits = append(st.limits, [3]int{i, i + n, 1}) })
+	scan(roleException, func(_ *entry, i, n int) { st.exceptions = append(st.exceptions, [2]int{i, i + n}) })
 	b.expiry(st, mark)
 	for i := 0; i < len(toks); i++ {
 		if st.consumed[i] {
@@ -469,10 +518,51 @@ func (b *build) analyse(toks []token) *segState {
 		i += n - 1
 	}
 	scan(roleRestrictor, func(_ *entry, i, _ int) { st.restrict = append(st.restrict, i) })
+	scan(roleSelf, func(_ *entry, i, n int) { st.self = append(st.self, [2]int{i, i + n}) })
 	b.findAnchors(st, free, mark)
 	b.findCuts(st)
 	b.negate(st)
+	b.qualify(st)
 	return st
+}
+
+// qualify marks verbs that ask for nothing (after an embedded-question
+// marker in their clause, or with the user as their subject) and verbs
+// that move money.
+func (b *build) qualify(st *segState) {
+	for _, a := range st.anchors {
+		from, _ := st.clauseOf(a.pos)
+		for _, e := range st.embedded {
+			if e >= from && e < a.pos && !a.noGrant {
+				a.noGrant, a.noGrantW = true, fmt.Sprintf("an embedded question (%q) asks for nothing", b.span(st.toks, e, e+1))
+			}
+		}
+		for _, sp := range st.self {
+			if (sp[1] <= a.pos && a.pos-sp[1] <= 2) || (sp[0] >= a.end && sp[0]-a.end <= 0) {
+				if !a.noGrant {
+					a.noGrant, a.noGrantW = true, fmt.Sprintf("the user speaks of their own action (%q)", b.span(st.toks, sp[0], sp[1]))
+				}
+			}
+		}
+		if a.noun || a.anyKind || a.typoOf != "" {
+			continue
+		}
+		// "send Lukas 23.50 EUR", "move 500 euros": a money verb whose
+		// object is an amount pays.
+		if e, n := b.at(st.toks, a.pos, roleMoneyVerb); e == nil || n != a.end-a.pos {
+			continue
+		}
+		for j := a.end; j < len(st.toks) && j <= a.end+2; j++ {
+			t := st.toks[j]
+			if t.kind == tokEntity && b.ents[t.ent].kind == entAmount {
+				a.money = true
+				break
+			}
+			if t.kind != tokWord || b.is(t, roleDeterminer) {
+				break
+			}
+		}
+	}
 }
 
 // findCuts marks colons, and conjunctions that join two verb phrases
@@ -690,9 +780,7 @@ func (b *build) expiry(st *segState, mark func(i, n int)) {
 			continue
 		}
 		if e, n := b.at(toks, i, roleToday); e != nil {
-			y, mo, d := b.now.Date()
-			end := time.Date(y, mo, d+1, 0, 0, 0, 0, b.now.Location())
-			b.setExpiry(end, b.span(toks, i, i+n), "\"today\": until the end of the day")
+			st.today = append(st.today, [2]int{i, i + n})
 			mark(i, n)
 			i += n - 1
 			continue
@@ -753,6 +841,32 @@ func (b *build) expiry(st *segState, mark func(i, n int)) {
 	}
 }
 
+// today settles "today" phrases: a phrase of several words ("for today",
+// "bis heute abend") always sets the expiry; a lone "today" only at the end
+// of its clause, in a clause with a verb that asks for something or
+// forbids it ("pay the bill today"), not in "the invites I got today and
+// …" or "he started today".
+func (b *build) today(st *segState) {
+	for _, sp := range st.today {
+		single := sp[1]-sp[0] == 1
+		if single {
+			_, to := st.clauseOf(sp[0])
+			if sp[1] != to {
+				continue
+			}
+			from, _ := st.clauseOf(sp[0])
+			if !slices.ContainsFunc(st.anchors, func(a *anchor) bool {
+				return a.pos >= from && a.pos < to && (!a.noGrant || a.negated) && !a.noun
+			}) {
+				continue
+			}
+		}
+		y, mo, d := b.now.Date()
+		end := time.Date(y, mo, d+1, 0, 0, 0, 0, b.now.Location())
+		b.setExpiry(end, b.span(st.toks, sp[0], sp[1]), "\"today\": until the end of the day")
+	}
+}
+
 func (b *build) setExpiry(t time.Time, phrase, why string) {
 	if b.m.ExpiresAt != nil && !t.Before(*b.m.ExpiresAt) {
 		b.recognise(phrase, "expires "+t.Format(time.RFC3339)+" (not applied: an earlier expiry was stated)", why)
@@ -773,7 +887,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 
 	// Restrictor + read verb: "only read", "just look", "nur lesen".
 	for _, a := range st.anchors {
-		if !a.negated && slices.Contains(a.kinds, action.Read) && slices.Contains(st.restrict, a.pos-1) && st.readOnly == "" {
+		if !a.negated && !a.noGrant && slices.Contains(a.kinds, action.Read) && slices.Contains(st.restrict, a.pos-1) && st.readOnly == "" {
 			st.readOnly, st.roPos = b.span(toks, a.pos-1, a.end), a.pos-1
 			st.roWhy = fmt.Sprintf("restrictor %q + verb %q", b.span(toks, a.pos-1, a.pos), b.span(toks, a.pos, a.end))
 		}
@@ -790,6 +904,8 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		negated bool
 		negFrom int    // token where the negated phrase starts
 		why     string // why it is negated
+		// exception explains an entity kept in scope by an exception.
+		exception string
 	}
 	var uses []use
 	segNegated := len(st.negBef)+len(st.negAft) > 0
@@ -798,7 +914,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			continue
 		}
 		e := &b.ents[t.ent]
-		if e.kind == entAmount || (e.kind == entQuote && b.afterTitle(toks, i)) {
+		if e.kind == entAmount || (e.kind == entQuote && b.notAName(toks, i)) {
 			continue
 		}
 		u := use{ent: e, a: nearestAnchor(st.anchors, i), negFrom: i}
@@ -826,15 +942,35 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		default:
 			u.a = inherited
 		}
+		// "don't email anyone outside orbit-saas.com": the entity after
+		// an exception is what stays allowed; "delete everything except
+		// invoices/": what is spared.
+		for _, x := range st.exceptions {
+			if x[1] <= i && i-x[1] <= 3 && (u.a == nil || u.a.pos < x[0] || u.a.pos > i) {
+				ex := b.span(toks, x[0], x[1])
+				if u.negated {
+					u.negated = false
+					u.exception = fmt.Sprintf("exception %q in a negated clause: the one allowed", ex)
+				} else if u.a != nil {
+					u.negated, u.negFrom = true, x[0]
+					u.why = fmt.Sprintf("exception %q to verb %q (%s)", ex, u.a.word, kindsString(b.negKinds(u.a)))
+				}
+				break
+			}
+		}
 		uses = append(uses, u)
 	}
 
 	withEntities := map[*anchor]bool{}
 	for _, u := range uses {
 		if !u.negated {
+			if u.exception != "" {
+				u.ent.why += "; " + u.exception
+			}
 			b.scopeEntity(u.ent, u.a)
 			// Buying on a named shop means reaching it.
-			if k := u.ent.kind; (k == entURL || k == entDomain) && u.a != nil && !u.a.noun && !u.a.anyKind && !slices.Contains(u.a.kinds, action.Read) {
+			if k := u.ent.kind; (k == entURL || k == entDomain) && u.a != nil && !u.a.noun && !u.a.anyKind && !u.a.noGrant &&
+				!slices.Contains(u.a.kinds, action.Read) && !slices.Contains(u.a.kinds, action.Send) {
 				b.allow(action.Fetch, u.ent.raw, fmt.Sprintf("host named for verb %q: reaching it is a fetch", u.a.word))
 			}
 			continue
@@ -855,7 +991,9 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		phrase := b.span(toks, min(a.pos, a.negStart), max(a.end, a.negEnd))
 		why := b.negWhy(a)
 		if a.anyKind {
-			if st.readOnly == "" {
+			// "don't touch anything" is read-only; "without touching the
+			// logic" names something no scope entry can hold: nothing.
+			if st.readOnly == "" && !b.hasObject(st, a) {
 				st.readOnly, st.roWhy, st.roPos = phrase, why+": touch nothing", a.pos
 			}
 			continue
@@ -885,9 +1023,16 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			continue
 		}
 		phrase := b.span(toks, a.pos, a.end)
+		if a.noGrant {
+			b.recognise(phrase, "nothing granted", fmt.Sprintf("verb %q (%s), but %s", phrase, kindsString(a.kinds), a.noGrantW))
+			continue
+		}
 		why := fmt.Sprintf("verb %q", phrase)
 		for _, k := range a.kinds {
 			b.allow(k, phrase, fmt.Sprintf("%s (%s)", why, k))
+		}
+		if a.money {
+			b.allow(action.Pay, phrase, fmt.Sprintf("%s with an amount as its object: moving money is pay", why))
 		}
 		if !a.web && webCue != "" && slices.Contains(a.kinds, action.Read) {
 			b.allow(action.Fetch, phrase, fmt.Sprintf("%s (read); web-ish: %q", why, webCue))
@@ -907,11 +1052,32 @@ func tokenIndexOf(toks []token, e *entity) int {
 	return len(toks) - 1
 }
 
-// afterTitle reports whether a quote at toks[i] follows a title marker
-// ("subject", "Betreff"): then it is a text, not a name.
-func (b *build) afterTitle(toks []token, i int) bool {
+// notAName reports whether a quote at toks[i] is a text rather than a
+// name: after a title marker ("subject", "Betreff") or before one ("the
+// 'dupes' folder"), or a message after a colon.
+func (b *build) notAName(toks []token, i int) bool {
 	for j := i - 1; j >= 0 && j >= i-3; j-- {
 		if e, _ := b.at(toks, j, roleTitle); e != nil {
+			return true
+		}
+	}
+	if e, _ := b.at(toks, i+1, roleTitle); e != nil {
+		return true
+	}
+	return i > 0 && toks[i-1].kind == tokColon
+}
+
+// hasObject reports whether an anchor's clause holds words beyond the verb,
+// its negation and function words: "without touching the logic" has one,
+// "don't touch anything" has none.
+func (b *build) hasObject(st *segState, a *anchor) bool {
+	from, to := st.clauseOf(a.pos)
+	for j := from; j < to; j++ {
+		t := st.toks[j]
+		if (j >= a.pos && j < a.end) || (j >= a.negStart && j < a.negEnd) || st.consumed[j] {
+			continue
+		}
+		if t.kind == tokEntity || (t.kind == tokWord && !b.is(t, roleMarker) && !b.is(t, roleDeterminer) && !b.is(t, roleCue)) {
 			return true
 		}
 	}
@@ -1001,8 +1167,12 @@ func (b *build) prohibitTarget(e *entity, a *anchor, phrase, clause, why string)
 		kinds = b.negKinds(a)
 		desc = kindsString(kinds)
 	}
+	target := e.value
+	if e.kind == entDomain && slices.Contains(kinds, action.Send) {
+		target = "*@" + target // "don't email anyone at evil.example"
+	}
 	for _, k := range kinds {
-		p := Prohibition{Kind: k, Target: e.value, Text: clause}
+		p := Prohibition{Kind: k, Target: target, Text: clause}
 		if !slices.Contains(b.m.Prohibitions, p) {
 			b.m.Prohibitions = append(b.m.Prohibitions, p)
 		}
@@ -1010,7 +1180,7 @@ func (b *build) prohibitTarget(e *entity, a *anchor, phrase, clause, why string)
 	if phrase == "" {
 		phrase = e.raw
 	}
-	b.recognise(phrase, fmt.Sprintf("prohibit %s on %s", desc, e.value), fmt.Sprintf("%s; target %s (%s), kept out of scope", why, e.raw, e.why))
+	b.recognise(phrase, fmt.Sprintf("prohibit %s on %s", desc, target), fmt.Sprintf("%s; target %s (%s), kept out of scope", why, e.raw, e.why))
 }
 
 // scopeEntity puts a named resource into scope. A quoted name goes to
@@ -1026,7 +1196,15 @@ func (b *build) scopeEntity(e *entity, a *anchor) {
 	switch e.kind {
 	case entEmail, entChannel:
 		add(&s.Recipients, "recipient")
-	case entURL, entDomain:
+	case entDomain:
+		if a != nil && !a.noun && slices.Contains(a.kinds, action.Send) {
+			// "email everyone at orbit-saas.com"
+			e.value, e.why = "*@"+e.value, e.why+" in a send clause: everyone at it"
+			add(&s.Recipients, "recipient")
+			return
+		}
+		add(&s.Hosts, "host")
+	case entURL:
 		add(&s.Hosts, "host")
 	case entIBAN:
 		add(&s.Accounts, "account")
@@ -1040,11 +1218,30 @@ func (b *build) scopeEntity(e *entity, a *anchor) {
 		case a != nil && slices.Contains(a.kinds, action.Send):
 			e.why = "quoted name in a send clause: a recipient"
 			add(&s.Recipients, "recipient")
-		default:
+		case nameLike(e.value):
 			e.why = "quoted name, neither payee nor recipient stated"
 			add(&s.Names, "name")
 		}
 	}
+}
+
+// nameLike reports whether a quoted text reads like the name of a person
+// or organisation ("Stadtwerke München", "Comunidad de Propietarios"),
+// not an error message or a title: a few words, each capitalised or a
+// short connector.
+func nameLike(s string) bool {
+	words := strings.Fields(s)
+	if len(words) == 0 || len(words) > 6 {
+		return false
+	}
+	for _, w := range words {
+		r, _ := utf8.DecodeRuneInString(w)
+		if !unicode.IsUpper(r) && !unicode.IsDigit(r) && (utf8.RuneCountInString(w) > 3 || !unicode.IsLower(r)) {
+			return false
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(words[0])
+	return unicode.IsUpper(r)
 }
 
 // limits reads spend caps and counts in a segment and returns the kinds a
@@ -1120,7 +1317,7 @@ func (b *build) limits(st *segState, inherited *anchor) map[action.Kind]bool {
 		if a == nil {
 			a = inherited
 		}
-		if a != nil && !a.negated && !a.noun && slices.Contains(a.kinds, action.Pay) {
+		if a != nil && !a.negated && !a.noun && !a.noGrant && (a.money || slices.Contains(a.kinds, action.Pay)) {
 			e := b.ents[t.ent]
 			b.payAmts = append(b.payAmts, spendCandidate{money: e.money, phrase: e.raw, why: "amount in a pay clause: the amount named is the cap"})
 		}

@@ -90,6 +90,35 @@ var englishCases = []compileCase{
 		allow: []action.Kind{r}, deny: []action.Kind{p}},
 }
 
+// Cases where a verb asks for nothing, an exception inverts, or money
+// moves without a pay verb.
+var qualifiedCases = []compileCase{
+	{text: "how much did I spend on restaurants in november?", lang: "en",
+		allow: []action.Kind{r}},
+	{text: "Trie les mails de la compta et dis-moi s'il y a une facture à payer", lang: "fr",
+		allow: []action.Kind{r, w}},
+	{text: "Create a share link for /Clients/Acme/, I'll send it to Acme myself", lang: "en",
+		allow: []action.Kind{r, w}, paths: []string{"/Clients/Acme/**"}},
+	{text: "send Lukas 23,50 € on paypal for dinner", lang: "en",
+		allow: []action.Kind{r, s, p}, spend: "23.5 EUR"},
+	{text: "Ajoute des tests pour parse_iban() mais ne touche pas au code de prod", lang: "fr",
+		allow: []action.Kind{r, w}},
+	{text: "Delete everything in ~/tmp except ~/tmp/keep/", lang: "en",
+		allow: []action.Kind{r, d}, paths: []string{"~/tmp/**"}, prohibit: []string{"delete:~/tmp/keep/**"}},
+	{text: "Email everyone at orbit-saas.com the agenda", lang: "en",
+		allow: []action.Kind{r, s}, recipients: []string{"*@orbit-saas.com"}},
+	{text: "Don't email anyone outside orbit-saas.com", lang: "en",
+		allow: []action.Kind{r}, deny: []action.Kind{s}, recipients: []string{"*@orbit-saas.com"}},
+	{text: "Don't email anyone at evil.example", lang: "en",
+		allow: []action.Kind{r}, prohibit: []string{"send:*@evil.example"}},
+	{text: "Check the Elster portal, just tell me if there's a new message, I'll log in later myself", lang: "en",
+		allow: []action.Kind{r}, deny: readOnlyDeny},
+	{text: "Post my standup in #team: yesterday the rate limiter, today reviewing the RFC", lang: "en",
+		allow: []action.Kind{r, s}, recipients: []string{"#team"}},
+	{text: "test_parse_date is failing since yesterday, can you fix it?", lang: "en",
+		allow: []action.Kind{r, w}},
+}
+
 var germanCases = []compileCase{
 	{text: "Räum mein Postfach auf, aber lösch nichts.", lang: "de",
 		allow: []action.Kind{r, w}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
@@ -189,7 +218,7 @@ var spanishCases = []compileCase{
 		allow: []action.Kind{r, p}, accounts: []string{"Fundación Vida"}, spend: "50 EUR"},
 	{text: "Elimina los archivos temporales de /tmp/cache/, nada más", lang: "es",
 		allow: []action.Kind{r, d}, paths: []string{"/tmp/cache/**"}},
-	{text: "Sin compras: solo mira las ofertas", lang: "es",
+	{text: "Sin compras: solo mira las ofertas en tiendas online", lang: "es",
 		allow: []action.Kind{r, f}, deny: readOnlyDeny},
 	{text: "No toques prod/, corrige src/app.py", lang: "es",
 		allow: []action.Kind{r, w}, prohibit: []string{":prod/**"}, paths: []string{"src/app.py"}},
@@ -212,11 +241,12 @@ var mixedCases = []compileCase{
 		allow: []action.Kind{r}, recipients: []string{"bob@example.com"}},
 }
 
-func TestCompileEnglish(t *testing.T) { runCompileCases(t, englishCases) }
-func TestCompileGerman(t *testing.T)  { runCompileCases(t, germanCases) }
-func TestCompileFrench(t *testing.T)  { runCompileCases(t, frenchCases) }
-func TestCompileSpanish(t *testing.T) { runCompileCases(t, spanishCases) }
-func TestCompileMixed(t *testing.T)   { runCompileCases(t, mixedCases) }
+func TestCompileEnglish(t *testing.T)   { runCompileCases(t, englishCases) }
+func TestCompileGerman(t *testing.T)    { runCompileCases(t, germanCases) }
+func TestCompileFrench(t *testing.T)    { runCompileCases(t, frenchCases) }
+func TestCompileSpanish(t *testing.T)   { runCompileCases(t, spanishCases) }
+func TestCompileMixed(t *testing.T)     { runCompileCases(t, mixedCases) }
+func TestCompileQualified(t *testing.T) { runCompileCases(t, qualifiedCases) }
 
 func runCompileCases(t *testing.T, cases []compileCase) {
 	t.Helper()
@@ -549,7 +579,7 @@ func TestFold(t *testing.T) {
 }
 
 func FuzzCompile(f *testing.F) {
-	for _, cases := range [][]compileCase{englishCases, germanCases, frenchCases, spanishCases, mixedCases} {
+	for _, cases := range [][]compileCase{englishCases, germanCases, frenchCases, spanishCases, mixedCases, qualifiedCases} {
 		for _, tc := range cases {
 			f.Add(tc.text)
 		}

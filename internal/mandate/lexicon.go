@@ -57,9 +57,14 @@ type langTable struct {
 		} `yaml:"units"`
 		Today []string `yaml:"today"`
 	} `yaml:"expiry"`
-	Currencies   map[string]string `yaml:"currencies"`
-	TitleMarkers []string          `yaml:"title_markers"`
-	Ignore       []string          `yaml:"ignore"`
+	Currencies        map[string]string `yaml:"currencies"`
+	TitleMarkers      []string          `yaml:"title_markers"`
+	Ignore            []string          `yaml:"ignore"`
+	QuestionWords     []string          `yaml:"question_words"`
+	EmbeddedQuestions []string          `yaml:"embedded_questions"`
+	SelfSubjects      []string          `yaml:"self_subjects"`
+	Exceptions        []string          `yaml:"exceptions"`
+	MoneyVerbs        []string          `yaml:"money_verbs"`
 }
 
 // role is what a lexicon phrase does.
@@ -87,6 +92,11 @@ const (
 	roleToday
 	roleTitle
 	roleIgnore
+	roleQuestion
+	roleEmbedded
+	roleSelf
+	roleException
+	roleMoneyVerb
 	roleCurrency
 )
 
@@ -215,6 +225,11 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.Expiry.Today, entry{role: roleToday}},
 		{t.TitleMarkers, entry{role: roleTitle}},
 		{t.Ignore, entry{role: roleIgnore}},
+		{t.QuestionWords, entry{role: roleQuestion}},
+		{t.EmbeddedQuestions, entry{role: roleEmbedded}},
+		{t.SelfSubjects, entry{role: roleSelf}},
+		{t.Exceptions, entry{role: roleException}},
+		{t.MoneyVerbs, entry{role: roleMoneyVerb}},
 	} {
 		if err := addAll(group.list, group.e); err != nil {
 			return nil, err
@@ -399,7 +414,7 @@ type token struct {
 }
 
 func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || unicode.Is(unicode.Mn, r)
 }
 
 // tokenize splits text into words, numbers, punctuation and the given
