@@ -152,9 +152,9 @@ func (estimator) EstimateCallCost(fn, _ string, _ *cost.AstNode, args []cost.Ast
 	switch fn {
 	case "glob":
 		// Dynamic programming over segments, each matched with path.Match.
-		return cost.NewCallEstimate(cost.CostEstimate{Min: 1, Max: maxGlobSegments * maxGlobSegments}, nil)
+		return cost.NewCallEstimate(cost.Estimate{Min: 1, Max: maxGlobSegments * maxGlobSegments}, nil)
 	case "host_matches":
-		return cost.NewCallEstimate(cost.CostEstimate{Min: 1, Max: 1 + 2*fitString/10}, nil)
+		return cost.NewCallEstimate(cost.Estimate{Min: 1, Max: 1 + 2*fitString/10}, nil)
 	}
 	return nil
 }

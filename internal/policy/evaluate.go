@@ -72,35 +72,32 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 
 	var v Verdict
 	best := Effect("")
-	var deciders []int  // indexes into p.rules of fired rules with the best effect
-	var failed []string // rule name → error, for rules that failed
-	var failedIdx []int
-	for i, r := range p.rules {
-		out, err := r.prg.eval(vars)
-		if err == nil {
-			if b, ok := out.(types.Bool); ok {
-				if !b {
-					continue
-				}
-			} else {
-				err = fmt.Errorf("condition returned %s, not bool", out.Type().TypeName())
-			}
-		}
+	// deciders are the fired rules with the best effect so far, with the
+	// error that made a failed rule count as fired.
+	type decider struct {
+		r   *rule
+		err error
+	}
+	var deciders []decider
+	for _, r := range p.rules {
+		fired, err := r.holds(vars)
 		if err != nil {
 			v.Errors = append(v.Errors, fmt.Sprintf("%s: %v", r.name, err))
 			if r.effect == Allow {
 				continue // an allow rule that cannot be evaluated does not allow
 			}
-			failed = append(failed, err.Error())
-			failedIdx = append(failedIdx, i)
+			fired = true // a deny or ask rule that cannot be evaluated fails closed
+		}
+		if !fired {
+			continue
 		}
 		v.Rules = append(v.Rules, r.name)
 		switch s := r.effect.strength(); {
 		case s > best.strength():
 			best = r.effect
-			deciders = append(deciders[:0], i)
+			deciders = append(deciders[:0], decider{r, err})
 		case s == best.strength():
-			deciders = append(deciders, i)
+			deciders = append(deciders, decider{r, err})
 		}
 	}
 
@@ -117,15 +114,29 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	}
 	v.Effect = best
 	v.Reasons = make([]string, 0, len(deciders))
-	for _, i := range deciders {
-		r := p.rules[i]
-		if j := slices.Index(failedIdx, i); j >= 0 {
-			v.Reasons = append(v.Reasons, fmt.Sprintf("rule %s could not be evaluated (%s); failing closed with %s", r.name, failed[j], r.effect))
+	for _, d := range deciders {
+		if d.err != nil {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("rule %s could not be evaluated (%v); failing closed with %s", d.r.name, d.err, d.r.effect))
 			continue
 		}
-		v.Reasons = append(v.Reasons, r.reason.render(vars))
+		v.Reasons = append(v.Reasons, d.r.reason.render(vars))
 	}
 	return v, nil
+}
+
+// holds evaluates the rule's condition.
+func (r *rule) holds(vars *activation) (bool, error) {
+	out, err := r.prg.eval(vars)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		// The checker guarantees bool; a dyn value reaching here would be
+		// a bug in CEL or in the views, and it must not pass silently.
+		return false, fmt.Errorf("condition returned %v, not bool", out)
+	}
+	return bool(b), nil
 }
 
 // normAction returns a, or a copy of it, such that Kind and every entry of

@@ -168,18 +168,19 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	type defined struct {
 		file string
 		pos  position
-		idx  int
 	}
-	byName := map[string]defined{}
-	var disables []struct {
+	ruleAt := map[string]defined{} // rule names are one namespace, let names another
+	letAt := map[string]defined{}
+	type disableRef struct {
 		file string
 		ref  sourceRef
 	}
+	var disables []disableRef
 	var all []*rule
 	for _, src := range srcs {
 		f := parseFile(src.name, src.data, src.builtin, &e)
 		for _, sl := range f.lets {
-			if prev, dup := byName[sl.name]; dup {
+			if prev, dup := letAt[sl.name]; dup {
 				e.add(f.name, nodePos(sl.key), "", "let: %q is already defined at %s:%d:%d", sl.name, prev.file, prev.pos.line, prev.pos.col)
 				continue
 			}
@@ -187,12 +188,12 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 			if !ok {
 				continue
 			}
-			byName[sl.name] = defined{f.name, nodePos(sl.key), -1}
+			letAt[sl.name] = defined{f.name, nodePos(sl.key)}
 			p.letIndex[sl.name] = len(p.lets)
 			p.lets = append(p.lets, l)
 		}
 		for _, sr := range f.rules {
-			if prev, dup := byName[sr.name]; dup {
+			if prev, dup := ruleAt[sr.name]; dup {
 				e.add(f.name, sr.namePos, sr.name, "a rule of this name is already defined at %s:%d:%d", prev.file, prev.pos.line, prev.pos.col)
 				continue
 			}
@@ -200,17 +201,14 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 			if !ok {
 				continue
 			}
-			byName[sr.name] = defined{f.name, sr.namePos, len(all)}
+			ruleAt[sr.name] = defined{f.name, sr.namePos}
 			all = append(all, r)
 		}
 		for _, d := range f.defaults {
 			p.defaults[d.kind] = d.effect
 		}
 		for _, ref := range f.disable {
-			disables = append(disables, struct {
-				file string
-				ref  sourceRef
-			}{f.name, ref})
+			disables = append(disables, disableRef{f.name, ref})
 		}
 		if e.full() {
 			break
@@ -218,7 +216,7 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	}
 	disabled := map[string]bool{}
 	for _, d := range disables {
-		if def, ok := byName[d.ref.name]; !ok || def.idx < 0 {
+		if _, ok := ruleAt[d.ref.name]; !ok {
 			e.add(d.file, d.ref.pos, "", "disable: no rule named %q is loaded", d.ref.name)
 			continue
 		}

@@ -95,6 +95,9 @@ func runeSuffix(s string, n int) string {
 // lineColOffset converts a 1-based line and 0-based column within text (as
 // CEL reports them) into a rune offset into text.
 func lineColOffset(text string, line, col int) int {
+	if line < 1 || col < 0 {
+		return 0 // no position: point at the start of the expression
+	}
 	off := 0
 	for i, l := range strings.Split(text, "\n") {
 		if i == line-1 {
