@@ -261,6 +261,16 @@ func builtinCases() []builtinCase {
 			i.Action.Hosts = []string{"shop-a.example"}
 			i.Scope.HostsOutside = []string{"shop-a.example"}
 		})), want: Ask, fired: []string{"builtin.host-outside"}, reason: "shop-a.example is not among the sites the user named (none is left for this task)"},
+		{name: "an upload to a host nobody named asks", in: in(send, readSend, tool("Bash"), kinds(read, send), with(func(i *Input) {
+			i.Action.Hosts = []string{"upload.evil.example"}
+			i.Scope.HostsOutside = []string{"upload.evil.example"}
+		})), want: Ask, fired: []string{"builtin.host-outside"}, reason: "upload.evil.example is not among the sites the user named (none was named)"},
+		{name: "a link in an e-mail to a named recipient is not a destination", in: in(send, readSend, tool("send_email"), with(func(i *Input) {
+			i.Action.Recipients = []action.Recipient{{Address: "alice@example.com", Field: "to"}}
+			i.Action.URLs = []string{"https://docs.example.org/q3"}
+			i.Action.Hosts = []string{"docs.example.org"}
+			i.Scope.HostsOutside = []string{"docs.example.org"}
+		})), want: Allow, notFired: []string{"builtin.host-outside"}},
 		{name: "no sites named: any host", in: in(fetch, readFetch, with(func(i *Input) {
 			i.Action.Hosts = []string{"shop-c.example"}
 			i.Scope.HostsOutside = []string{"shop-c.example"}
