@@ -89,6 +89,10 @@ func newCompiler() (*compiler, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newCompilerFor(lx), nil
+}
+
+func newCompilerFor(lx *lexicon) *compiler {
 	words := make([]string, 0, len(lx.currencies))
 	for _, l := range lx.langs {
 		for _, es := range l.index {
@@ -104,7 +108,7 @@ func newCompiler() (*compiler, error) {
 	words = append(words, lx.rawCurrencies...)
 	slices.Sort(words)
 	words = slices.Compact(words)
-	return &compiler{lx: lx, re: newEntityRegexps(words)}, nil
+	return &compiler{lx: lx, re: newEntityRegexps(words)}
 }
 
 // Compile drafts a mandate from the user's plain instructions, without any

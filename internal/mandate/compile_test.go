@@ -1,9 +1,11 @@
 package mandate
 
 import (
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -502,6 +504,114 @@ func TestLexiconsLoad(t *testing.T) {
 		if !slices.Contains(codes, want) {
 			t.Errorf("no %s lexicon; have %v", want, codes)
 		}
+	}
+}
+
+// TestCompileBriefPhrases holds the short forms users write most.
+func TestCompileBriefPhrases(t *testing.T) {
+	tests := map[string]struct{ allow, deny []action.Kind }{
+		"don't buy":                      {[]action.Kind{r}, []action.Kind{p}},
+		"do not send anything":           {[]action.Kind{r}, []action.Kind{s}},
+		"never delete":                   {[]action.Kind{r}, []action.Kind{d}},
+		"without buying":                 {[]action.Kind{r}, []action.Kind{p}},
+		"no purchases":                   {[]action.Kind{r}, []action.Kind{p}},
+		"nur lesen":                      {[]action.Kind{r}, readOnlyDeny},
+		"read only":                      {[]action.Kind{r}, readOnlyDeny},
+		"lecture seule":                  {[]action.Kind{r}, readOnlyDeny},
+		"solo lectura":                   {[]action.Kind{r}, readOnlyDeny},
+		"just look":                      {[]action.Kind{r}, readOnlyDeny},
+		"don't touch anything":           {[]action.Kind{r}, readOnlyDeny},
+		"nichts löschen":                 {[]action.Kind{r}, []action.Kind{d}},
+		"lösch nichts":                   {[]action.Kind{r}, []action.Kind{d}},
+		"kauf nichts":                    {[]action.Kind{r}, []action.Kind{p}},
+		"nicht bezahlen":                 {[]action.Kind{r}, []action.Kind{p}},
+		"ne supprime rien":               {[]action.Kind{r}, []action.Kind{d}},
+		"n'envoie rien":                  {[]action.Kind{r}, []action.Kind{s}},
+		"n'achète pas":                   {[]action.Kind{r}, []action.Kind{p}},
+		"no compres":                     {[]action.Kind{r}, []action.Kind{p}},
+		"no borres nada":                 {[]action.Kind{r}, []action.Kind{d}},
+		"no envíes nada":                 {[]action.Kind{r}, []action.Kind{s}},
+		"no pagues":                      {[]action.Kind{r}, []action.Kind{p}},
+		"tidy my inbox":                  {[]action.Kind{r, w}, nil},
+		"organise my inbox":              {[]action.Kind{r, w}, nil},
+		"search online":                  {[]action.Kind{r, f}, nil},
+		"look up the hours":              {[]action.Kind{r, f}, nil},
+		"research the best VPN":          {[]action.Kind{r, f}, nil},
+		"ask a sub-agent":                {[]action.Kind{r, g}, nil},
+		"log in and rotate keys":         {[]action.Kind{r, c}, nil},
+		"unsubscribe from all":           {[]action.Kind{r, d}, nil},
+		"run the build":                  {[]action.Kind{r, x}, nil},
+		"reply to Tom":                   {[]action.Kind{r, s}, nil},
+		"order a pizza":                  {[]action.Kind{r, p}, nil},
+		"bezahle die Rechnung":           {[]action.Kind{r, p}, nil},
+		"envoie le rapport":              {[]action.Kind{r, s}, nil},
+		"borra los borradores":           {[]action.Kind{r, d}, nil},
+		"überweise das Geld":             {[]action.Kind{r, p}, nil},
+		"transfiere el dinero":           {[]action.Kind{r, p}, nil},
+		"schick die Mail":                {[]action.Kind{r, s}, nil},
+		"supprime les doublons":          {[]action.Kind{r, d}, nil},
+		"manda el correo":                {[]action.Kind{r, s}, nil},
+		"achète le billet":               {[]action.Kind{r, p}, nil},
+		"virement à ma sœur":             {[]action.Kind{r}, nil}, // a noun, not a verb: nothing granted
+		"the order is late, tell me why": {[]action.Kind{r}, nil},
+	}
+	for text, want := range tests {
+		dr, err := Compile(text, WithNow(testNow))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		t.Run(text, func(t *testing.T) {
+			sameKinds(t, "allow", dr.Mandate.Allow, want.allow)
+			sameKinds(t, "deny", dr.Mandate.Deny, want.deny)
+			checkDraftInvariants(t, text, dr)
+		})
+	}
+}
+
+// TestLanguageIsATable adds a language by adding a file: a tiny Italian
+// lexicon beside the shipped ones.
+func TestLanguageIsATable(t *testing.T) {
+	fsys := fstest.MapFS{
+		"lang/it.yaml": {Data: []byte(`code: it
+name: Italiano
+markers: [il, la, e, di, per, con]
+determiners: [il, la, lo, i, le, un, una]
+verbs:
+  read: [confronta, confrontare, leggi]
+  pay: [compra, comprare, compri, paga]
+  delete: [cancella, cancellare, cancelli]
+negations:
+  before: [non, mai, senza]
+  after: [niente, nulla]
+web_markers: [prezzi, negozi]
+`)},
+	}
+	for _, code := range []string{"en", "de"} {
+		data, err := fs.ReadFile(langFS, "lang/"+code+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys["lang/"+code+".yaml"] = &fstest.MapFile{Data: data}
+	}
+	lx, err := loadLexiconFS(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := newCompilerFor(lx).compile("Confronta i prezzi di due negozi, non comprare niente e non cancellare", testNow)
+	if len(dr.Languages) != 1 || dr.Languages[0] != "it" {
+		t.Errorf("languages = %v, want [it]", dr.Languages)
+	}
+	sameKinds(t, "allow", dr.Mandate.Allow, []action.Kind{r, f})
+	sameKinds(t, "deny", dr.Mandate.Deny, []action.Kind{p, d})
+
+	if _, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte("code: xx\nverbs: {shop: [x]}\n")}}); err == nil {
+		t.Error("a lexicon with an unknown kind loaded")
+	}
+	if _, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte("code: yy\n")}}); err == nil {
+		t.Error("a lexicon whose code differs from its file name loaded")
+	}
+	if _, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte("code: xx\nverb: {}\n")}}); err == nil {
+		t.Error("a lexicon with an unknown list loaded")
 	}
 }
 

@@ -2,6 +2,7 @@ package mandate
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -136,15 +137,21 @@ type lexicon struct {
 	verbForms     []*entry // single-word verb entries, for typo matching
 }
 
-func loadLexicon() (*lexicon, error) {
-	files, err := fs.Glob(langFS, "lang/*.yaml")
+func loadLexicon() (*lexicon, error) { return loadLexiconFS(langFS) }
+
+// loadLexiconFS reads every lang/*.yaml in fsys.
+func loadLexiconFS(fsys fs.FS) (*lexicon, error) {
+	files, err := fs.Glob(fsys, "lang/*.yaml")
 	if err != nil {
 		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, errors.New("no lang/*.yaml lexicons")
 	}
 	lx := &lexicon{elisions: map[string]bool{}, abbrevs: map[string]bool{}, currencies: map[string]string{}}
 	tables := make([]langTable, 0, len(files))
 	for _, f := range files {
-		data, err := langFS.ReadFile(f)
+		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return nil, err
 		}
