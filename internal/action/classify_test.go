@@ -53,6 +53,12 @@ func TestClassifyCatalog(t *testing.T) {
 		{"move to other folder", "move_email", `{"id": "m1", "folder": "Receipts"}`, expect{kind: Write}},
 		{"outlook deleted items", "move_message", `{"id": "m1", "destinationId": "deleteditems"}`, expect{kind: Delete}},
 		{"empty trash", "empty_trash", `{}`, expect{kind: Delete, destructive: yes()}},
+		{"imap deleted flag", "imap_set_flags", `{"mailbox": "INBOX", "uids": [3], "add": ["\\Deleted"]}`, expect{kind: Delete}},
+		{"imap seen flag", "imap_set_flags", `{"mailbox": "INBOX", "uids": [3], "add": ["\\Seen"]}`, expect{kind: Write}},
+		{"imap move to trash", "imap_move", `{"mailbox": "INBOX", "uids": [3], "target": "Trash"}`, expect{kind: Delete}},
+		{"imap move to folder", "imap_move", `{"mailbox": "INBOX", "uids": [3], "target": "Facturas"}`, expect{kind: Write}},
+		{"imap expunge", "imap_expunge", `{"mailbox": "INBOX"}`, expect{kind: Delete, destructive: yes()}},
+		{"smtp send", "smtp_send", `{"to": ["x@y.org"], "text": "hi"}`, expect{kind: Send, recipients: []string{"x@y.org:to"}}},
 		{"forwarding filter", "create_filter", `{"criteria": {"from": "bank@x.org"}, "action": {"forward": "eve@evil.example"}}`, expect{kind: Send, recipients: []string{"eve@evil.example:forward"}}},
 
 		// Chat.
@@ -95,6 +101,8 @@ func TestClassifyCatalog(t *testing.T) {
 		{"drive share ownership", "add_permission", `{"file_id": "f1", "email_address": "x@y.org", "role": "owner"}`, expect{kind: Send, kinds: []Kind{Delete}}},
 		{"dropbox shared link", "sharing_create_shared_link_with_settings", `{"path": "/Reports/q3.pdf"}`, expect{kind: Send, noPaths: []string{"/Reports/q3.pdf"}}},
 		{"drive trash", "gdrive_trash", `{"file_id": "f1"}`, expect{kind: Delete}},
+		{"drive move is no deletion", "drive_move_file", `{"fileId": "f1", "newParentId": "p2"}`, expect{kind: Write, notKinds: []Kind{Delete}}},
+		{"onedrive sharing link", "onedrive_createLink", `{"itemId": "i1", "scope": "anonymous"}`, expect{kind: Send}},
 
 		// Web.
 		{"fetch", "mcp__fetch__fetch", `{"url": "https://news.example/a", "max_length": 5000}`, expect{kind: Fetch, external: no(), hosts: []string{"news.example"}}},
@@ -275,6 +283,11 @@ func TestUnknownTools(t *testing.T) {
 		{"openWorldHint raises external", "get_weather", `{"city": "Oslo"}`, &ToolDef{Name: "get_weather", Annotations: &Annotations{OpenWorldHint: &tr}}, expect{kind: Read, external: yes()}},
 		{"catalogued tool ignores readOnlyHint", "send_email", `{"to": "a@b.org"}`, &ToolDef{Name: "send_email", Annotations: &Annotations{ReadOnlyHint: &tr}}, expect{kind: Send, notes: []string{"catalog says otherwise"}}},
 		{"tool def found by server-less name", "mcp__srv__zork", `{}`, &ToolDef{Name: "zork", Description: "Purchases the selected plan."}, expect{kind: Pay}},
+		{"lead verb as noun", "sms_list", `{"limit": 10}`, nil, expect{kind: Read}},
+		{"lead verb as noun before a send", "email_send", `{"to": "a@b.org"}`, nil, expect{kind: Send}},
+		{"removing a permission is a write", "drive_delete_permission", `{"fileId": "f", "permissionId": "p"}`, nil, expect{kind: Write, notKinds: []Kind{Delete}}},
+		{"removing a label is a write", "remove_label_from_thread", `{}`, nil, expect{kind: Write}},
+		{"deleting a record is a delete", "remove_record", `{}`, nil, expect{kind: Delete}},
 		{"token count is no credential", "count_tokens", `{"text": "hello"}`, nil, expect{notKinds: []Kind{Credential}}},
 		{"api key getter", "get_api_key", `{"service": "x"}`, nil, expect{kinds: []Kind{Read, Credential}}},
 		{"vendor family", "mcp__stripe__frobnicate", `{}`, nil, expect{family: "payments"}},

@@ -53,7 +53,7 @@ var keyClasses = func() map[string]keyClass {
 		destination_path dest_path target_path input_path output_path output_file input_file
 		directory dir dirname folder_path cwd working_directory workdir save_path download_path
 		log_file config_path config_file key_file cert_file identity_file absolute_path relative_path
-		full_path`)
+		full_path target_file`)
 	set(keyMaybePath, `source destination dest target src dst output input location folder
 		image document archive root base_dir filename file_name files file`)
 	set(keyAttachment, `attachment attachments attachment_path attachment_paths attach files_to_attach`)

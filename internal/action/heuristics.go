@@ -232,6 +232,11 @@ func nameKinds(ts []string) (ks kindSet, readLed bool) {
 		return 0, false
 	}
 	readLed = readLeads[ts[0]]
+	// A lead verb followed by a verb is a noun ("sms_list", "email_send").
+	leadNoun := len(ts) > 1 && leadVerbs[ts[0]] != "" && verbs[ts[1]] != ""
+	if leadNoun {
+		readLed = readLeads[ts[1]]
+	}
 	for i, t := range ts {
 		if credentialWords[t] && !credentialExempt(ts) {
 			ks.add(Credential)
@@ -239,10 +244,10 @@ func nameKinds(ts []string) (ks kindSet, readLed bool) {
 		if i > 0 && (t == "key" || t == "keys") && slices.Contains([]string{"api", "private", "secret", "access", "ssh", "signing", "encryption"}, ts[i-1]) {
 			ks.add(Credential)
 		}
-		if i == 0 {
+		if i == 0 || i == 1 && leadNoun {
 			if k, ok := verbs[t]; ok {
-				ks.add(k)
-			} else if k, ok := leadVerbs[t]; ok {
+				ks.add(benignObject(k, ts[i+1:]))
+			} else if k, ok := leadVerbs[t]; ok && !leadNoun {
 				ks.add(k)
 			}
 			continue
@@ -251,13 +256,33 @@ func nameKinds(ts []string) (ks kindSet, readLed bool) {
 			continue
 		}
 		if k, ok := verbs[t]; ok {
-			ks.add(k)
+			ks.add(benignObject(k, ts[i+1:]))
 		}
 		if k, ok := nounKinds[t]; ok {
 			ks.add(k)
 		}
 	}
 	return ks, readLed
+}
+
+// benignObjects are things whose removal changes settings rather than
+// destroying data: removing a label, a permission or a reaction is a write.
+var benignObjects = map[string]bool{
+	"label": true, "labels": true, "tag": true, "tags": true, "permission": true, "permissions": true,
+	"reaction": true, "reactions": true, "star": true, "flag": true, "flags": true, "member": true,
+	"members": true, "collaborator": true, "assignee": true, "assignees": true, "reviewer": true,
+	"reviewers": true, "subscriber": true, "watcher": true, "pin": true, "bookmark": true, "favorite": true,
+}
+
+// benignObject turns a delete verb on a benign object into a write.
+func benignObject(k Kind, rest []string) Kind {
+	if k != Delete || len(rest) == 0 {
+		return k
+	}
+	if benignObjects[rest[0]] || len(rest) > 1 && benignObjects[rest[len(rest)-1]] && len(rest) <= 2 {
+		return Write
+	}
+	return k
 }
 
 // credentialExempt reports names where "token" means a unit of text, not a
