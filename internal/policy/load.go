@@ -66,18 +66,32 @@ func Builtin() (*Policy, error) {
 // one. Rule names must be unique across everything loaded; later defaults
 // override earlier ones; `disable` entries may name any loaded rule.
 //
+// Files identical to a file of the built-in pack are skipped: they are the
+// pack itself, checked out on disk.
+//
 // Errors name the file, the rule and the line:column of each problem.
 func Load(dirs ...string) (*Policy, error) {
 	srcs, err := builtinSources()
 	if err != nil {
 		return nil, err
 	}
+	// A file identical to one of the built-in pack is that file on disk
+	// (`mandate policy test policies/builtin` in a checkout): it is already
+	// loaded, so it is skipped rather than reported as a duplicate.
+	builtin := map[[sha256.Size]byte]bool{}
+	for _, s := range srcs {
+		builtin[sha256.Sum256(s.data)] = true
+	}
 	for _, dir := range dirs {
 		more, err := dirSources(dir)
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, more...)
+		for _, s := range more {
+			if !builtin[sha256.Sum256(s.data)] {
+				srcs = append(srcs, s)
+			}
+		}
 	}
 	return compileSources(srcs)
 }

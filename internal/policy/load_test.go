@@ -249,6 +249,23 @@ func TestLoadDirs(t *testing.T) {
 	if _, err := Load(filepath.Join(dir, "missing")); err == nil {
 		t.Errorf("Load of a missing directory succeeded")
 	}
+	// The built-in pack on disk loads as itself, not as duplicates; a
+	// modified copy is an error.
+	same, err := Load("../../policies/builtin")
+	if err != nil {
+		t.Errorf("Load(policies/builtin): %v", err)
+	} else if same.Hash() != builtinPolicy(t).Hash() {
+		t.Errorf("loading the built-in pack from disk changed the hash")
+	}
+	data, err := os.ReadFile("../../policies/builtin/hazards.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := writeDir(t, map[string]string{"hazards.yaml": string(data) + "\n# edited\n"})
+	if _, err := Load(edited); err == nil || !strings.Contains(err.Error(), "already defined") {
+		t.Errorf("a modified copy of the pack loaded: %v", err)
+	}
+
 	bad := writeDir(t, map[string]string{"x.yaml": "rules:\n  - name: x\n    when: nope\n    effect: deny\n"})
 	_, err = Load(bad)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(bad, "x.yaml")+":3:11") {
