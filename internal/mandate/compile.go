@@ -27,7 +27,8 @@ type Draft struct {
 	Mandate *Mandate `json:"mandate" yaml:"mandate"`
 	// Languages are the detected languages (ISO 639-1), most likely first.
 	Languages []string `json:"languages" yaml:"languages"`
-	// Recognised explains every item of the mandate, in text order.
+	// Recognised explains every item of the mandate, in text order; spend
+	// caps and conflicts between granted and denied kinds come last.
 	Recognised []Recognition `json:"recognised" yaml:"recognised"`
 }
 
@@ -904,6 +905,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 	// Which anchor each entity belongs to, and whether it is negated.
 	type use struct {
 		ent     *entity
+		tok     int // its token index
 		a       *anchor
 		negated bool
 		negFrom int    // token where the negated phrase starts
@@ -921,7 +923,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		if e.kind == entAmount || (e.kind == entQuote && b.notAName(toks, i)) {
 			continue
 		}
-		u := use{ent: e, a: nearestAnchor(st.anchors, i), negFrom: i}
+		u := use{ent: e, tok: i, a: nearestAnchor(st.anchors, i), negFrom: i}
 		switch {
 		case u.a != nil:
 			if u.a.negated {
@@ -982,9 +984,8 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		if u.a != nil {
 			withEntities[u.a] = true
 		}
-		ti := tokenIndexOf(toks, u.ent)
-		from, to := st.clauseOf(ti)
-		b.prohibitTarget(u.ent, u.a, b.span(toks, max(u.negFrom, from), ti+1), b.span(toks, from, to), u.why)
+		from, to := st.clauseOf(u.tok)
+		b.prohibitTarget(u.ent, u.a, b.span(toks, max(u.negFrom, from), u.tok+1), b.span(toks, from, to), u.why)
 	}
 
 	// Negated verbs and nouns without entities deny their kinds.
@@ -1045,15 +1046,6 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 	if st.nothing != "" {
 		b.recognise(st.nothing, "nothing beyond what was named", "restrictor: the scope holds only the resources named")
 	}
-}
-
-func tokenIndexOf(toks []token, e *entity) int {
-	for i, t := range toks {
-		if t.kind == tokEntity && t.start == e.start {
-			return i
-		}
-	}
-	return len(toks) - 1
 }
 
 // notAName reports whether a quote at toks[i] is a text rather than a

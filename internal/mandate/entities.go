@@ -119,20 +119,19 @@ func newEntityRegexps(currencyWords []string) *entityRegexps {
 // extractEntities finds every entity in text, earliest-priority first
 // where spans would overlap, and returns them sorted by position.
 func (lx *lexicon) extractEntities(text string, re *entityRegexps) []entity {
+	// ents stays sorted by start and free of overlaps, so a new span is
+	// checked against its two neighbours only.
 	var ents []entity
-	free := func(start, end int) bool {
-		for _, e := range ents {
-			if start < e.end && e.start < end {
-				return false
-			}
-		}
-		return true
-	}
 	add := func(e entity) {
-		if e.start < e.end && free(e.start, e.end) {
-			e.raw = text[e.start:e.end]
-			ents = append(ents, e)
+		if e.start >= e.end {
+			return
 		}
+		i, _ := slices.BinarySearchFunc(ents, e.start, func(x entity, start int) int { return x.start - start })
+		if (i > 0 && ents[i-1].end > e.start) || (i < len(ents) && ents[i].start < e.end) {
+			return
+		}
+		e.raw = text[e.start:e.end]
+		ents = slices.Insert(ents, i, e)
 	}
 
 	for _, m := range re.url.FindAllStringIndex(text, -1) {
@@ -202,7 +201,6 @@ func (lx *lexicon) extractEntities(text string, re *entityRegexps) []entity {
 	for _, q := range findQuotes(text) {
 		add(q)
 	}
-	slices.SortFunc(ents, func(a, b entity) int { return a.start - b.start })
 	return ents
 }
 
