@@ -1,7 +1,10 @@
 package mandate
 
 import (
+	"encoding/json"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -728,4 +731,38 @@ func BenchmarkCompile(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestCompileScenarioIntents compiles every intent of the scenario corpus
+// (scenarios/*.jsonl, when present) and holds the draft invariants: real
+// users' words, in four languages, must never yield an invalid or
+// unexplained draft.
+func TestCompileScenarioIntents(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/*.jsonl")
+	if len(files) == 0 {
+		t.Skip("no scenario corpus")
+	}
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			var ep struct {
+				Intent string `json:"intent"`
+			}
+			if json.Unmarshal([]byte(line), &ep) != nil || strings.TrimSpace(ep.Intent) == "" {
+				continue
+			}
+			dr, err := Compile(ep.Intent, WithNow(testNow))
+			if err != nil {
+				t.Errorf("%s: %q: %v", f, ep.Intent, err)
+				continue
+			}
+			checkDraftInvariants(t, ep.Intent, dr)
+			n++
+		}
+	}
+	t.Logf("%d intents", n)
 }
