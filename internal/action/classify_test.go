@@ -364,3 +364,37 @@ func TestClassifyNeverPanicsOnOddArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestCodingAgentTools(t *testing.T) {
+	c := newTestClassifier(t)
+	tests := []struct {
+		name, tool, args string
+		want             expect
+	}{
+		{"cursor terminal", "run_terminal_cmd", `{"command": "git status --short", "is_background": false}`, expect{kind: Read, readOnly: yes(), known: yes()}},
+		{"cline execute", "execute_command", `{"command": "rm -rf node_modules", "requires_approval": false}`, expect{kind: Delete, destructive: yes()}},
+		{"gemini shell", "run_shell_command", `{"command": "npm test", "directory": "web"}`, expect{kind: Execute, paths: []string{"/home/u/proj/web:read"}}},
+		{"codex argv", "shell", `{"command": ["bash", "-lc", "cat ~/.aws/credentials"], "workdir": "/srv"}`, expect{kind: Credential, paths: []string{"/home/u/.aws/credentials:read:sensitive"}}},
+		{"argv in pod", "exec_in_pod", `{"name": "w", "command": ["sh", "-c", "kubectl delete po -l app=x"]}`, expect{kind: Delete, destructive: yes()}},
+		{"text editor view", "str_replace_based_edit_tool", `{"command": "view", "path": "src/a.go"}`, expect{kind: Read, paths: []string{"/home/u/proj/src/a.go:read"}}},
+		{"text editor create", "str_replace_based_edit_tool", `{"command": "create", "path": "src/b.go", "file_text": "x"}`, expect{kind: Write, paths: []string{"/home/u/proj/src/b.go:write"}}},
+		{"cursor edit", "edit_file", `{"target_file": "src/c.go", "code_edit": "x"}`, expect{kind: Write, paths: []string{"/home/u/proj/src/c.go:write"}}},
+		{"cline new task", "new_task", `{"message": "do x"}`, expect{kind: Delegate}},
+		{"url names a secret", "WebFetch", `{"url": "https://check.example/v1?k=JWT_SIGNING_KEY&v=7c1e0b9d5a3f"}`, expect{kind: Fetch, sensitive: yes(), notes: []string{"names the secret JWT_SIGNING_KEY"}}},
+		{"url token parameter", "fetch", `{"url": "https://api.example/x?access_token=abcdef123456"}`, expect{sensitive: yes(), notes: []string{"access_token carries a credential"}}},
+		{"url plain query", "fetch", `{"url": "https://api.example/search?q=mandate&page=2"}`, expect{sensitive: no()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args map[string]any
+			if err := json.Unmarshal([]byte(tt.args), &args); err != nil {
+				t.Fatal(err)
+			}
+			a := c.Classify(Call{Tool: tt.tool, Args: args, WorkingDir: testWD, HomeDir: testHome})
+			tt.want.check(t, a)
+			if t.Failed() {
+				t.Logf("action: kind=%s kinds=%v cmds=%+v paths=%+v notes=%q", a.Kind, a.Kinds, a.Commands, a.Paths, a.Notes)
+			}
+		})
+	}
+}

@@ -168,6 +168,14 @@ func (w *argWalk) visit(v any, ctx walkCtx) {
 	case map[string]any:
 		w.visitMap(x, ctx)
 	case []any:
+		if ctx.rule != nil && ctx.rule.role == roleShell {
+			// An argv array (Codex's ["bash", "-lc", "…"]): one
+			// command line, not one per element.
+			if line, ok := argvLine(x); ok {
+				w.leaf(line, ctx)
+				return
+			}
+		}
 		ctx.depth++
 		for _, e := range x {
 			w.visit(e, ctx)
@@ -468,11 +476,50 @@ func (w *argWalk) addURL(s string, explicit bool) {
 	}
 	w.b.url(s)
 	w.b.host(u.Hostname())
+	for _, n := range urlSecrets(u) {
+		w.b.sensitive(n)
+	}
+}
+
+// urlSecrets explains the credentials a URL carries: a password in its
+// user info, a query parameter named like a credential, or a parameter that
+// names a secret ("k=JWT_SIGNING_KEY") sent along with a value.
+func urlSecrets(u *url.URL) []string {
+	var out []string
 	if u.User != nil {
 		if _, hasPw := u.User.Password(); hasPw {
-			w.b.sensitive("URL " + redactURL(u) + " carries a password")
+			out = append(out, "URL "+redactURL(u)+" carries a password")
 		}
 	}
+	if u.RawQuery == "" {
+		return out
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return out
+	}
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	named, valued := "", false
+	for _, k := range keys {
+		for _, v := range q[k] {
+			switch {
+			case secret.SensitiveKey(k) && !secret.IsPlaceholder(v):
+				out = append(out, "URL parameter "+k+" carries a credential")
+			case secret.SensitiveKey(v) && strings.ToUpper(v) == v:
+				named = v
+			case len(v) >= 8:
+				valued = true
+			}
+		}
+	}
+	if named != "" && valued {
+		out = append(out, "URL names the secret "+named+" and carries a value with it")
+	}
+	return out
 }
 
 func (w *argWalk) findURLs(s string) {
@@ -513,6 +560,23 @@ func (w *argWalk) scanSecrets(s, key string) {
 		}
 		w.b.sensitive(fmt.Sprintf("argument %s holds a secret-looking value (%s)", name, ms[0].Type))
 	}
+}
+
+// argvLine joins an array of strings into a shell command line, quoting
+// each element.
+func argvLine(xs []any) (string, bool) {
+	if len(xs) == 0 {
+		return "", false
+	}
+	parts := make([]string, 0, len(xs))
+	for _, x := range xs {
+		s, ok := x.(string)
+		if !ok {
+			return "", false
+		}
+		parts = append(parts, shellQuote(s))
+	}
+	return strings.Join(parts, " "), true
 }
 
 // addresses splits a recipient value into addresses: the e-mail addresses in

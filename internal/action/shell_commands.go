@@ -154,6 +154,10 @@ func init() {
 		"redis-cli", "psql", "mysql", "mariadb", "sqlite3", "sqlite", "mongosh", "mongo", "clickhouse-client", "cqlsh", "duckdb", "pg_dump", "mysqldump", "dropdb", "createdb", "mysqladmin")
 	reg(cmdSpec{kind: Execute, note: "runs a build or test"}, "make", "gmake", "cmake", "ninja", "meson", "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "tap", "karma", "cypress", "playwright", "rspec", "rake", "mix", "stack", "cabal", "ghc", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "tsc", "esbuild", "webpack", "vite", "rollup", "parcel", "turbo", "nx", "lerna", "ctest", "xcodebuild", "swiftc", "zig", "nim", "dune", "sbt", "lein", "clj", "phpunit", "ruff", "eslint", "prettier", "black", "isort", "mypy", "pylint", "flake8", "golangci-lint", "staticcheck", "gofmt", "goimports", "rustfmt", "clippy", "shellcheck", "hadolint", "pre-commit", "husky", "just", "task", "invoke", "fab", "nodemon", "pm2", "gunicorn", "uvicorn", "flask", "django-admin", "manage.py", "rails", "jupyter", "ipython", "streamlit", "hugo", "jekyll", "mkdocs", "sphinx-build", "doxygen", "protoc", "buf", "sqlc", "ng", "expo", "react-native", "flutter", "dart", "ollama")
 	reg(cmdSpec{kind: Execute, fn: openCmd}, "open", "xdg-open", "start", "explorer", "gio-open")
+	reg(cmdSpec{kind: Fetch, fn: hostOperandCmd, flags: flagDef{short: "ptfT"}}, "ssh-keyscan")
+	reg(cmdSpec{kind: Execute, note: "runs a security scanner over the files"}, "gitleaks", "trufflehog", "trivy", "grype", "semgrep", "osv-scanner", "bandit", "gosec", "checkov", "tfsec", "detect-secrets")
+	reg(cmdSpec{kind: Write, ops: Write, note: "converts files"}, "ocrmypdf", "pandoc", "convert", "magick", "ffmpeg", "sips", "pdftk", "qpdf", "gs")
+	reg(cmdSpec{kind: Execute, fn: subcmdTool}, "argocd", "sentry-cli", "flux")
 }
 
 // Handlers. Each reads the invocation's argv and records kinds, paths,

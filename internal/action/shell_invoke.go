@@ -2,6 +2,7 @@ package action
 
 import (
 	"encoding/base64"
+	"net/url"
 	"path"
 	"strings"
 
@@ -279,6 +280,12 @@ func (inv *invocation) addURL(raw string) string {
 	}
 	inv.w.url(raw)
 	inv.w.host(h)
+	if pu, err := url.Parse(u); err == nil {
+		for _, n := range urlSecrets(pu) {
+			inv.w.res.sensitive = true
+			inv.w.note(n)
+		}
+	}
 	return h
 }
 

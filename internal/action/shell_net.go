@@ -381,6 +381,17 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 		inv.note(name + " opens a file transfer session")
 		return
 	}
+	if (name == "rsync" || name == "rclone") && p.has("n", "dry-run") {
+		inv.kind(Read)
+		inv.readOnly = false
+		inv.note("a dry run changes nothing")
+		for _, i := range ops {
+			if h, _, ok := remoteSpec(inv.argv[i]); ok && h != "" {
+				inv.w.host(h)
+			}
+		}
+		return
+	}
 	if name == "rsync" && p.has("delete", "delete-before", "delete-during", "delete-after", "delete-excluded", "remove-source-files") {
 		inv.destructive = true
 		inv.note("rsync --delete removes destination files not in the source")

@@ -60,7 +60,7 @@ func words(a subAct, ws string, m map[string]subAct) {
 	}
 }
 
-var dockerTool, kubectlTool, helmTool, terraformTool, npmTool, pipTool, goTool, cargoTool, ghTool, gemTool, buildTool, deployTool, stripeTool, pulumiTool, clusterTool *subTool
+var gitopsTool, dockerTool, kubectlTool, helmTool, terraformTool, npmTool, pipTool, goTool, cargoTool, ghTool, gemTool, buildTool, deployTool, stripeTool, pulumiTool, clusterTool *subTool
 
 func init() {
 	// docker / podman / nerdctl.
@@ -260,6 +260,17 @@ func init() {
 	pu["config"] = group(rd, map[string]subAct{"set": wr, "get": rd, "rm": del})
 	pulumiTool = &subTool{subs: pu, def: exe, none: rd}
 
+	gops := map[string]subAct{}
+	words(rd, "get list diff history logs manifests resources wait version", gops)
+	words(wrExt, "sync set patch rollback create edit reconcile suspend resume", gops)
+	words(delExt, "delete", gops)
+	gitopsTool = &subTool{
+		global: flagDef{long: []string{"server", "auth-token", "context", "namespace", "n"}},
+		subs: map[string]subAct{"app": group(rd, gops), "appset": group(rd, gops), "get": rd, "reconcile": wrExt,
+			"delete": delExt, "suspend": wrExt, "resume": wrExt, "version": rd, "login": cred, "account": rd, "cluster": group(rd, gops), "repo": group(rd, gops)},
+		def: exeExt, none: rd,
+	}
+
 	cl := map[string]subAct{}
 	words(rd, "get list describe status logs version", cl)
 	words(wrExt, "create start upgrade update scale", cl)
@@ -303,6 +314,10 @@ func subcmdToolFor(name string) *subTool {
 		return pulumiTool
 	case "kind", "minikube", "k3d", "eksctl":
 		return clusterTool
+	case "argocd", "flux":
+		return gitopsTool
+	case "sentry-cli":
+		return deployTool
 	}
 	return nil
 }
@@ -505,6 +520,11 @@ func dockerSpecial(inv *invocation, sub int) bool {
 func kubectlSpecial(inv *invocation, sub int) bool {
 	verb := inv.argv[sub]
 	p := parseFlags(inv.argv, sub+1, kubectlTool.global)
+	if dr, ok := p.value("dry-run"); p.has("dry-run") && (!ok || dr == "" || dr == "client" || dr == "server" || dr == "true") {
+		inv.act(rd, "")
+		inv.note("--dry-run changes nothing")
+		return true
+	}
 	if s, ok := p.value("s", "server"); ok {
 		if h := hostOnly(s); h != "" {
 			inv.w.host(h)
@@ -532,6 +552,11 @@ func kubectlSpecial(inv *invocation, sub int) bool {
 		if len(p.ops) > 0 && inv.argv[p.ops[0]] == "view" && p.has("raw", "flatten") {
 			inv.act(cred, "")
 			inv.note("prints cluster credentials")
+			return true
+		}
+	case "rollout":
+		if len(p.ops) > 0 && (inv.argv[p.ops[0]] == "status" || inv.argv[p.ops[0]] == "history") {
+			inv.act(rd, "")
 			return true
 		}
 	case "replace":
@@ -592,12 +617,33 @@ func terraformSpecial(inv *invocation, sub int) bool {
 
 func npmSpecial(inv *invocation, sub int) bool {
 	verb := inv.argv[sub]
+	if verb == "version" && sub+1 < len(inv.argv) && !strings.HasPrefix(inv.argv[sub+1], "-") {
+		inv.act(wr, "")
+		inv.note(inv.name() + " version bumps the version and commits it")
+		return true
+	}
+	if verb == "npm" && inv.name() == "yarn" && sub+1 < len(inv.argv) {
+		// Yarn Berry's "yarn npm publish|login|info".
+		switch inv.argv[sub+1] {
+		case "publish":
+			inv.act(with(snd, "publishes to a package registry"), "")
+		case "login", "logout":
+			inv.act(cred, "")
+		default:
+			inv.act(rd, "")
+		}
+		return true
+	}
 	if inv.name() == "yarn" {
 		if _, ok := npmTool.subs[verb]; !ok && !strings.HasPrefix(verb, "-") {
 			inv.act(exe, "")
 			inv.note("runs the package script " + verb)
 			return true
 		}
+	}
+	if (verb == "publish" || verb == "pack") && indexOf(inv.argv, "--dry-run") >= 0 {
+		inv.act(rd, "")
+		return true
 	}
 	if verb == "audit" && sub+1 < len(inv.argv) && inv.argv[sub+1] == "fix" {
 		inv.act(inst, "")
@@ -637,7 +683,13 @@ func ghSpecial(inv *invocation, sub int) bool {
 
 // awsCmd: aws [options] SERVICE OPERATION [args].
 func awsCmd(inv *invocation) {
-	p := parseFlags(inv.argv, 1, flagDef{long: []string{"profile", "region", "output", "endpoint-url", "query", "cli-read-timeout", "cli-connect-timeout", "color", "ca-bundle", "cli-input-json", "cli-input-yaml"}})
+	p := parseFlags(inv.argv, 1, flagDef{long: []string{"profile", "region", "output", "endpoint-url", "query", "cli-read-timeout",
+		"cli-connect-timeout", "color", "ca-bundle", "cli-input-json", "cli-input-yaml",
+		// aws s3 options with values.
+		"acl", "expires-in", "storage-class", "sse", "sse-kms-key-id", "sse-c", "sse-c-key", "content-type",
+		"cache-control", "content-disposition", "content-encoding", "content-language", "expires", "exclude",
+		"include", "metadata", "metadata-directive", "grants", "website-redirect", "source-region", "page-size",
+		"checksum-algorithm", "request-payer", "copy-props", "expected-size"}})
 	if len(p.ops) == 0 {
 		inv.act(rd, "")
 		return
@@ -721,6 +773,18 @@ func s3Cmd(inv *invocation, op string, ops []int, scheme string) {
 		return strings.HasPrefix(inv.argv[i], scheme) || strings.HasPrefix(inv.argv[i], "s3://") || strings.HasPrefix(inv.argv[i], "gs://")
 	}
 	recursive := indexOf(inv.argv, "--recursive") >= 0 || indexOf(inv.argv, "-r") >= 0 || indexOf(inv.argv, "-R") >= 0
+	if indexOf(inv.argv, "--dryrun") >= 0 || indexOf(inv.argv, "--dry-run") >= 0 || indexOf(inv.argv, "-n") >= 0 && scheme == "gs://" {
+		inv.act(rd, "")
+		inv.note("a dry run changes nothing")
+		return
+	}
+	for i, a := range inv.argv {
+		if (a == "--acl" && i+1 < len(inv.argv) && strings.HasPrefix(inv.argv[i+1], "public")) || a == "--acl=public-read" || a == "public-read" {
+			inv.external = true
+			inv.note("makes the object readable by anyone")
+			break
+		}
+	}
 	switch op {
 	case "ls", "presign", "cat", "du", "stat":
 		inv.act(rd, "")
@@ -1250,7 +1314,15 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 			_ = i
 			inv.addPath(o, Delete)
 		}
-	case "add", "commit", "switch", "merge", "rebase", "cherry-pick", "revert", "mv", "apply", "am", "init",
+	case "add":
+		set(wr)
+		for _, o := range ops {
+			inv.addPath(o, Read)
+		}
+		if q.has("f", "force") {
+			inv.note("git add -f stages ignored files")
+		}
+	case "commit", "switch", "merge", "rebase", "cherry-pick", "revert", "mv", "apply", "am", "init",
 		"notes", "submodule", "worktree", "gc", "prune", "repack", "pack-refs", "bisect", "update-index",
 		"sparse-checkout", "maintenance", "replace", "read-tree", "commit-tree", "write-tree", "update-ref", "symbolic-ref", "lfs", "format-patch", "archive", "bundle":
 		set(wr)
@@ -1278,6 +1350,11 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 			inv.note("git fetch --prune deletes stale remote-tracking branches")
 		}
 	case "push":
+		if q.has("n", "dry-run") {
+			set(rd)
+			inv.note("git push --dry-run sends nothing")
+			return
+		}
 		set(snd)
 		force := q.has("f", "force", "force-with-lease", "force-if-includes", "mirror")
 		deleting := q.has("d", "delete")
