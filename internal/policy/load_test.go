@@ -164,6 +164,7 @@ func TestLoadAccepts(t *testing.T) {
 		{"empty sections", []string{"x.yaml", "rules:\ndefaults:\ndisable:\nlet:\n"}, 0},
 		{"rule without reason", []string{"x.yaml", "rules:\n  - name: a\n    when: action.kind == 'pay'\n    effect: ask\n"}, 1},
 		{"anchors and aliases", []string{"x.yaml", "rules:\n  - name: a\n    when: &c action.kind == 'pay'\n    effect: ask\n  - name: b\n    when: *c\n    effect: deny\n"}, 2},
+		{"a let and a rule may share a name", []string{"x.yaml", "let:\n  paying: '\"pay\" in action.kinds'\nrules:\n  - name: paying\n    when: paying\n    effect: ask\n"}, 1},
 		{"let used by a rule", []string{"x.yaml", "let:\n  paying: '\"pay\" in action.kinds'\nrules:\n  - name: a\n    when: paying\n    effect: ask\n"}, 1},
 	}
 	for _, tc := range cases {
