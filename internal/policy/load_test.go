@@ -49,7 +49,7 @@ func TestLoadErrors(t *testing.T) {
 		{"top level is a list", []string{"x.yaml", "- a\n- b\n"},
 			[]string{`x.yaml:1:1: a policy file is a mapping`}},
 		{"yaml syntax error", []string{"x.yaml", "rules: [\n"},
-			[]string{`x.yaml: `, "line"}},
+			[]string{`x.yaml:1: YAML: did not find expected node content`}},
 		{"key twice", []string{"x.yaml", "rules: []\nrules: []\n"},
 			[]string{`x.yaml:2:1: key "rules" appears twice`}},
 		{"rules not a list", []string{"x.yaml", "rules: {a: b}\n"},

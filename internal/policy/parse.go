@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -112,7 +113,8 @@ func parseFile(name string, src []byte, builtin bool, e *errs) *sourceFile {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		e.add(name, position{}, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		line, msg := yamlErrorLine(err)
+		e.add(name, position{line: line}, "", "%s", msg)
 		return f
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -332,6 +334,21 @@ func (f *sourceFile) parseDisable(v *yaml.Node, e *errs) {
 		}
 		f.disable = append(f.disable, sourceRef{name: item.Value, pos: nodePos(item)})
 	}
+}
+
+// yamlLineRE finds the line yaml.v3 puts in its syntax errors.
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlErrorLine splits a yaml.v3 syntax error into its line (0 if none)
+// and message, so it can be reported as file:line like every other error.
+func yamlErrorLine(err error) (int, string) {
+	msg := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+			return n, "YAML: " + msg[len(m[0]):]
+		}
+	}
+	return 0, "YAML: " + strings.TrimPrefix(msg, "yaml: ")
 }
 
 // deref follows a YAML alias to the node it names. Policy files rarely use

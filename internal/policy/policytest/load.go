@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mandate-dev/mandate/internal/mandate"
 )
+
+// yamlLineRE finds the line yaml.v3 puts in its syntax errors.
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 
 // maxFileSize bounds one fixture file.
 const maxFileSize = 8 << 20
@@ -63,7 +67,11 @@ func ParseCases(name string, data []byte) ([]*Case, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		msg := err.Error()
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			return nil, fmt.Errorf("%s:%s: YAML: %s", name, m[1], msg[len(m[0]):])
+		}
+		return nil, fmt.Errorf("%s: YAML: %s", name, strings.TrimPrefix(msg, "yaml: "))
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty file; want `cases:` with a list of cases", name)

@@ -88,7 +88,7 @@ func TestParseCasesErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"empty", "", "f_test.yaml: empty file"},
-		{"yaml error", "cases: [\n", "f_test.yaml: "},
+		{"yaml error", "cases: [\n", "f_test.yaml:1: YAML: did not find expected node content"},
 		{"not a mapping", "- a\n", "f_test.yaml:1:1: a fixture file is a mapping"},
 		{"unknown top key", "tests: []\n", `f_test.yaml:1:1: unknown key "tests"`},
 		{"cases not a list", "cases: {}\n", "f_test.yaml:1:1: `cases:` must be a list"},
