@@ -1,0 +1,146 @@
+// Package app opens a Mandate instance: its data directory, store, policy,
+// classifier and engine, wired together the same way for `mandate serve`,
+// the embedded MCP gateway, offline commands and the eval harness.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/engine"
+	"github.com/mandate-dev/mandate/internal/policy"
+	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlite"
+)
+
+// Config says where state lives and which policy and catalog to use.
+type Config struct {
+	// DataDir holds the database and keys. Empty means an in-memory store
+	// with nothing on disk (eval, tests).
+	DataDir string
+	// PolicyDirs are operator policy directories, loaded after the
+	// built-in pack.
+	PolicyDirs []string
+	// CatalogFiles are operator tool catalogs, loaded after the built-in one.
+	CatalogFiles []string
+	// MaxArgsBytes caps call arguments (default 1 MiB).
+	MaxArgsBytes int
+	// Synchronous overrides the SQLite synchronous level ("FULL" default).
+	Synchronous string
+	Logger      *slog.Logger
+	// Metrics registers Prometheus metrics when true.
+	Metrics bool
+	Now     func() time.Time
+}
+
+// App is an opened instance.
+type App struct {
+	Config   Config
+	Store    store.Store
+	Engine   *engine.Engine
+	Registry *prometheus.Registry
+	Logger   *slog.Logger
+}
+
+// DatabaseFile is the SQLite file inside the data directory.
+const DatabaseFile = "mandate.db"
+
+// AdminTokenFile holds the first admin token, created on first start.
+const AdminTokenFile = "admin.token"
+
+// Open creates the data directory if needed and opens everything.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	pol, err := policy.Load(cfg.PolicyDirs...)
+	if err != nil {
+		return nil, err
+	}
+	cls, err := action.NewClassifier(action.WithCatalogFiles(cfg.CatalogFiles...))
+	if err != nil {
+		return nil, err
+	}
+	dbPath := ":memory:"
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		dbPath = filepath.Join(cfg.DataDir, DatabaseFile)
+	}
+	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Store: st, Logger: cfg.Logger}
+	opts := engine.Options{Store: st, Classifier: cls, Policy: pol, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes, Now: cfg.Now}
+	if cfg.Metrics {
+		a.Registry = prometheus.NewRegistry()
+		a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		opts.Metrics = engine.NewMetrics(a.Registry)
+	}
+	a.Engine, err = engine.New(opts)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// ReloadPolicy loads the policy again and swaps it in.
+func (a *App) ReloadPolicy() (*policy.Policy, error) {
+	p, err := policy.Load(a.Config.PolicyDirs...)
+	if err != nil {
+		return nil, err
+	}
+	a.Engine.SetPolicy(p)
+	return p, nil
+}
+
+// EnsureAdminToken creates an admin token on first start and writes it to
+// the data directory (mode 0600). It returns the file's path and whether it
+// was created now.
+func (a *App) EnsureAdminToken(ctx context.Context) (string, bool, error) {
+	if a.Config.DataDir == "" {
+		return "", false, errors.New("no data directory")
+	}
+	path := filepath.Join(a.Config.DataDir, AdminTokenFile)
+	if _, err := os.Stat(path); err == nil {
+		return path, false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, fmt.Errorf("admin token file: %w", err)
+	}
+	tok, rec, err := auth.Issue(string(auth.RoleAdmin), "", "initial admin", time.Now())
+	if err != nil {
+		return "", false, err
+	}
+	if err := a.Store.CreateToken(ctx, rec); err != nil {
+		return "", false, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", false, fmt.Errorf("write admin token: %w", err)
+	}
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("write admin token: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", false, fmt.Errorf("write admin token: %w", err)
+	}
+	return path, true, nil
+}
+
+// Close shuts the store down after committing what is queued.
+func (a *App) Close() error { return a.Store.Close() }

@@ -1,0 +1,313 @@
+// Package server is Mandate's HTTP API: sessions, mandates, evaluate,
+// observe, decisions, tokens, health and metrics, under /v1 with JSON bodies
+// and bearer-token auth. Handlers are thin: the engine decides, the server
+// translates.
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/engine"
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// Options configure the API.
+type Options struct {
+	Engine *engine.Engine
+	Logger *slog.Logger
+	// Gatherer serves /metrics; nil serves an empty set.
+	Gatherer prometheus.Gatherer
+	// MaxArgsBytes caps a call's arguments (and an observation's output);
+	// request bodies may be this plus a small envelope. Default 1 MiB.
+	MaxArgsBytes int
+	// Version is reported by /healthz.
+	Version string
+	// TokenCacheTTL bounds how long a revoked token keeps working
+	// (default 5 s).
+	TokenCacheTTL time.Duration
+}
+
+// Server is the HTTP API.
+type Server struct {
+	eng     *engine.Engine
+	st      store.Store
+	log     *slog.Logger
+	maxBody int64
+	maxArgs int
+	version string
+	mux     *http.ServeMux
+	tokens  tokenCache
+}
+
+// New builds the API.
+func New(opts Options) *Server {
+	s := &Server{
+		eng:     opts.Engine,
+		st:      opts.Engine.Store(),
+		log:     opts.Logger,
+		maxArgs: opts.MaxArgsBytes,
+		version: opts.Version,
+		mux:     http.NewServeMux(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxArgs <= 0 {
+		s.maxArgs = 1 << 20
+	}
+	s.maxBody = int64(s.maxArgs) + 64<<10
+	s.tokens = tokenCache{ttl: opts.TokenCacheTTL, entries: map[[32]byte]cachedToken{}}
+	if s.tokens.ttl <= 0 {
+		s.tokens.ttl = 5 * time.Second
+	}
+	gatherer := opts.Gatherer
+	if gatherer == nil {
+		gatherer = prometheus.NewRegistry()
+	}
+
+	s.mux.HandleFunc("GET /healthz", s.health)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
+	s.mux.HandleFunc("GET /v1/openapi.json", s.openAPI)
+
+	s.handle("POST /v1/sessions", s.createSession)
+	s.handle("GET /v1/sessions", s.listSessions)
+	s.handle("GET /v1/sessions/{id}", s.getSession)
+	s.handle("GET /v1/sessions/{id}/mandate", s.getMandate)
+	s.handle("POST /v1/sessions/{id}/mandate", s.amendMandate)
+	s.handle("GET /v1/sessions/{id}/mandates", s.listMandates)
+	s.handle("POST /v1/sessions/{id}/status", s.setStatus)
+	s.handle("POST /v1/evaluate", s.evaluate)
+	s.handle("POST /v1/observe", s.observe)
+	s.handle("GET /v1/decisions", s.listDecisions)
+	s.handle("GET /v1/decisions/{id}", s.getDecision)
+	s.handle("POST /v1/intent/compile", s.compileIntent)
+	s.handle("POST /v1/tokens", s.createToken)
+	s.handle("GET /v1/tokens", s.listTokens)
+	s.handle("DELETE /v1/tokens/{id}", s.revokeToken)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s; see /v1/openapi.json", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+// Handle registers an extra route (other surfaces mount here, e.g. /mcp).
+// Authenticated handlers get the principal with PrincipalFrom.
+func (s *Server) Handle(pattern string, h http.Handler, authenticated bool) {
+	if !authenticated {
+		s.mux.Handle(pattern, h)
+		return
+	}
+	s.mux.Handle(pattern, s.authenticate(func(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	}))
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the authenticated caller of a request served by a
+// handler registered with Handle(…, true).
+func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	return p, ok
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	s.mux.ServeHTTP(w, r)
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p auth.Principal)
+
+func (s *Server) handle(pattern string, h handlerFunc) {
+	s.mux.Handle(pattern, s.authenticate(h))
+}
+
+func (s *Server) authenticate(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		authz := r.Header.Get("Authorization")
+		token, ok := strings.CutPrefix(authz, "Bearer ")
+		if !ok || strings.TrimSpace(token) == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mandate"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "missing bearer token: send 'Authorization: Bearer <token>' (create one with 'mandate token create')")
+			return
+		}
+		p, err := s.principal(r.Context(), token)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, errRevoked) {
+				s.log.Error("token lookup failed", "err", err)
+				writeError(w, http.StatusInternalServerError, "internal", "token lookup failed")
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mandate", error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "unknown or revoked token")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		h(w, r, p)
+	})
+}
+
+var errRevoked = errors.New("token revoked")
+
+type cachedToken struct {
+	p       auth.Principal
+	expires time.Time
+}
+
+// tokenCache keeps recent lookups so the hot path does not hit the store;
+// entries live for ttl, which bounds how long a revoked token still works.
+type tokenCache struct {
+	ttl     time.Duration
+	mu      sync.Mutex
+	entries map[[32]byte]cachedToken
+}
+
+func (s *Server) principal(ctx context.Context, token string) (auth.Principal, error) {
+	hash := auth.HashToken(token)
+	key := sha256.Sum256(hash) // fixed-size map key
+	now := time.Now()
+	s.tokens.mu.Lock()
+	c, ok := s.tokens.entries[key]
+	s.tokens.mu.Unlock()
+	if ok && now.Before(c.expires) {
+		return c.p, nil
+	}
+	t, err := s.st.TokenByHash(ctx, hash)
+	if err != nil {
+		return auth.Principal{}, err
+	}
+	if t.RevokedAt != nil {
+		return auth.Principal{}, errRevoked
+	}
+	p := auth.Principal{TokenID: t.ID, Role: auth.Role(t.Role), AgentID: t.AgentID, Name: t.Name}
+	s.tokens.mu.Lock()
+	if len(s.tokens.entries) > 10000 {
+		clear(s.tokens.entries)
+	}
+	s.tokens.entries[key] = cachedToken{p: p, expires: now.Add(s.tokens.ttl)}
+	s.tokens.mu.Unlock()
+	return p, nil
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := s.st.EvidenceSize(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.version, "policy_hash": s.eng.Policy().Hash()})
+}
+
+// decode reads a JSON body strictly: unknown fields, trailing data and
+// oversized bodies are errors that name the problem.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(dst)
+	if err == nil && dec.More() {
+		err = errors.New("unexpected data after the JSON object")
+	}
+	if err == nil {
+		if _, rerr := io.Copy(io.Discard, r.Body); rerr != nil {
+			err = rerr
+		}
+	}
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body over %d bytes (args are capped at %d bytes)", tooBig.Limit, s.maxArgs))
+	case errors.Is(err, io.EOF):
+		writeError(w, http.StatusBadRequest, "invalid_request", "empty body: expected a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		writeError(w, http.StatusBadRequest, "invalid_request", "malformed JSON: the body ends before the object does")
+	case errors.As(err, &syn):
+		writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, err))
+	case errors.As(err, &typ):
+		writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("field %q: expected %s, got JSON %s", typ.Field, typ.Type, typ.Value))
+	default:
+		msg := err.Error()
+		msg = strings.TrimPrefix(msg, "json: ")
+		writeError(w, http.StatusBadRequest, "invalid_request", msg)
+	}
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	// Effect is set on /v1/evaluate failures: the call is refused.
+	Effect  string   `json:"effect,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	var b errorBody
+	b.Error.Code, b.Error.Message = code, msg
+	writeJSON(w, status, b)
+}
+
+// fail maps an engine error to a status and body.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code := http.StatusInternalServerError, "internal"
+	switch {
+	case errors.Is(err, engine.ErrInvalid):
+		status, code = http.StatusBadRequest, "invalid_request"
+	case errors.Is(err, engine.ErrForbidden):
+		status, code = http.StatusForbidden, "forbidden"
+	case errors.Is(err, store.ErrNotFound):
+		status, code = http.StatusNotFound, "not_found"
+	case errors.Is(err, store.ErrConflict):
+		status, code = http.StatusConflict, "conflict"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		status, code = http.StatusServiceUnavailable, "unavailable"
+	}
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, status, code, msg)
+}
+
+func queryInt(r *http.Request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: query parameter %s=%q: want a non-negative integer", engine.ErrInvalid, name, v)
+	}
+	return n, nil
+}

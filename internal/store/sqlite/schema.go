@@ -1,0 +1,110 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order, once each; user_version records how many
+// ran. Append, never edit: a shipped migration is history.
+var migrations = []string{
+	`CREATE TABLE sessions (
+		id TEXT PRIMARY KEY,
+		agent BLOB NOT NULL,
+		tools BLOB,
+		working_dir TEXT NOT NULL DEFAULT '',
+		home_dir TEXT NOT NULL DEFAULT '',
+		parent_id TEXT NOT NULL DEFAULT '',
+		status TEXT NOT NULL,
+		mandate_version INTEGER NOT NULL,
+		state BLOB NOT NULL,
+		created_by TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);
+	CREATE INDEX sessions_parent ON sessions(parent_id) WHERE parent_id != '';
+	CREATE TABLE mandates (
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		version INTEGER NOT NULL,
+		body BLOB NOT NULL,
+		source TEXT NOT NULL,
+		created_by TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		PRIMARY KEY (session_id, version)
+	);
+	CREATE TABLE decisions (
+		id TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		seq INTEGER NOT NULL,
+		surface TEXT NOT NULL,
+		tool TEXT NOT NULL,
+		args BLOB NOT NULL,
+		action BLOB NOT NULL,
+		mandate_version INTEGER NOT NULL,
+		policy_hash TEXT NOT NULL,
+		effect TEXT NOT NULL,
+		rules BLOB NOT NULL,
+		reasons BLOB NOT NULL,
+		latency_us INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		UNIQUE (session_id, seq)
+	);
+	CREATE TABLE observations (
+		id TEXT PRIMARY KEY,
+		decision_id TEXT NOT NULL DEFAULT '',
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		output BLOB NOT NULL,
+		origin TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX observations_decision ON observations(decision_id);
+	CREATE TABLE tokens (
+		id TEXT PRIMARY KEY,
+		hash BLOB NOT NULL UNIQUE,
+		role TEXT NOT NULL,
+		agent_id TEXT NOT NULL DEFAULT '',
+		name TEXT NOT NULL DEFAULT '',
+		created_at INTEGER NOT NULL,
+		revoked_at INTEGER
+	);
+	CREATE TABLE evidence (
+		idx INTEGER PRIMARY KEY,
+		type TEXT NOT NULL,
+		session_id TEXT NOT NULL DEFAULT '',
+		origin TEXT NOT NULL,
+		body BLOB NOT NULL,
+		leaf_hash BLOB NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX evidence_session ON evidence(session_id) WHERE session_id != '';`,
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	var have int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&have); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this binary knows (%d): upgrade mandate", have, len(migrations))
+	}
+	for i := have; i < len(migrations); i++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		// PRAGMA takes no bound parameters.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, i+1)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}

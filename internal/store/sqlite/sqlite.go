@@ -1,0 +1,503 @@
+// Package sqlite is the embedded store: one SQLite database file (pure Go,
+// modernc.org/sqlite) in WAL mode, with a single writer goroutine that commits
+// concurrent changes together (group commit) and fsyncs before acknowledging.
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// Options tune a store.
+type Options struct {
+	// Synchronous is the SQLite synchronous level: "FULL" (default; every
+	// commit is fsynced) or "OFF" for throwaway stores (tests, eval).
+	Synchronous string
+	// MaxBatch caps how many changes one transaction commits.
+	MaxBatch int
+	// OnEvidence, if set, is called after each commit that appended evidence
+	// records, with the index of the first one and their leaf hashes in
+	// order, before any submitter of that commit is acknowledged.
+	OnEvidence func(first uint64, leafHashes [][]byte)
+	Logger     *slog.Logger
+}
+
+// Store is the SQLite backend. It is safe for concurrent use.
+type Store struct {
+	path   string
+	pool   *sql.DB
+	write  *sql.DB
+	opts   Options
+	log    *slog.Logger
+	queue  chan job
+	done   chan struct{}
+	mu     sync.RWMutex // guards closed against Submit
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path and starts the writer.
+// path ":memory:" gives a private in-memory database.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Synchronous == "" {
+		opts.Synchronous = "FULL"
+	}
+	switch opts.Synchronous {
+	case "FULL", "NORMAL", "OFF":
+	default:
+		return nil, fmt.Errorf("sqlite: synchronous must be FULL, NORMAL or OFF, not %q", opts.Synchronous)
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	dsn := dataSource(path, opts.Synchronous)
+	write, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	if err := migrate(ctx, write); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	// The pool serves reads (WAL lets them run beside the writer) and the
+	// rare writes outside the group-commit path (tokens).
+	read, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8)
+	s := &Store{
+		path:  path,
+		pool:  read,
+		write: write,
+		opts:  opts,
+		log:   opts.Logger,
+		queue: make(chan job, 4096),
+		done:  make(chan struct{}),
+	}
+	w, err := newWriter(ctx, s)
+	if err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	go w.run()
+	return s, nil
+}
+
+func dataSource(path, sync string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	q.Set("_txlock", "immediate")
+	if path == ":memory:" {
+		// A named shared-cache database is shared by the writer and the
+		// pool, and private to this Store.
+		q.Set("mode", "memory")
+		q.Set("cache", "shared")
+		return "file:mem-" + rand.Text() + "?" + q.Encode()
+	}
+	q.Add("_pragma", "journal_mode(WAL)")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Close stops accepting changes, commits what is queued and closes the
+// database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.queue)
+	s.mu.Unlock()
+	<-s.done
+	return s.closeDBs()
+}
+
+func (s *Store) closeDBs() error {
+	var errs []error
+	errs = append(errs, s.pool.Close(), s.write.Close())
+	return errors.Join(errs...)
+}
+
+// Submit implements store.Store.
+func (s *Store) Submit(c *store.Change) <-chan error {
+	res := make(chan error, 1)
+	e, err := encode(c)
+	if err != nil {
+		res <- err
+		return res
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		res <- store.ErrClosed
+		return res
+	}
+	s.queue <- job{e: e, res: res}
+	return res
+}
+
+// GetSession implements store.Store.
+func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
+	row := s.pool.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
+	sess, err := scanSession(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
+	}
+	return sess, err
+}
+
+const sessionCols = `id, agent, tools, working_dir, home_dir, parent_id, status, mandate_version, state, created_by, created_at, updated_at`
+
+type scanner interface{ Scan(...any) error }
+
+func scanSession(r scanner) (*store.Session, error) {
+	var (
+		s                store.Session
+		agent, tools, st []byte
+		created, updated int64
+	)
+	if err := r.Scan(&s.ID, &agent, &tools, &s.WorkingDir, &s.HomeDir, &s.ParentID, &s.Status, &s.MandateVersion, &st, &s.CreatedBy, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := unmarshalAll(map[string]any{"agent": &s.Agent, "tools": &s.Tools, "state": &s.State}, map[string][]byte{"agent": agent, "tools": tools, "state": st}); err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	s.CreatedAt = time.Unix(0, created).UTC()
+	s.UpdatedAt = time.Unix(0, updated).UTC()
+	return &s, nil
+}
+
+func unmarshalAll(dst map[string]any, src map[string][]byte) error {
+	for k, b := range src {
+		if len(b) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(b, dst[k]); err != nil {
+			return fmt.Errorf("decode %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// ListSessions implements store.Store.
+func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*store.Session, error) {
+	var where []string
+	var args []any
+	if f.AgentID != "" {
+		where = append(where, "json_extract(agent, '$.id') = ?")
+		args = append(args, f.AgentID)
+	}
+	if f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	if f.ParentID != "" {
+		where = append(where, "parent_id = ?")
+		args = append(args, f.ParentID)
+	}
+	if f.Before != "" {
+		where = append(where, "rowid < (SELECT rowid FROM sessions WHERE id = ?)")
+		args = append(args, f.Before)
+	}
+	q := `SELECT ` + sessionCols + ` FROM sessions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY rowid DESC LIMIT ?"
+	args = append(args, limit(f.Limit))
+	rows, err := s.pool.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	return out, rows.Err()
+}
+
+func limit(n int) int {
+	if n <= 0 || n > 1000 {
+		return 100
+	}
+	return n
+}
+
+// GetMandate implements store.Store. Version 0 means the latest.
+func (s *Store) GetMandate(ctx context.Context, sessionID string, version int) (*store.MandateVersion, error) {
+	q := `SELECT session_id, version, body, source, created_by, created_at FROM mandates WHERE session_id = ?`
+	args := []any{sessionID}
+	if version > 0 {
+		q += " AND version = ?"
+		args = append(args, version)
+	} else {
+		q += " ORDER BY version DESC LIMIT 1"
+	}
+	mv, err := scanMandate(s.pool.QueryRowContext(ctx, q, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("mandate of session %q version %d: %w", sessionID, version, store.ErrNotFound)
+	}
+	return mv, err
+}
+
+func scanMandate(r scanner) (*store.MandateVersion, error) {
+	var (
+		mv      store.MandateVersion
+		body    []byte
+		created int64
+	)
+	if err := r.Scan(&mv.SessionID, &mv.Version, &body, &mv.Source, &mv.CreatedBy, &created); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(body, &mv.Mandate); err != nil {
+		return nil, fmt.Errorf("mandate %s v%d: decode: %w", mv.SessionID, mv.Version, err)
+	}
+	mv.CreatedAt = time.Unix(0, created).UTC()
+	return &mv, nil
+}
+
+// ListMandates implements store.Store.
+func (s *Store) ListMandates(ctx context.Context, sessionID string) ([]*store.MandateVersion, error) {
+	rows, err := s.pool.QueryContext(ctx, `SELECT session_id, version, body, source, created_by, created_at FROM mandates WHERE session_id = ? ORDER BY version`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("list mandates: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.MandateVersion
+	for rows.Next() {
+		mv, err := scanMandate(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list mandates: %w", err)
+		}
+		out = append(out, mv)
+	}
+	return out, rows.Err()
+}
+
+const decisionCols = `id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at`
+
+func scanDecision(r scanner) (*store.Decision, error) {
+	var (
+		d                    store.Decision
+		args, act, rul, reas []byte
+		created              int64
+	)
+	if err := r.Scan(&d.ID, &d.SessionID, &d.Seq, &d.Surface, &d.Tool, &args, &act, &d.MandateVersion, &d.PolicyHash, &d.Effect, &rul, &reas, &d.LatencyMicros, &created); err != nil {
+		return nil, err
+	}
+	d.Args = json.RawMessage(args)
+	if err := unmarshalAll(map[string]any{"action": &d.Action, "rules": &d.Rules, "reasons": &d.Reasons}, map[string][]byte{"action": act, "rules": rul, "reasons": reas}); err != nil {
+		return nil, fmt.Errorf("decision %s: %w", d.ID, err)
+	}
+	d.CreatedAt = time.Unix(0, created).UTC()
+	return &d, nil
+}
+
+// GetDecision implements store.Store.
+func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, error) {
+	d, err := scanDecision(s.pool.QueryRowContext(ctx, `SELECT `+decisionCols+` FROM decisions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("decision %q: %w", id, store.ErrNotFound)
+	}
+	return d, err
+}
+
+// ListDecisions implements store.Store. With a session it lists in sequence
+// order; without, newest first.
+func (s *Store) ListDecisions(ctx context.Context, f store.DecisionFilter) ([]*store.Decision, error) {
+	var where []string
+	var args []any
+	order := "ORDER BY rowid DESC"
+	if f.SessionID != "" {
+		where = append(where, "session_id = ?", "seq > ?")
+		args = append(args, f.SessionID, f.AfterSeq)
+		order = "ORDER BY seq"
+	}
+	if f.Effect != "" {
+		where = append(where, "effect = ?")
+		args = append(args, f.Effect)
+	}
+	q := `SELECT ` + decisionCols + ` FROM decisions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " " + order + " LIMIT ?"
+	args = append(args, limit(f.Limit))
+	rows, err := s.pool.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list decisions: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Decision
+	for rows.Next() {
+		d, err := scanDecision(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list decisions: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// ListObservations implements store.Store.
+func (s *Store) ListObservations(ctx context.Context, decisionID string) ([]*store.Observation, error) {
+	rows, err := s.pool.QueryContext(ctx, `SELECT id, decision_id, session_id, output, origin, created_at FROM observations WHERE decision_id = ? ORDER BY rowid`, decisionID)
+	if err != nil {
+		return nil, fmt.Errorf("list observations: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Observation
+	for rows.Next() {
+		var (
+			o       store.Observation
+			output  []byte
+			created int64
+		)
+		if err := rows.Scan(&o.ID, &o.DecisionID, &o.SessionID, &output, &o.Origin, &created); err != nil {
+			return nil, fmt.Errorf("list observations: %w", err)
+		}
+		o.Output = json.RawMessage(output)
+		o.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, &o)
+	}
+	return out, rows.Err()
+}
+
+// CreateToken implements store.Store.
+func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
+	_, err := s.pool.ExecContext(ctx, `INSERT INTO tokens (id, hash, role, agent_id, name, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		t.ID, t.Hash, t.Role, t.AgentID, t.Name, t.CreatedAt.UnixNano())
+	if err != nil {
+		if isConstraint(err) {
+			return fmt.Errorf("token %s: %w", t.ID, store.ErrConflict)
+		}
+		return fmt.Errorf("create token: %w", err)
+	}
+	return nil
+}
+
+func scanToken(r scanner) (*store.Token, error) {
+	var (
+		t       store.Token
+		created int64
+		revoked sql.NullInt64
+	)
+	if err := r.Scan(&t.ID, &t.Hash, &t.Role, &t.AgentID, &t.Name, &created, &revoked); err != nil {
+		return nil, err
+	}
+	t.CreatedAt = time.Unix(0, created).UTC()
+	if revoked.Valid {
+		at := time.Unix(0, revoked.Int64).UTC()
+		t.RevokedAt = &at
+	}
+	return &t, nil
+}
+
+// TokenByHash implements store.Store.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*store.Token, error) {
+	t, err := scanToken(s.pool.QueryRowContext(ctx, `SELECT id, hash, role, agent_id, name, created_at, revoked_at FROM tokens WHERE hash = ?`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("token: %w", store.ErrNotFound)
+	}
+	return t, err
+}
+
+// ListTokens implements store.Store.
+func (s *Store) ListTokens(ctx context.Context) ([]*store.Token, error) {
+	rows, err := s.pool.QueryContext(ctx, `SELECT id, hash, role, agent_id, name, created_at, revoked_at FROM tokens ORDER BY created_at`)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Token
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tokens: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RevokeToken implements store.Store.
+func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	res, err := s.pool.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, at.UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("token %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// EvidenceSize implements store.Store.
+func (s *Store) EvidenceSize(ctx context.Context) (uint64, error) {
+	var n uint64
+	if err := s.pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM evidence`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("evidence size: %w", err)
+	}
+	return n, nil
+}
+
+// EvidenceRange implements store.Store.
+func (s *Store) EvidenceRange(ctx context.Context, from, to uint64) ([]*store.EvidenceRecord, error) {
+	rows, err := s.pool.QueryContext(ctx, `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE idx >= ? AND idx < ? ORDER BY idx`, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("evidence range: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.EvidenceRecord
+	for rows.Next() {
+		var (
+			r       store.EvidenceRecord
+			created int64
+		)
+		if err := rows.Scan(&r.Index, &r.Type, &r.SessionID, &r.Origin, &r.Body, &r.LeafHash, &created); err != nil {
+			return nil, fmt.Errorf("evidence range: %w", err)
+		}
+		r.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, &r)
+	}
+	return out, rows.Err()
+}
+
+// isConstraint reports a uniqueness or foreign-key violation. Extended
+// result codes keep the primary code in their low byte.
+func isConstraint(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+}

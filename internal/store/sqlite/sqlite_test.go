@@ -1,0 +1,224 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/mandate"
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+func open(t *testing.T, path string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newSession(id string) *store.Change {
+	now := time.Unix(1700000000, 123456789).UTC()
+	return &store.Change{
+		NewSession: true,
+		Session: &store.Session{ID: id, Agent: store.Agent{ID: "a1", Model: "m"}, Status: store.StatusActive,
+			MandateVersion: 1, CreatedBy: "tok", CreatedAt: now, UpdatedAt: now,
+			Tools: []action.ToolDef{{Name: "send_email", Description: "Send"}}},
+		Mandate: &store.MandateVersion{SessionID: id, Version: 1, Source: "user", CreatedBy: "tok", CreatedAt: now,
+			Mandate: &mandate.Mandate{Version: 1, Allow: []action.Kind{action.Read}}},
+		Evidence: []*store.EvidenceRecord{{Type: "session", SessionID: id, Origin: "observed", Body: []byte(`{"s":"` + id + `"}`), LeafHash: []byte(id), CreatedAt: now}},
+	}
+}
+
+func decision(sess string, seq int) *store.Change {
+	id := fmt.Sprintf("%s-d%d", sess, seq)
+	return &store.Change{
+		Decision: &store.Decision{ID: id, SessionID: sess, Seq: seq, Surface: "api", Tool: "Read",
+			Args: json.RawMessage(`{"file_path":"/x"}`), Action: &action.Action{Tool: "Read", Kind: action.Read},
+			MandateVersion: 1, PolicyHash: "h", Effect: "allow", Rules: []string{"r"}, Reasons: []string{"why"}, CreatedAt: time.Now()},
+		Evidence: []*store.EvidenceRecord{{Type: "decision", SessionID: sess, Origin: "observed", Body: []byte(id), LeafHash: []byte(id), CreatedAt: time.Now()}},
+	}
+}
+
+func TestRoundTripAndReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Apply(ctx, s, decision("s1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, path, Options{})
+	got, err := s.GetSession(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Agent.Model != "m" || got.Tools[0].Name != "send_email" || got.CreatedAt.UnixNano() != 1700000000123456789 {
+		t.Errorf("session round trip: %+v", got)
+	}
+	mv, err := s.GetMandate(ctx, "s1", 0)
+	if err != nil || mv.Mandate.Allow[0] != action.Read {
+		t.Fatalf("mandate: %+v %v", mv, err)
+	}
+	d, err := s.GetDecision(ctx, "s1-d1")
+	if err != nil || d.Action.Kind != action.Read || d.Reasons[0] != "why" {
+		t.Fatalf("decision: %+v %v", d, err)
+	}
+	if n, _ := s.EvidenceSize(ctx); n != 2 {
+		t.Fatalf("evidence size %d, want 2", n)
+	}
+	if _, err := s.GetSession(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing session: %v", err)
+	}
+}
+
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var seen []uint64
+	s := open(t, filepath.Join(t.TempDir(), "m.db"), Options{OnEvidence: func(first uint64, h [][]byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range h {
+			seen = append(seen, first+uint64(i))
+		}
+	}})
+	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := decision("s1", i+1)
+			if i%10 == 0 {
+				c.Decision.SessionID = "missing" // foreign key violation
+			}
+			errs[i] = store.Apply(ctx, s, c)
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for i, err := range errs {
+		if i%10 == 0 {
+			if !errors.Is(err, store.ErrConflict) {
+				t.Errorf("change %d: want conflict, got %v", i, err)
+			}
+			failed++
+		} else if err != nil {
+			t.Errorf("change %d: %v", i, err)
+		}
+	}
+	size, _ := s.EvidenceSize(ctx)
+	if want := uint64(1 + n - failed); size != want {
+		t.Fatalf("evidence size %d, want %d", size, want)
+	}
+	recs, err := s.EvidenceRange(ctx, 0, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs {
+		if r.Index != uint64(i) {
+			t.Fatalf("record %d has index %d: indices must be contiguous", i, r.Index)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if uint64(len(seen)) != size {
+		t.Fatalf("OnEvidence saw %d records, want %d", len(seen), size)
+	}
+}
+
+func TestUpdateMissingSession(t *testing.T) {
+	s := open(t, ":memory:", Options{Synchronous: "OFF"})
+	err := store.Apply(context.Background(), s, &store.Change{Session: &store.Session{ID: "x", Status: "active"}})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSubmitAfterClose(t *testing.T) {
+	s, err := Open(context.Background(), ":memory:", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := <-s.Submit(newSession("s")); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, ":memory:", Options{})
+	tok := &store.Token{ID: "t1", Hash: []byte("h1"), Role: "agent", AgentID: "a", CreatedAt: time.Now()}
+	if err := s.CreateToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateToken(ctx, tok); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	got, err := s.TokenByHash(ctx, []byte("h1"))
+	if err != nil || got.AgentID != "a" || got.RevokedAt != nil {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if err := s.RevokeToken(ctx, "t1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.TokenByHash(ctx, []byte("h1"))
+	if got.RevokedAt == nil {
+		t.Fatal("not revoked")
+	}
+}
+
+func TestSynchronousValidated(t *testing.T) {
+	if _, err := Open(context.Background(), ":memory:", Options{Synchronous: "SOMETIMES"}); err == nil {
+		t.Fatal("want error")
+	}
+}
+
+func BenchmarkSubmitDecision(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "m.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	seq := 0
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			mu.Lock()
+			seq++
+			c := decision("s1", seq)
+			mu.Unlock()
+			if err := store.Apply(ctx, s, c); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -1,0 +1,342 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// encoded is a Change with its JSON columns marshalled by the submitter, so
+// the single writer goroutine spends its time in SQLite, not in encoding.
+type encoded struct {
+	c                            *store.Change
+	agent, tools, state          []byte
+	mandate                      []byte
+	args, action, rules, reasons []byte
+	output                       []byte
+}
+
+func encode(c *store.Change) (*encoded, error) {
+	e := &encoded{c: c}
+	var err error
+	if s := c.Session; s != nil {
+		if e.state, err = json.Marshal(s.State); err != nil {
+			return nil, fmt.Errorf("encode session state: %w", err)
+		}
+		if c.NewSession {
+			if e.agent, err = json.Marshal(s.Agent); err != nil {
+				return nil, fmt.Errorf("encode agent: %w", err)
+			}
+			if e.tools, err = json.Marshal(s.Tools); err != nil {
+				return nil, fmt.Errorf("encode tools: %w", err)
+			}
+		}
+	}
+	if m := c.Mandate; m != nil {
+		if e.mandate, err = json.Marshal(m.Mandate); err != nil {
+			return nil, fmt.Errorf("encode mandate: %w", err)
+		}
+	}
+	if d := c.Decision; d != nil {
+		e.args = d.Args
+		if len(e.args) == 0 {
+			e.args = []byte("{}")
+		}
+		if e.action, err = json.Marshal(d.Action); err != nil {
+			return nil, fmt.Errorf("encode action: %w", err)
+		}
+		if e.rules, err = json.Marshal(nonNil(d.Rules)); err != nil {
+			return nil, fmt.Errorf("encode rules: %w", err)
+		}
+		if e.reasons, err = json.Marshal(nonNil(d.Reasons)); err != nil {
+			return nil, fmt.Errorf("encode reasons: %w", err)
+		}
+	}
+	if o := c.Observation; o != nil {
+		e.output = o.Output
+		if len(e.output) == 0 {
+			e.output = []byte("null")
+		}
+	}
+	return e, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+type job struct {
+	e   *encoded
+	res chan error
+}
+
+// writer is the single goroutine that owns the write connection.
+type writer struct {
+	s       *Store
+	conn    *sql.Conn
+	stmts   map[string]*sql.Stmt
+	nextIdx uint64
+}
+
+// The statements the writer runs, prepared once.
+const (
+	stInsertSession  = `INSERT INTO sessions (` + sessionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
+	stUpdateSession  = `UPDATE sessions SET status = ?, mandate_version = ?, state = ?, updated_at = ? WHERE id = ?`
+	stInsertMandate  = `INSERT INTO mandates (session_id, version, body, source, created_by, created_at) VALUES (?,?,?,?,?,?)`
+	stInsertDecision = `INSERT INTO decisions (` + decisionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertObserve  = `INSERT INTO observations (id, decision_id, session_id, output, origin, created_at) VALUES (?,?,?,?,?,?)`
+	stInsertEvidence = `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`
+)
+
+func newWriter(ctx context.Context, s *Store) (*writer, error) {
+	w := &writer{s: s, stmts: map[string]*sql.Stmt{}}
+	// Prepare on the pool before taking its only connection: the
+	// statements stay prepared on that connection, and each transaction
+	// reuses them instead of parsing SQL per row.
+	for _, q := range []string{stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence} {
+		st, err := s.write.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: prepare: %w", err)
+		}
+		w.stmts[q] = st
+	}
+	conn, err := s.write.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: writer connection: %w", err)
+	}
+	w.conn = conn
+	var count, next uint64
+	err = conn.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(idx) + 1, 0) FROM evidence`).Scan(&count, &next)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("sqlite: read evidence size: %w", err)
+	}
+	if count != next {
+		// A gap means records were deleted: appending would hide it.
+		conn.Close()
+		return nil, fmt.Errorf("sqlite: evidence log has %d records but its last index is %d: the log was tampered with; run 'mandate evidence verify'", count, next-1)
+	}
+	w.nextIdx = next
+	return w, nil
+}
+
+func (w *writer) run() {
+	defer close(w.s.done)
+	defer w.conn.Close()
+	batch := make([]job, 0, w.s.opts.MaxBatch)
+	for first := range w.s.queue {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < w.s.opts.MaxBatch {
+			select {
+			case j, ok := <-w.s.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, j)
+			default:
+				break drain
+			}
+		}
+		w.commit(batch)
+	}
+}
+
+// txn is one transaction with the writer's statements bound to it.
+type txn struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	w     *writer
+	bound map[string]*sql.Stmt
+}
+
+func (t *txn) exec(q string, args ...any) (sql.Result, error) {
+	st, ok := t.bound[q]
+	if !ok {
+		st = t.tx.StmtContext(t.ctx, t.w.stmts[q])
+		t.bound[q] = st
+	}
+	return st.ExecContext(t.ctx, args...)
+}
+
+func (w *writer) begin(ctx context.Context) (*txn, error) {
+	tx, err := w.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: begin: %w", err)
+	}
+	return &txn{ctx: ctx, tx: tx, w: w, bound: map[string]*sql.Stmt{}}, nil
+}
+
+// commit applies a batch in one transaction. The fast path runs every
+// change and writes each session's counters once, from its last change. If
+// any change fails, the transaction is rolled back and the batch is applied
+// again one change at a time, each under a savepoint, so one bad change
+// (a duplicate id, say) fails alone.
+func (w *writer) commit(batch []job) {
+	ctx := context.Background()
+	startIdx := w.nextIdx
+	hashes, err := w.fastPath(ctx, batch)
+	if err == nil {
+		w.acknowledge(batch, nil, startIdx, hashes)
+		return
+	}
+	w.nextIdx = startIdx
+	errs, hashes, err := w.slowPath(ctx, batch)
+	if err != nil {
+		w.nextIdx = startIdx
+		for _, j := range batch {
+			j.res <- err
+		}
+		return
+	}
+	w.acknowledge(batch, errs, startIdx, hashes)
+}
+
+func (w *writer) acknowledge(batch []job, errs []error, startIdx uint64, hashes [][]byte) {
+	if len(hashes) > 0 && w.s.opts.OnEvidence != nil {
+		w.s.opts.OnEvidence(startIdx, hashes)
+	}
+	for i, j := range batch {
+		var err error
+		if errs != nil {
+			err = errs[i]
+		}
+		j.res <- err
+	}
+}
+
+func (w *writer) fastPath(ctx context.Context, batch []job) ([][]byte, error) {
+	t, err := w.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var hashes [][]byte
+	last := map[string]*encoded{} // session id -> its last counter update
+	var order []string
+	for _, j := range batch {
+		if err := w.apply(t, j.e, &hashes, true); err != nil {
+			t.tx.Rollback()
+			return nil, err
+		}
+		if s := j.e.c.Session; s != nil && !j.e.c.NewSession {
+			if _, ok := last[s.ID]; !ok {
+				order = append(order, s.ID)
+			}
+			last[s.ID] = j.e
+		}
+	}
+	for _, id := range order {
+		if err := w.updateSession(t, last[id]); err != nil {
+			t.tx.Rollback()
+			return nil, err
+		}
+	}
+	if err := t.tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return hashes, nil
+}
+
+func (w *writer) slowPath(ctx context.Context, batch []job) ([]error, [][]byte, error) {
+	t, err := w.begin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	errs := make([]error, len(batch))
+	var hashes [][]byte
+	for i, j := range batch {
+		if _, err := t.tx.ExecContext(ctx, `SAVEPOINT change`); err != nil {
+			t.tx.Rollback()
+			return nil, nil, fmt.Errorf("sqlite: savepoint: %w", err)
+		}
+		idx, nh := w.nextIdx, len(hashes)
+		err := w.apply(t, j.e, &hashes, false)
+		if err != nil {
+			errs[i] = err
+			w.nextIdx, hashes = idx, hashes[:nh]
+			if _, err := t.tx.ExecContext(ctx, `ROLLBACK TO change`); err != nil {
+				t.tx.Rollback()
+				return nil, nil, fmt.Errorf("sqlite: rollback to savepoint: %w", err)
+			}
+		}
+		if _, err := t.tx.ExecContext(ctx, `RELEASE change`); err != nil {
+			t.tx.Rollback()
+			return nil, nil, fmt.Errorf("sqlite: release savepoint: %w", err)
+		}
+	}
+	if err := t.tx.Commit(); err != nil {
+		return nil, nil, fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return errs, hashes, nil
+}
+
+func (w *writer) updateSession(t *txn, e *encoded) error {
+	s := e.c.Session
+	res, err := t.exec(stUpdateSession, s.Status, s.MandateVersion, e.state, s.UpdatedAt.UnixNano(), s.ID)
+	if err != nil {
+		return wrapWrite("session "+s.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("session %q: %w", s.ID, store.ErrNotFound)
+	}
+	return nil
+}
+
+// apply writes one change. With deferUpdate the session's counter update is
+// left to the caller, who writes each session once per batch.
+func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) error {
+	c := e.c
+	if s := c.Session; s != nil {
+		if c.NewSession {
+			_, err := t.exec(stInsertSession,
+				s.ID, e.agent, e.tools, s.WorkingDir, s.HomeDir, s.ParentID, s.Status, s.MandateVersion, e.state, s.CreatedBy, s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano())
+			if err != nil {
+				return wrapWrite("session "+s.ID, err)
+			}
+		} else if !deferUpdate {
+			if err := w.updateSession(t, e); err != nil {
+				return err
+			}
+		}
+	}
+	if m := c.Mandate; m != nil {
+		if _, err := t.exec(stInsertMandate, m.SessionID, m.Version, e.mandate, m.Source, m.CreatedBy, m.CreatedAt.UnixNano()); err != nil {
+			return wrapWrite(fmt.Sprintf("mandate %s v%d", m.SessionID, m.Version), err)
+		}
+	}
+	if d := c.Decision; d != nil {
+		_, err := t.exec(stInsertDecision,
+			d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.args, e.action, d.MandateVersion, d.PolicyHash, d.Effect, e.rules, e.reasons, d.LatencyMicros, d.CreatedAt.UnixNano())
+		if err != nil {
+			return wrapWrite("decision "+d.ID, err)
+		}
+	}
+	if o := c.Observation; o != nil {
+		if _, err := t.exec(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CreatedAt.UnixNano()); err != nil {
+			return wrapWrite("observation "+o.ID, err)
+		}
+	}
+	for _, r := range c.Evidence {
+		r.Index = w.nextIdx
+		if _, err := t.exec(stInsertEvidence, r.Index, r.Type, r.SessionID, r.Origin, r.Body, r.LeafHash, r.CreatedAt.UnixNano()); err != nil {
+			return wrapWrite(fmt.Sprintf("evidence record %d", r.Index), err)
+		}
+		w.nextIdx++
+		*hashes = append(*hashes, r.LeafHash)
+	}
+	return nil
+}
+
+func wrapWrite(what string, err error) error {
+	if isConstraint(err) {
+		return fmt.Errorf("%s: %w", what, errors.Join(store.ErrConflict, err))
+	}
+	return fmt.Errorf("write %s: %w", what, err)
+}

@@ -1,0 +1,230 @@
+// Package store defines what Mandate keeps — sessions, mandate versions,
+// decisions, observations, tokens and evidence records — and the interface a
+// backend implements. SQLite (package sqlite) is the embedded default.
+//
+// Writes go through Submit as one Change at a time: everything a decision
+// touches (the decision row, the session's counters, its evidence record) is
+// committed in one transaction, and the caller is acknowledged only once it is
+// durable. Backends batch concurrent changes into one commit (group commit) so
+// durability does not cost throughput.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/mandate"
+)
+
+// Errors a backend returns; callers test with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("already exists")
+	ErrClosed   = errors.New("store closed")
+)
+
+// Session lifecycle states.
+const (
+	StatusActive     = "active"
+	StatusIdle       = "idle"
+	StatusCompleted  = "completed"
+	StatusSuspended  = "suspended"
+	StatusTerminated = "terminated"
+)
+
+// ValidStatus reports whether s is a lifecycle state.
+func ValidStatus(s string) bool {
+	switch s {
+	case StatusActive, StatusIdle, StatusCompleted, StatusSuspended, StatusTerminated:
+		return true
+	}
+	return false
+}
+
+// Agent is an agent's identity and version fingerprint, kept for baselines.
+type Agent struct {
+	ID               string `json:"id"`
+	Model            string `json:"model,omitempty"`
+	SystemPromptHash string `json:"system_prompt_hash,omitempty"`
+	ToolsetHash      string `json:"toolset_hash,omitempty"`
+	RetrievalSource  string `json:"retrieval_source,omitempty"`
+}
+
+// Session is one agent run under one mandate.
+type Session struct {
+	ID         string           `json:"session_id"`
+	Agent      Agent            `json:"agent"`
+	Tools      []action.ToolDef `json:"tools,omitempty"`
+	WorkingDir string           `json:"working_directory,omitempty"`
+	HomeDir    string           `json:"home_directory,omitempty"`
+	ParentID   string           `json:"parent_session_id,omitempty"`
+	Status     string           `json:"status"`
+	// MandateVersion is the current version of the session's own mandate.
+	MandateVersion int       `json:"mandate_version"`
+	State          Counters  `json:"counters"`
+	CreatedBy      string    `json:"created_by"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// Counters is a session's running state, updated with every decision.
+type Counters struct {
+	// Counts are allowed calls per kind.
+	Counts map[string]int `json:"counts"`
+	// Spend is money committed by allowed calls, per currency.
+	Spend  map[string]float64 `json:"spend"`
+	Calls  int                `json:"calls"`
+	Denied int                `json:"denied"`
+	Asked  int                `json:"asked"`
+	// Recent are the latest decisions, oldest first, bounded by the engine.
+	// Not stored with the counters: the decisions table has them.
+	Recent []Recent `json:"-"`
+}
+
+// Recent summarises one earlier decision.
+type Recent struct {
+	Tool   string `json:"tool"`
+	Kind   string `json:"kind"`
+	Effect string `json:"effect"`
+}
+
+// MandateVersion is one stored version of a session's mandate.
+type MandateVersion struct {
+	SessionID string           `json:"session_id"`
+	Version   int              `json:"version"`
+	Mandate   *mandate.Mandate `json:"mandate"`
+	// Source says who made this version: user, admin, hook, delegation.
+	Source    string    `json:"source"`
+	CreatedBy string    `json:"created_by"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Decision is one evaluated call and its verdict, as persisted.
+type Decision struct {
+	ID             string          `json:"decision_id"`
+	SessionID      string          `json:"session_id"`
+	Seq            int             `json:"seq"`
+	Surface        string          `json:"surface"`
+	Tool           string          `json:"tool"`
+	Args           json.RawMessage `json:"args"`
+	Action         *action.Action  `json:"action"`
+	MandateVersion int             `json:"mandate_version"`
+	PolicyHash     string          `json:"policy_hash"`
+	Effect         string          `json:"effect"`
+	Rules          []string        `json:"rules"`
+	Reasons        []string        `json:"reasons"`
+	LatencyMicros  int64           `json:"latency_us"`
+	CreatedAt      time.Time       `json:"created_at"`
+}
+
+// Observation is a tool's result as the surface saw it.
+type Observation struct {
+	ID         string          `json:"observation_id"`
+	DecisionID string          `json:"decision_id,omitempty"`
+	SessionID  string          `json:"session_id"`
+	Output     json.RawMessage `json:"output"`
+	// Origin is "observed" (seen at the tool boundary) or "reported" (a
+	// client's claim).
+	Origin    string    `json:"origin"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Token is an API credential; only its hash is kept.
+type Token struct {
+	ID   string `json:"id"`
+	Hash []byte `json:"-"`
+	Role string `json:"role"`
+	// AgentID binds agent tokens to one agent identity.
+	AgentID   string     `json:"agent_id,omitempty"`
+	Name      string     `json:"name,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// EvidenceRecord is one leaf of the evidence log. Body is the canonical
+// record bytes and LeafHash their RFC 6962 leaf hash, both computed before
+// submission; the backend assigns Index in commit order.
+type EvidenceRecord struct {
+	Index     uint64    `json:"index"`
+	Type      string    `json:"type"`
+	SessionID string    `json:"session_id,omitempty"`
+	Origin    string    `json:"origin"`
+	Body      []byte    `json:"body"`
+	LeafHash  []byte    `json:"leaf_hash"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Change is one unit of work committed atomically: a new or updated session,
+// a mandate version, a decision, an observation and the evidence records that
+// describe them. Nil fields are skipped.
+type Change struct {
+	// NewSession inserts Session; otherwise Session (if set) updates the
+	// status, mandate version and counters of an existing row.
+	NewSession  bool
+	Session     *Session
+	Mandate     *MandateVersion
+	Decision    *Decision
+	Observation *Observation
+	Evidence    []*EvidenceRecord
+}
+
+// SessionFilter selects sessions to list.
+type SessionFilter struct {
+	AgentID  string
+	Status   string
+	ParentID string
+	Limit    int
+	// Before is a cursor: sessions created before this id.
+	Before string
+}
+
+// DecisionFilter selects decisions to list.
+type DecisionFilter struct {
+	SessionID string
+	Effect    string
+	Limit     int
+	// AfterSeq lists a session's decisions after this sequence number.
+	AfterSeq int
+}
+
+// Store is what the engine and the API need from a backend.
+type Store interface {
+	// Submit queues c for commit and returns a channel that yields nil once
+	// c is durable, or the error that prevented it. Changes commit in
+	// submission order. The store may read c and what it points to until
+	// the result is delivered; callers must not modify them meanwhile.
+	Submit(c *Change) <-chan error
+
+	GetSession(ctx context.Context, id string) (*Session, error)
+	ListSessions(ctx context.Context, f SessionFilter) ([]*Session, error)
+	GetMandate(ctx context.Context, sessionID string, version int) (*MandateVersion, error)
+	ListMandates(ctx context.Context, sessionID string) ([]*MandateVersion, error)
+	GetDecision(ctx context.Context, id string) (*Decision, error)
+	ListDecisions(ctx context.Context, f DecisionFilter) ([]*Decision, error)
+	ListObservations(ctx context.Context, decisionID string) ([]*Observation, error)
+
+	CreateToken(ctx context.Context, t *Token) error
+	TokenByHash(ctx context.Context, hash []byte) (*Token, error)
+	ListTokens(ctx context.Context) ([]*Token, error)
+	RevokeToken(ctx context.Context, id string, at time.Time) error
+
+	// EvidenceSize is the number of evidence records committed.
+	EvidenceSize(ctx context.Context) (uint64, error)
+	// EvidenceRange returns records [from, to) in index order.
+	EvidenceRange(ctx context.Context, from, to uint64) ([]*EvidenceRecord, error)
+
+	Close() error
+}
+
+// Apply submits c and waits until it is durable or ctx ends.
+func Apply(ctx context.Context, s Store, c *Change) error {
+	select {
+	case err := <-s.Submit(c):
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
