@@ -203,11 +203,23 @@ func (e *Engine) effective(ctx context.Context, l *live, depth int) (*mandate.Ma
 	l.derivedMu.Lock()
 	defer l.derivedMu.Unlock()
 	if l.derived == nil || l.derivedFrom != pe || l.derivedOwn != s.own {
-		d := mandate.Intersect(pe, s.own)
-		d.Version, d.Parent, d.Instructions = s.own.Version, s.own.Parent, s.own.Instructions
+		d := narrow(pe, p.sess.WorkingDir, s.own, l.sess.WorkingDir)
+		d.Version, d.Parent = s.own.Version, s.own.Parent
 		l.derived, l.derivedFrom, l.derivedOwn = d, pe, s.own
 	}
 	return l.derived, nil
+}
+
+// narrow is delegation: the child's grant inside its parent's, never wider.
+// Relative path globs are made absolute first when the two sessions work in
+// different directories. The child keeps its own words.
+func narrow(parent *mandate.Mandate, parentWD string, child *mandate.Mandate, childWD string) *mandate.Mandate {
+	if parentWD != childWD {
+		parent, child = parent.ResolvePaths(parentWD), child.ResolvePaths(childWD)
+	}
+	out := mandate.Intersect(parent, child)
+	out.Instructions = child.Instructions
+	return out
 }
 
 // SessionRequest creates a session.
@@ -301,8 +313,7 @@ func (e *Engine) CreateSession(ctx context.Context, p auth.Principal, req Sessio
 		if req.HomeDir == "" {
 			req.HomeDir = parent.sess.HomeDir
 		}
-		narrowed := mandate.Intersect(pe, m)
-		narrowed.Instructions = m.Instructions
+		narrowed := narrow(pe, parent.sess.WorkingDir, m, cleanPath(req.WorkingDir))
 		narrowed.Parent = req.ParentID
 		m = narrowed
 	}
@@ -490,9 +501,7 @@ func (e *Engine) AmendMandate(ctx context.Context, p auth.Principal, id string, 
 		if err != nil {
 			return nil, err
 		}
-		narrowed := mandate.Intersect(pe, next)
-		narrowed.Instructions = next.Instructions
-		next = narrowed
+		next = narrow(pe, parent.sess.WorkingDir, next, l.sess.WorkingDir)
 		next.Parent = l.sess.ParentID
 	}
 	next.Version = prev.Version + 1
