@@ -54,8 +54,9 @@ var sensitiveExt = map[string]string{
 	".keychain-db": "macOS keychain",
 }
 
-// sensitiveDirs are path fragments (matched on component boundaries) under
-// which everything is sensitive.
+// sensitiveDirs are path fragments, each starting and ending with "/", that
+// are matched against "/"+path+"/": everything under them (and the
+// directory or file itself) is sensitive.
 var sensitiveDirs = []struct{ frag, why string }{
 	{"/.ssh/", "SSH keys and config"},
 	{"/.aws/", "AWS credentials"},
@@ -64,8 +65,8 @@ var sensitiveDirs = []struct{ frag, why string }{
 	{"/.azure/", "Azure CLI credentials"},
 	{"/.config/gcloud/", "Google Cloud credentials"},
 	{"/.config/gh/", "GitHub CLI token"},
-	{"/.kube/config", "Kubernetes credentials"},
-	{"/.docker/config.json", "Docker registry credentials"},
+	{"/.kube/config/", "Kubernetes credentials"},
+	{"/.docker/config.json/", "Docker registry credentials"},
 	{"/Library/Keychains/", "macOS keychain"},
 	{"/.mozilla/firefox/", "Firefox profile"},
 	{"/Library/Application Support/Firefox/Profiles/", "Firefox profile"},
@@ -110,11 +111,7 @@ func sensitivePath(p string) (why string, harmlessEnv bool) {
 	}
 	probe += "/"
 	for _, d := range sensitiveDirs {
-		frag := d.frag
-		if !strings.HasSuffix(frag, "/") {
-			frag += "/"
-		}
-		if strings.Contains(probe, frag) {
+		if strings.Contains(probe, d.frag) {
 			return d.why, false
 		}
 	}

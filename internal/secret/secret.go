@@ -29,8 +29,8 @@ type Match struct {
 type detector struct {
 	typ     string
 	anchors []string
-	// fold makes the anchor search case-insensitive (the text is searched
-	// lower-cased).
+	// fold makes the anchor search case-insensitive (in the spellings
+	// lower, Title and UPPER).
 	fold bool
 	// back is how far before the anchor a match may begin (over URL
 	// scheme bytes, or key-name bytes for assignments).
@@ -99,47 +99,62 @@ var detectors = []detector{
 		re: regexp.MustCompile(`(?i)^authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{8,}=*)`), group: 1},
 	// KEY=value and "key": "value" assignments whose key names a secret,
 	// as in .env files, shell exports and config snippets.
-	{typ: "secret_assignment", anchors: []string{"pass", "secret", "token", "key", "pwd", "auth", "credential"}, fold: true, back: 40,
+	// The anchor is the assignment operator; the key before it decides.
+	{typ: "secret_assignment", anchors: []string{"=", ":"}, back: 64,
 		re: regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.\-]{1,60})["']?\s*[:=]\s*["']?([^\s"',;}{\]\[]{6,})`), group: 2},
 }
 
+// anchorRef is one anchor of one detector. Case-insensitive anchors are
+// listed in their lower, Title and UPPER spellings, which is how they occur
+// in practice.
+type anchorRef struct {
+	anchor string
+	det    int
+}
+
+// anchorsByByte indexes the anchors by their first byte, so that Find
+// reads its input once. Built once from detectors and never changed.
+var anchorsByByte = func() [256][]anchorRef {
+	var t [256][]anchorRef
+	for di, d := range detectors {
+		for _, a := range d.anchors {
+			variants := []string{a}
+			if d.fold {
+				low := strings.ToLower(a)
+				variants = []string{low}
+				for _, v := range []string{strings.ToUpper(low[:1]) + low[1:], strings.ToUpper(low)} {
+					if !slices.Contains(variants, v) {
+						variants = append(variants, v)
+					}
+				}
+			}
+			for _, v := range variants {
+				t[v[0]] = append(t[v[0]], anchorRef{v, di})
+			}
+		}
+	}
+	return t
+}()
+
 // Find returns every secret-looking span in s, ordered by position and not
 // overlapping (where two detectors claim overlapping text the earlier, then
-// longer, span wins).
+// longer, then more specific span wins).
 func Find(s string) []Match {
 	if len(s) < 8 {
 		return nil
 	}
-	var lower string
-	var out []Match
-	for di := range detectors {
-		d := &detectors[di]
-		text := s
-		if d.fold {
-			if lower == "" {
-				lower = strings.ToLower(s)
+	var out []found
+	// next[d] is where detector d may match again: a match is not
+	// searched for inside an earlier match of the same detector.
+	var next [32]int
+	for i := 0; i < len(s); i++ {
+		for _, r := range anchorsByByte[s[i]] {
+			if i < next[r.det] || !strings.HasPrefix(s[i:], r.anchor) {
+				continue
 			}
-			// strings.ToLower keeps byte offsets for ASCII; for other
-			// input a length change would misalign spans, so search
-			// the original case-sensitively instead.
-			if len(lower) == len(s) {
-				text = lower
-			}
-		}
-		for _, a := range d.anchors {
-			for off := 0; off < len(text); {
-				i := strings.Index(text[off:], a)
-				if i < 0 {
-					break
-				}
-				i += off
-				off = i + len(a)
-				if m, ok := d.matchAt(s, i); ok {
-					out = append(out, m)
-					if m.End > off {
-						off = m.End
-					}
-				}
+			if m, ok := detectors[r.det].matchAt(s, i); ok {
+				out = append(out, found{m, r.det})
+				next[r.det] = max(m.End, i+len(r.anchor))
 			}
 		}
 	}
@@ -176,46 +191,104 @@ func (d *detector) matchAt(s string, i int) (Match, bool) {
 	return Match{Type: d.typ, Start: st + ms, End: st + me}, true
 }
 
-// matchAssignment finds a NAME=value whose NAME contains the anchor at i and
-// is a sensitive key name.
-func (d *detector) matchAssignment(s string, i int) (Match, bool) {
-	// Walk back to the start of the key name.
-	st := i
-	for st > 0 && i-st < d.back && isKeyByte(s[st-1]) {
-		st--
+// matchAssignment handles KEY=value and "key": "value" with the operator at
+// i: the key before it must name a secret.
+func (d detector) matchAssignment(s string, i int) (Match, bool) {
+	j := i
+	for j > 0 && i-j < 4 && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
 	}
-	loc := d.re.FindStringSubmatchIndex(s[st:min(len(s), i+maxSpan)])
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+		j--
+	}
+	keyEnd := j
+	for j > 0 && keyEnd-j < d.back && isKeyByte(s[j-1]) {
+		j--
+	}
+	if j == keyEnd || !mayBeSensitiveKey(s[j:keyEnd]) {
+		return Match{}, false
+	}
+	loc := d.re.FindStringSubmatchIndex(s[j:min(len(s), i+maxSpan)])
 	if loc == nil {
 		return Match{}, false
 	}
-	key := s[st+loc[2] : st+loc[3]]
-	val := s[st+loc[4] : st+loc[5]]
+	key := s[j+loc[2] : j+loc[3]]
+	val := s[j+loc[4] : j+loc[5]]
 	if !SensitiveKey(key) || !notPlaceholder(val) || looksLikeReference(val) || isAuthScheme(val) {
 		return Match{}, false
 	}
-	return Match{Type: d.typ, Start: st + loc[4], End: st + loc[5]}, true
+	return Match{Type: d.typ, Start: j + loc[4], End: j + loc[5]}, true
 }
 
-// normalise sorts matches and drops overlaps.
-func normalise(ms []Match) []Match {
-	if len(ms) < 2 {
-		return ms
-	}
-	// Stable: for identical spans the detector listed first (the more
-	// specific one) wins.
-	slices.SortStableFunc(ms, func(a, b Match) int {
-		if a.Start != b.Start {
-			return a.Start - b.Start
+// mayBeSensitiveKey is a cheap, allocation-free pre-check for SensitiveKey:
+// the key contains one of the words secrets are kept under.
+func mayBeSensitiveKey(k string) bool {
+	for _, w := range []string{"pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "cvv", "cvc", "otp", "mfa", "psk", "session"} {
+		if containsFold(k, w) {
+			return true
 		}
-		return (b.End - b.Start) - (a.End - a.Start)
+	}
+	return false
+}
+
+// containsFold reports whether s contains the lower-case ASCII word w,
+// ignoring case.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if hasPrefixFold(s[i:], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefixFold is an ASCII-case-insensitive strings.HasPrefix for a
+// lower-case prefix.
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// found is a match with the detector that made it; detectors listed first
+// are more specific and win ties.
+type found struct {
+	m   Match
+	det int
+}
+
+// normalise sorts matches and drops overlaps: the earlier span wins, then
+// the longer, then the more specific detector.
+func normalise(fs []found) []Match {
+	if len(fs) == 0 {
+		return nil
+	}
+	slices.SortFunc(fs, func(a, b found) int {
+		if a.m.Start != b.m.Start {
+			return a.m.Start - b.m.Start
+		}
+		if la, lb := a.m.End-a.m.Start, b.m.End-b.m.Start; la != lb {
+			return lb - la
+		}
+		return a.det - b.det
 	})
-	out := ms[:1]
-	for _, m := range ms[1:] {
-		last := &out[len(out)-1]
-		if m.Start < last.End {
+	out := make([]Match, 0, len(fs))
+	out = append(out, fs[0].m)
+	for _, f := range fs[1:] {
+		if f.m.Start < out[len(out)-1].End {
 			continue
 		}
-		out = append(out, m)
+		out = append(out, f.m)
 	}
 	return out
 }

@@ -42,6 +42,11 @@ func TestFind(t *testing.T) {
 		{"connection string", "Server=db;User Id=sa;Password=Hunter2!;", []string{"connection_string_password"}, "Hunter2!"},
 		{"basic auth header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", []string{"basic_auth"}, "dXNlcjpwYXNzd29yZA=="},
 		{"env assignment", "DB_PASSWORD=hunter22\nDEBUG=1", []string{"secret_assignment"}, "hunter22"},
+		{"spaced assignment", "password = 'hunter22'", []string{"secret_assignment"}, "hunter22"},
+		{"yaml assignment", "db:\n  password: s3cr3t-value\n", []string{"secret_assignment"}, "s3cr3t-value"},
+		{"upper-case header", "AUTHORIZATION: BEARER abcdefghijklmnopqrstuvwxyz", []string{"bearer_token"}, "abcdefghijklmnopqrstuvwxyz"},
+		{"lower-case header", "authorization: basic dXNlcjpwYXNzd29yZA==", []string{"basic_auth"}, ""},
+		{"url is no assignment", "see https://example.com:8443/path?x=1 for details", nil, ""},
 		{"json assignment", `{"client_secret": "abc123def456"}`, []string{"secret_assignment"}, "abc123def456"},
 		{"assignment from env is fine", "api_key = os.environ['X']", nil, ""},
 		{"assignment of reference is fine", "password = getpass()", nil, ""},
@@ -117,15 +122,17 @@ func FuzzFind(f *testing.F) {
 }
 
 func BenchmarkFind(b *testing.B) {
-	inputs := []string{
-		"Hi Bob, please find the quarterly report attached. Best, Alice",
-		"curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz' https://api.example.com/v1/items",
-		strings.Repeat("package main\n\nfunc main() { fmt.Println(\"hello\") }\n", 40),
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, s := range inputs {
-			Find(s)
-		}
+	for _, in := range []struct{ name, s string }{
+		{"prose", "Hi Bob, please find the quarterly report attached. Best, Alice"},
+		{"header", "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz' https://api.example.com/v1/items"},
+		{"code2k", strings.Repeat("package main\n\nfunc main() { fmt.Println(\"hello\") }\n", 40)},
+	} {
+		b.Run(in.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in.s)))
+			for b.Loop() {
+				Find(in.s)
+			}
+		})
 	}
 }
