@@ -60,7 +60,7 @@ func ParseShell(script, workDir, homeDir string) ([]Command, []PathRef, []string
 // recycles Bash parsers (they are large and not safe to share at once).
 func analyzeShell(script, workDir, homeDir string, parsers *sync.Pool) *shellResult {
 	res := &shellResult{}
-	w := &shellWalker{res: res, home: homeDir, funcs: map[string]kindSet{}, parsers: parsers}
+	w := &shellWalker{res: res, home: homeDir, parsers: parsers}
 	env := &shellEnv{cwd: workDir}
 	w.script(script, env, 0)
 	if res.err != nil && len(res.commands) == 0 {
@@ -253,6 +253,9 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 			ks.add(cmd.Kind)
 		}
 		if n := funcName(c); n != "" {
+			if w.funcs == nil {
+				w.funcs = map[string]kindSet{}
+			}
 			w.funcs[n] = ks
 		}
 	case *syntax.DeclClause:

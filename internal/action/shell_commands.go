@@ -413,7 +413,7 @@ func fdCmd(inv *invocation, _ *cmdSpec) {
 		}
 	}
 	for _, n := range []string{"x", "exec", "X", "exec-batch"} {
-		if v, ok := p.flags[n]; ok && len(v) > 0 {
+		if p.has(n) {
 			idx := indexOf(inv.argv, "-"+n)
 			if idx < 0 {
 				idx = indexOf(inv.argv, "--"+n)
@@ -632,7 +632,7 @@ func tarCmd(inv *invocation, _ *cmdSpec) {
 		letters := argv[1]
 		ops = ops[1:]
 		for _, c := range letters {
-			p.flags[string(c)] = append(p.flags[string(c)], "")
+			p.add(string(c), "")
 		}
 		if strings.Contains(letters, "f") && len(ops) > 0 {
 			archive = argv[ops[0]]

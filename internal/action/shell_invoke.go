@@ -291,34 +291,53 @@ func (inv *invocation) addURL(raw string) string {
 
 // parsedArgs is a command line split into flags and operands.
 type parsedArgs struct {
-	flags map[string][]string // by name without dashes ("r", "force")
-	ops   []int               // operand indices into argv
+	// flags in command-line order; a flag without a value has "".
+	flags []flagArg
+	ops   []int // operand indices into argv
 	// rest is where the operands of a stop-at-operand parse begin.
 	rest int
 }
 
+type flagArg struct {
+	name  string // without dashes: "r", "force"
+	value string
+}
+
+func (p *parsedArgs) add(name, value string) { p.flags = append(p.flags, flagArg{name, value}) }
+
 func (p parsedArgs) has(names ...string) bool {
-	for _, n := range names {
-		if _, ok := p.flags[n]; ok {
-			return true
+	for _, f := range p.flags {
+		for _, n := range names {
+			if f.name == n {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-func (p parsedArgs) value(names ...string) (string, bool) {
-	for _, n := range names {
-		if v, ok := p.flags[n]; ok && len(v) > 0 {
-			return v[len(v)-1], true
+// value returns the last value given to any of names; ok reports whether
+// one of them was given at all.
+func (p parsedArgs) value(names ...string) (v string, ok bool) {
+	for _, f := range p.flags {
+		for _, n := range names {
+			if f.name == n {
+				v, ok = f.value, true
+			}
 		}
 	}
-	return "", false
+	return v, ok
 }
 
+// values returns every value given to names, in command-line order.
 func (p parsedArgs) values(names ...string) []string {
 	var out []string
-	for _, n := range names {
-		out = append(out, p.flags[n]...)
+	for _, f := range p.flags {
+		for _, n := range names {
+			if f.name == n {
+				out = append(out, f.value)
+			}
+		}
 	}
 	return out
 }
@@ -347,7 +366,7 @@ func (f flagDef) longTakes(name string) bool {
 // options, "--name=value", "--name value" for long flags that take one,
 // "-abc" clusters where a value flag takes the rest or the next argument.
 func parseFlags(argv []string, start int, f flagDef) parsedArgs {
-	p := parsedArgs{flags: map[string][]string{}, rest: len(argv)}
+	p := parsedArgs{rest: len(argv)}
 	for i := start; i < len(argv); i++ {
 		a := argv[i]
 		switch {
@@ -365,11 +384,7 @@ func parseFlags(argv []string, start int, f flagDef) parsedArgs {
 				i++
 				val, hasVal = argv[i], true
 			}
-			if hasVal {
-				p.flags[name] = append(p.flags[name], val)
-			} else {
-				p.flags[name] = append(p.flags[name], "")
-			}
+			p.add(name, val)
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for j := 1; j < len(a); j++ {
 				c := string(a[j])
@@ -379,10 +394,10 @@ func parseFlags(argv []string, start int, f flagDef) parsedArgs {
 						i++
 						val = argv[i]
 					}
-					p.flags[c] = append(p.flags[c], val)
+					p.add(c, val)
 					break
 				}
-				p.flags[c] = append(p.flags[c], "")
+				p.add(c, "")
 			}
 		default:
 			if f.stop {

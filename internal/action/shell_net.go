@@ -28,7 +28,7 @@ func curlCmd(inv *invocation, _ *cmdSpec) {
 	urls = append(urls, p.values("url")...)
 	sends := false
 	for _, name := range []string{"d", "data", "data-raw", "data-binary", "data-urlencode", "data-ascii", "json", "F", "form", "form-string", "T", "upload-file", "mail-rcpt"} {
-		for _, v := range p.flags[name] {
+		for _, v := range p.values(name) {
 			sends = true
 			curlDataFile(inv, name, v)
 		}

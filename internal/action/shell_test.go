@@ -94,6 +94,8 @@ func TestShell(t *testing.T) {
 		{"find -exec", `find . -name x -exec rm {} \;`, expect{kind: Delete, via: []string{"find -exec"}, notes: []string{"find -exec runs rm"}}},
 		{"find -exec +", "find /var/log -name '*.gz' -exec rm -f {} +", expect{kind: Delete, destructive: yes(), via: []string{"find -exec"}}},
 		{"find -execdir", "find . -type f -execdir sh -c 'rm -rf \"$0\"' {} \\;", expect{kind: Delete, destructive: yes()}},
+		{"fd -x", "fd -e tmp -x rm -rf", expect{kind: Delete, destructive: yes(), via: []string{"fd --exec"}}},
+		{"fd list", "fd -e go . src", expect{kind: Read, readOnly: yes(), paths: []string{"/home/u/proj/src:read"}}},
 		{"find -delete", "find /tmp -name '*.tmp' -delete", expect{kind: Delete, destructive: yes(), paths: []string{"/tmp:delete"}}},
 		{"xargs rm", "ls | xargs rm", expect{kind: Delete, via: []string{"xargs"}}},
 		{"xargs rm -rf from file", "xargs -0 rm -rf < list.txt", expect{kind: Delete, destructive: yes(), paths: []string{"/home/u/proj/list.txt:read"}}},

@@ -642,7 +642,7 @@ func interpCmd(inv *invocation, _ *cmdSpec) {
 	stop.stop = true
 	p := parseFlags(inv.argv, 1, stop)
 	for _, f := range def.codeFlags {
-		if v, ok := p.flags[f]; ok && len(v) > 0 {
+		if v := p.values(f); len(v) > 0 {
 			for _, code := range v {
 				if strings.HasPrefix(strings.ToLower(f), "enc") || f == "ec" {
 					inv.note("runs an encoded PowerShell command")
