@@ -105,6 +105,11 @@ func (c *Classifier) Classify(call Call) (a Action) {
 		if shellDecides && i == 0 {
 			b.kinds = 0
 		}
+		if res.err == nil && len(res.commands) == 0 && res.kinds == 0 {
+			// Only comments, blanks or plain assignments: nothing runs.
+			res.kinds.add(Read)
+			b.note("the command line runs nothing")
+		}
 		applyShell(b, res)
 	}
 	for _, q := range w.sqls {

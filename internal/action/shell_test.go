@@ -38,7 +38,9 @@ func TestShell(t *testing.T) {
 		{"bash -n only checks", "bash -n deploy.sh", expect{kind: Read}},
 		{"test clause", "[[ -f go.mod ]] && echo yes", expect{kind: Read, readOnly: yes()}},
 		{"command -v", "command -v go", expect{kind: Read, readOnly: yes()}},
-		{"empty line", "   ", expect{kind: Unknown}},
+		{"empty line", "   ", expect{kind: Read, notes: []string{"runs nothing"}}},
+		{"comment only", "# rm -rf /", expect{kind: Read}},
+		{"assignment only", "FOO=bar", expect{kind: Read}},
 
 		// Writes.
 		{"redirect writes", "echo hi > out.txt", expect{kind: Write, readOnly: no(), paths: []string{"/home/u/proj/out.txt:write"}, notes: []string{"redirection writes /home/u/proj/out.txt"}}},
