@@ -100,8 +100,21 @@ func (c *Classifier) Classify(call Call) (a Action) {
 	if shellDecides && len(w.shells) == 0 {
 		b.note("no command given")
 	}
+	shellDir := call.WorkingDir
+	if len(w.shells) > 0 {
+		// Tools that run commands elsewhere say where (Codex's workdir,
+		// Gemini CLI's directory).
+		for _, k := range []string{"workdir", "cwd", "working_directory", "directory"} {
+			if v, ok := call.Args[k].(string); ok && v != "" {
+				if d, rel := normPath(v, call.WorkingDir, call.HomeDir); !rel {
+					shellDir = d
+				}
+				break
+			}
+		}
+	}
 	for i, s := range w.shells {
-		res := analyzeShell(s, call.WorkingDir, call.HomeDir, c.parsers)
+		res := analyzeShell(s, shellDir, call.HomeDir, c.parsers)
 		if shellDecides && i == 0 {
 			b.kinds = 0
 		}

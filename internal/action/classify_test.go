@@ -374,6 +374,7 @@ func TestCodingAgentTools(t *testing.T) {
 		{"cursor terminal", "run_terminal_cmd", `{"command": "git status --short", "is_background": false}`, expect{kind: Read, readOnly: yes(), known: yes()}},
 		{"cline execute", "execute_command", `{"command": "rm -rf node_modules", "requires_approval": false}`, expect{kind: Delete, destructive: yes()}},
 		{"gemini shell", "run_shell_command", `{"command": "npm test", "directory": "web"}`, expect{kind: Execute, paths: []string{"/home/u/proj/web:read"}}},
+		{"codex workdir", "shell", `{"command": ["bash", "-lc", "rm -rf build"], "workdir": "/srv/app"}`, expect{kind: Delete, paths: []string{"/srv/app/build:delete"}}},
 		{"codex argv", "shell", `{"command": ["bash", "-lc", "cat ~/.aws/credentials"], "workdir": "/srv"}`, expect{kind: Credential, paths: []string{"/home/u/.aws/credentials:read:sensitive"}}},
 		{"argv in pod", "exec_in_pod", `{"name": "w", "command": ["sh", "-c", "kubectl delete po -l app=x"]}`, expect{kind: Delete, destructive: yes()}},
 		{"text editor view", "str_replace_based_edit_tool", `{"command": "view", "path": "src/a.go"}`, expect{kind: Read, paths: []string{"/home/u/proj/src/a.go:read"}}},
