@@ -78,11 +78,13 @@ type Call struct {
 
 // ToolDef describes a tool as MCP tools/list does.
 type ToolDef struct {
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitempty"`
-	Description string       `json:"description,omitempty"`
-	InputSchema any          `json:"inputSchema,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	InputSchema any    `json:"inputSchema,omitempty"`
+	// OutputSchema is the schema of the tool's structured result, if any.
+	OutputSchema any          `json:"outputSchema,omitempty"`
+	Annotations  *Annotations `json:"annotations,omitempty"`
 }
 
 // Annotations are MCP tool annotations. They are the server's claims, not

@@ -157,6 +157,31 @@ type EvidenceRecord struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// ToolPin is a tool's definition as first listed to a session. Later
+// listings are held against it: a tool whose description or schema changes
+// mid-session ("rug pull") is refused.
+type ToolPin struct {
+	SessionID string `json:"session_id"`
+	Tool      string `json:"tool"`
+	// Hash is the hex SHA-256 of the definition's canonical JSON.
+	Hash       string          `json:"hash"`
+	Definition json.RawMessage `json:"definition"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// ToolChange records a listing of a pinned tool whose definition differs
+// from its pin.
+type ToolChange struct {
+	ID         string `json:"change_id"`
+	SessionID  string `json:"session_id"`
+	Tool       string `json:"tool"`
+	PinnedHash string `json:"pinned_hash"`
+	// Hash and Definition are the changed definition's.
+	Hash       string          `json:"hash"`
+	Definition json.RawMessage `json:"definition"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
 // Change is one unit of work committed atomically: a new or updated session,
 // a mandate version, a decision, an observation and the evidence records that
 // describe them. Nil fields are skipped.
@@ -168,6 +193,9 @@ type Change struct {
 	Mandate     *MandateVersion
 	Decision    *Decision
 	Observation *Observation
+	// ToolPins are new pins; ToolChanges are listings that broke a pin.
+	ToolPins    []*ToolPin
+	ToolChanges []*ToolChange
 	Evidence    []*EvidenceRecord
 }
 
@@ -205,6 +233,10 @@ type Store interface {
 	GetDecision(ctx context.Context, id string) (*Decision, error)
 	ListDecisions(ctx context.Context, f DecisionFilter) ([]*Decision, error)
 	ListObservations(ctx context.Context, decisionID string) ([]*Observation, error)
+	// ListToolPins returns a session's pins in the order they were made;
+	// ListToolChanges its recorded changes, oldest first.
+	ListToolPins(ctx context.Context, sessionID string) ([]*ToolPin, error)
+	ListToolChanges(ctx context.Context, sessionID string) ([]*ToolChange, error)
 
 	CreateToken(ctx context.Context, t *Token) error
 	TokenByHash(ctx context.Context, hash []byte) (*Token, error)

@@ -78,6 +78,26 @@ var migrations = []string{
 		created_at INTEGER NOT NULL
 	);
 	CREATE INDEX evidence_session ON evidence(session_id) WHERE session_id != '';`,
+	// Tool pinning: each tool's definition as first listed to a session,
+	// and every later listing that differed from it.
+	`CREATE TABLE tool_pins (
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		tool TEXT NOT NULL,
+		hash TEXT NOT NULL,
+		definition BLOB NOT NULL,
+		created_at INTEGER NOT NULL,
+		PRIMARY KEY (session_id, tool)
+	);
+	CREATE TABLE tool_changes (
+		id TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		tool TEXT NOT NULL,
+		pinned_hash TEXT NOT NULL,
+		hash TEXT NOT NULL,
+		definition BLOB NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX tool_changes_session ON tool_changes(session_id);`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

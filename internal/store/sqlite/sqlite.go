@@ -395,6 +395,54 @@ func (s *Store) ListObservations(ctx context.Context, decisionID string) ([]*sto
 	return out, rows.Err()
 }
 
+// ListToolPins implements store.Store.
+func (s *Store) ListToolPins(ctx context.Context, sessionID string) ([]*store.ToolPin, error) {
+	rows, err := s.pool.QueryContext(ctx, `SELECT session_id, tool, hash, definition, created_at FROM tool_pins WHERE session_id = ? ORDER BY rowid`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("list tool pins: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.ToolPin
+	for rows.Next() {
+		var (
+			p       store.ToolPin
+			def     []byte
+			created int64
+		)
+		if err := rows.Scan(&p.SessionID, &p.Tool, &p.Hash, &def, &created); err != nil {
+			return nil, fmt.Errorf("list tool pins: %w", err)
+		}
+		p.Definition = json.RawMessage(def)
+		p.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, &p)
+	}
+	return out, rows.Err()
+}
+
+// ListToolChanges implements store.Store.
+func (s *Store) ListToolChanges(ctx context.Context, sessionID string) ([]*store.ToolChange, error) {
+	rows, err := s.pool.QueryContext(ctx, `SELECT id, session_id, tool, pinned_hash, hash, definition, created_at FROM tool_changes WHERE session_id = ? ORDER BY rowid`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("list tool changes: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.ToolChange
+	for rows.Next() {
+		var (
+			c       store.ToolChange
+			def     []byte
+			created int64
+		)
+		if err := rows.Scan(&c.ID, &c.SessionID, &c.Tool, &c.PinnedHash, &c.Hash, &def, &created); err != nil {
+			return nil, fmt.Errorf("list tool changes: %w", err)
+		}
+		c.Definition = json.RawMessage(def)
+		c.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, &c)
+	}
+	return out, rows.Err()
+}
+
 // CreateToken implements store.Store.
 func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
 	_, err := s.pool.ExecContext(ctx, `INSERT INTO tokens (id, hash, role, agent_id, name, created_at) VALUES (?, ?, ?, ?, ?, ?)`,

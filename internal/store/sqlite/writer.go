@@ -65,6 +65,13 @@ func encode(c *store.Change) (*encoded, error) {
 	return e, nil
 }
 
+func nonEmptyJSON(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte("null")
+	}
+	return b
+}
+
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -93,6 +100,8 @@ const (
 	stInsertDecision = `INSERT INTO decisions (` + decisionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	stInsertObserve  = `INSERT INTO observations (id, decision_id, session_id, output, origin, created_at) VALUES (?,?,?,?,?,?)`
 	stInsertEvidence = `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`
+	stInsertToolPin  = `INSERT INTO tool_pins (session_id, tool, hash, definition, created_at) VALUES (?,?,?,?,?)`
+	stInsertToolChg  = `INSERT INTO tool_changes (id, session_id, tool, pinned_hash, hash, definition, created_at) VALUES (?,?,?,?,?,?,?)`
 )
 
 func newWriter(ctx context.Context, s *Store) (*writer, error) {
@@ -100,7 +109,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 	// Prepare on the pool before taking its only connection: the
 	// statements stay prepared on that connection, and each transaction
 	// reuses them instead of parsing SQL per row.
-	for _, q := range []string{stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence} {
+	for _, q := range []string{stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg} {
 		st, err := s.write.PrepareContext(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prepare: %w", err)
@@ -321,6 +330,16 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 	if o := c.Observation; o != nil {
 		if _, err := t.exec(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CreatedAt.UnixNano()); err != nil {
 			return wrapWrite("observation "+o.ID, err)
+		}
+	}
+	for _, p := range c.ToolPins {
+		if _, err := t.exec(stInsertToolPin, p.SessionID, p.Tool, p.Hash, nonEmptyJSON(p.Definition), p.CreatedAt.UnixNano()); err != nil {
+			return wrapWrite(fmt.Sprintf("tool pin %s/%s", p.SessionID, p.Tool), err)
+		}
+	}
+	for _, tc := range c.ToolChanges {
+		if _, err := t.exec(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, nonEmptyJSON(tc.Definition), tc.CreatedAt.UnixNano()); err != nil {
+			return wrapWrite("tool change "+tc.ID, err)
 		}
 	}
 	for _, r := range c.Evidence {
