@@ -57,18 +57,18 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	if in == nil {
 		return Verdict{}, errNilInput
 	}
-	av := viewAction(normAction(in.Action))
-	mv := viewMandate(in.Mandate)
-	vars := &activation{
-		p:       p,
-		fits:    inputFits(&in.Call, av, mv, in),
-		call:    p.adapter.NativeToValue(&in.Call),
-		action:  p.adapter.NativeToValue(av),
-		mandate: p.adapter.NativeToValue(mv),
-		scope:   p.adapter.NativeToValue(&in.Scope),
-		session: p.adapter.NativeToValue(&in.Session),
-		agent:   p.adapter.NativeToValue(&in.Agent),
-	}
+	// One allocation holds the views and the evaluation state.
+	vars := &activation{p: p}
+	av, mv := &vars.av, &vars.mv
+	av.fill(normAction(in.Action), &vars.kinds)
+	mv.fill(in.Mandate, &vars.kinds)
+	vars.fits = inputFits(&in.Call, av, mv, in)
+	vars.call = p.adapter.NativeToValue(&in.Call)
+	vars.action = p.adapter.NativeToValue(av)
+	vars.mandate = p.adapter.NativeToValue(mv)
+	vars.scope = p.adapter.NativeToValue(&in.Scope)
+	vars.session = p.adapter.NativeToValue(&in.Session)
+	vars.agent = p.adapter.NativeToValue(&in.Agent)
 
 	var v Verdict
 	best := Effect("")
@@ -180,6 +180,11 @@ type activation struct {
 	fits                                         bool // see inputFits
 	call, action, mandate, scope, session, agent ref.Val
 	lets                                         []ref.Val
+
+	av     actionView
+	mv     mandateView
+	kinds  kindBuf
+	letBuf [16]ref.Val
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
@@ -202,7 +207,11 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return nil, false
 	}
 	if a.lets == nil {
-		a.lets = make([]ref.Val, len(a.p.lets))
+		if n := len(a.p.lets); n <= len(a.letBuf) {
+			a.lets = a.letBuf[:n]
+		} else {
+			a.lets = make([]ref.Val, n)
+		}
 	}
 	if a.lets[i] == nil {
 		out, err := a.p.lets[i].prg.eval(a)

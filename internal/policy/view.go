@@ -55,12 +55,26 @@ type limitsView struct {
 	Counts map[string]int `json:"counts,omitempty"`
 }
 
-// viewAction fills an actionView from a normalised action (see normAction).
+// viewAction returns the view of a normalised action (see normAction).
 func viewAction(a *action.Action) *actionView {
-	return &actionView{
+	v := new(actionView)
+	v.fill(a, new(kindBuf))
+	return v
+}
+
+// viewMandate returns the view of a mandate; nil is an empty one.
+func viewMandate(m *mandate.Mandate) *mandateView {
+	v := new(mandateView)
+	v.fill(m, new(kindBuf))
+	return v
+}
+
+// fill sets v from a normalised action; buf backs the kind strings.
+func (v *actionView) fill(a *action.Action, buf *kindBuf) {
+	*v = actionView{
 		Tool:        a.Tool,
 		Kind:        string(a.Kind),
-		Kinds:       kindStrings(a.Kinds),
+		Kinds:       buf.strings(a.Kinds),
 		Known:       a.Known,
 		Source:      a.Source,
 		Family:      a.Family,
@@ -78,17 +92,18 @@ func viewAction(a *action.Action) *actionView {
 	}
 }
 
-// viewMandate fills a mandateView; a nil mandate is an empty one, which
-// grants nothing.
-func viewMandate(m *mandate.Mandate) *mandateView {
+// fill sets v from a mandate; a nil mandate is an empty one, which grants
+// nothing. buf backs the kind strings.
+func (v *mandateView) fill(m *mandate.Mandate, buf *kindBuf) {
 	if m == nil {
-		return &mandateView{}
+		*v = mandateView{}
+		return
 	}
-	v := &mandateView{
+	*v = mandateView{
 		Version:      m.Version,
 		Instructions: m.Instructions,
-		Allow:        kindStrings(m.Allow),
-		Deny:         kindStrings(m.Deny),
+		Allow:        buf.strings(m.Allow),
+		Deny:         buf.strings(m.Deny),
 		Prohibitions: m.Prohibitions,
 		Scope:        m.Scope,
 		Limits:       limitsView{Spend: m.Limits.Spend},
@@ -102,16 +117,29 @@ func viewMandate(m *mandate.Mandate) *mandateView {
 			v.Limits.Counts[string(k)] = n
 		}
 	}
-	return v
 }
 
-func kindStrings(ks []action.Kind) []string {
+// kindBuf holds the kind strings of one decision's views, so that the
+// usual handful of kinds costs no allocation of its own.
+type kindBuf struct {
+	s [24]string
+	n int
+}
+
+// strings converts ks, in buf's space while it lasts.
+func (b *kindBuf) strings(ks []action.Kind) []string {
 	if ks == nil {
 		return nil
 	}
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = string(k)
+	var out []string
+	if b.n+len(ks) <= len(b.s) {
+		out = b.s[b.n : b.n+len(ks) : b.n+len(ks)]
+		b.n += len(ks)
+	} else {
+		out = make([]string, len(ks))
 	}
-	return s
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
 }
