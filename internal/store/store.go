@@ -182,6 +182,20 @@ type ToolChange struct {
 	CreatedAt  time.Time       `json:"created_at"`
 }
 
+// Checkpoint is a signed statement of the evidence log's size and root hash
+// at one moment, in the signed-note format (package evidence makes and
+// checks them). The store keeps every one it is given, in order.
+type Checkpoint struct {
+	// ID orders checkpoints as they were added; the backend assigns it.
+	ID       int64  `json:"id"`
+	Size     uint64 `json:"size"`
+	RootHash []byte `json:"root_hash"`
+	// Note is the signed note text: origin, size and root lines, then
+	// signature lines.
+	Note      []byte    `json:"note"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
 // Change is one unit of work committed atomically: a new or updated session,
 // a mandate version, a decision, an observation and the evidence records that
 // describe them. Nil fields are skipped.
@@ -247,6 +261,19 @@ type Store interface {
 	EvidenceSize(ctx context.Context) (uint64, error)
 	// EvidenceRange returns records [from, to) in index order.
 	EvidenceRange(ctx context.Context, from, to uint64) ([]*EvidenceRecord, error)
+	// EvidenceLeafHashes returns the leaf hashes of records [from, to) in
+	// index order, without their bodies.
+	EvidenceLeafHashes(ctx context.Context, from, to uint64) ([][]byte, error)
+	// SessionEvidence returns a session's evidence records in index order.
+	SessionEvidence(ctx context.Context, sessionID string) ([]*EvidenceRecord, error)
+
+	// AddCheckpoint stores a signed checkpoint (durably) and sets its ID.
+	AddCheckpoint(ctx context.Context, cp *Checkpoint) error
+	// LatestCheckpoint returns the checkpoint added last, or ErrNotFound.
+	LatestCheckpoint(ctx context.Context) (*Checkpoint, error)
+	// ListCheckpoints returns up to limit checkpoints with ID > afterID,
+	// in the order they were added.
+	ListCheckpoints(ctx context.Context, afterID int64, limit int) ([]*Checkpoint, error)
 
 	Close() error
 }

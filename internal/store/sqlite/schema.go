@@ -98,6 +98,15 @@ var migrations = []string{
 		created_at INTEGER NOT NULL
 	);
 	CREATE INDEX tool_changes_session ON tool_changes(session_id);`,
+	// Signed checkpoints of the evidence log, in the order they were made;
+	// several may name the same size.
+	`CREATE TABLE checkpoints (
+		id INTEGER PRIMARY KEY,
+		size INTEGER NOT NULL,
+		root_hash BLOB NOT NULL,
+		note BLOB NOT NULL,
+		created_at INTEGER NOT NULL
+	);`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
