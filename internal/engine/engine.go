@@ -81,6 +81,8 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[string]*live
+	// tools holds sessions' tool pins (tools.go).
+	tools toolCache
 }
 
 // New builds an engine.

@@ -104,7 +104,8 @@ func (e *Engine) dropLater(id string, l *live) {
 func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest, now time.Time) (Result, int, *policy.Policy) {
 	pol := e.policy.Load()
 	d := &Decider{Classifier: e.cls, Policy: pol}
-	call := action.Call{Tool: req.Tool, Args: req.Args, WorkingDir: l.sess.WorkingDir, HomeDir: l.sess.HomeDir, Tools: l.sess.Tools}
+	tools, toolWhy, toolErr := e.toolContextLocked(ctx, l, req.Tool)
+	call := action.Call{Tool: req.Tool, Args: req.Args, WorkingDir: l.sess.WorkingDir, HomeDir: l.sess.HomeDir, Tools: tools}
 	s := l.snap.Load()
 	version := 0
 	if s.own != nil {
@@ -114,6 +115,14 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 	if err == nil && why != "" {
 		return Result{Action: e.cls.Classify(call), Verdict: policy.Verdict{
 			Effect: policy.Deny, Rules: []string{ruleSessionStatus}, Reasons: []string{why},
+		}}, version, pol
+	}
+	if err == nil {
+		err = toolErr
+	}
+	if err == nil && toolWhy != "" {
+		return Result{Action: e.cls.Classify(call), Verdict: policy.Verdict{
+			Effect: policy.Deny, Rules: []string{RuleToolChanged}, Reasons: []string{toolWhy},
 		}}, version, pol
 	}
 	var res Result
