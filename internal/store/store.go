@@ -117,7 +117,10 @@ type Decision struct {
 	Rules          []string        `json:"rules"`
 	Reasons        []string        `json:"reasons"`
 	LatencyMicros  int64           `json:"latency_us"`
-	CreatedAt      time.Time       `json:"created_at"`
+	// CallID is the harness's own id for the call (Claude Code's
+	// tool_use_id), if it gave one; results are observed by it.
+	CallID    string    `json:"call_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Observation is a tool's result as the surface saw it.
@@ -128,8 +131,18 @@ type Observation struct {
 	Output     json.RawMessage `json:"output"`
 	// Origin is "observed" (seen at the tool boundary) or "reported" (a
 	// client's claim).
-	Origin    string    `json:"origin"`
-	CreatedAt time.Time `json:"created_at"`
+	Origin string `json:"origin"`
+	// CallID is the harness's id for the call, when it observed by one.
+	CallID string `json:"call_id,omitempty"`
+	// Gap is set for a result of a call that ran without Mandate's allow:
+	// one it never decided (DecisionID is then empty), one decided for
+	// another tool, or one it denied. GapReason says which; Tool and Args
+	// describe the call as the surface reported it.
+	Gap       bool            `json:"gap,omitempty"`
+	GapReason string          `json:"gap_reason,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
 }
 
 // Token is an API credential; only its hash is kept.
@@ -232,6 +245,12 @@ type DecisionFilter struct {
 	AfterSeq int
 }
 
+// GapFilter selects gaps to list.
+type GapFilter struct {
+	SessionID string
+	Limit     int
+}
+
 // Store is what the engine and the API need from a backend.
 type Store interface {
 	// Submit queues c for commit and returns a channel that yields nil once
@@ -247,6 +266,11 @@ type Store interface {
 	GetDecision(ctx context.Context, id string) (*Decision, error)
 	ListDecisions(ctx context.Context, f DecisionFilter) ([]*Decision, error)
 	ListObservations(ctx context.Context, decisionID string) ([]*Observation, error)
+	// DecisionByCall returns the latest decision in a session made for a
+	// call id, or ErrNotFound.
+	DecisionByCall(ctx context.Context, sessionID, callID string) (*Decision, error)
+	// ListGaps returns gap observations, newest first.
+	ListGaps(ctx context.Context, f GapFilter) ([]*Observation, error)
 	// ListToolPins returns a session's pins in the order they were made;
 	// ListToolChanges its recorded changes, oldest first.
 	ListToolPins(ctx context.Context, sessionID string) ([]*ToolPin, error)

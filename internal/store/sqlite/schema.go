@@ -107,6 +107,18 @@ var migrations = []string{
 		note BLOB NOT NULL,
 		created_at INTEGER NOT NULL
 	);`,
+	// Call ids (a harness's own id for a call, e.g. Claude Code's
+	// tool_use_id) on decisions and observations, so a result can be
+	// observed by the id from another process; gaps: results of calls that
+	// ran without Mandate's allow, with the call as reported.
+	`ALTER TABLE decisions ADD COLUMN call_id TEXT NOT NULL DEFAULT '';
+	CREATE INDEX decisions_call ON decisions(session_id, call_id) WHERE call_id != '';
+	ALTER TABLE observations ADD COLUMN call_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE observations ADD COLUMN gap INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE observations ADD COLUMN gap_reason TEXT NOT NULL DEFAULT '';
+	ALTER TABLE observations ADD COLUMN tool TEXT NOT NULL DEFAULT '';
+	ALTER TABLE observations ADD COLUMN args BLOB;
+	CREATE INDEX observations_gap ON observations(session_id) WHERE gap = 1;`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -306,7 +306,7 @@ func (s *Store) ListMandates(ctx context.Context, sessionID string) ([]*store.Ma
 	return out, rows.Err()
 }
 
-const decisionCols = `id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at`
+const decisionCols = `id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at, call_id`
 
 func scanDecision(r scanner) (*store.Decision, error) {
 	var (
@@ -314,7 +314,7 @@ func scanDecision(r scanner) (*store.Decision, error) {
 		args, act, rul, reas []byte
 		created              int64
 	)
-	if err := r.Scan(&d.ID, &d.SessionID, &d.Seq, &d.Surface, &d.Tool, &args, &act, &d.MandateVersion, &d.PolicyHash, &d.Effect, &rul, &reas, &d.LatencyMicros, &created); err != nil {
+	if err := r.Scan(&d.ID, &d.SessionID, &d.Seq, &d.Surface, &d.Tool, &args, &act, &d.MandateVersion, &d.PolicyHash, &d.Effect, &rul, &reas, &d.LatencyMicros, &created, &d.CallID); err != nil {
 		return nil, err
 	}
 	d.Args = json.RawMessage(args)
@@ -371,28 +371,74 @@ func (s *Store) ListDecisions(ctx context.Context, f store.DecisionFilter) ([]*s
 	return out, rows.Err()
 }
 
-// ListObservations implements store.Store.
-func (s *Store) ListObservations(ctx context.Context, decisionID string) ([]*store.Observation, error) {
-	rows, err := s.pool.QueryContext(ctx, `SELECT id, decision_id, session_id, output, origin, created_at FROM observations WHERE decision_id = ? ORDER BY rowid`, decisionID)
-	if err != nil {
-		return nil, fmt.Errorf("list observations: %w", err)
-	}
+const observationCols = `id, decision_id, session_id, output, origin, call_id, gap, gap_reason, tool, args, created_at`
+
+func scanObservations(rows *sql.Rows) ([]*store.Observation, error) {
 	defer rows.Close()
 	var out []*store.Observation
 	for rows.Next() {
 		var (
-			o       store.Observation
-			output  []byte
-			created int64
+			o            store.Observation
+			output, args []byte
+			created      int64
 		)
-		if err := rows.Scan(&o.ID, &o.DecisionID, &o.SessionID, &output, &o.Origin, &created); err != nil {
-			return nil, fmt.Errorf("list observations: %w", err)
+		if err := rows.Scan(&o.ID, &o.DecisionID, &o.SessionID, &output, &o.Origin, &o.CallID, &o.Gap, &o.GapReason, &o.Tool, &args, &created); err != nil {
+			return nil, err
 		}
 		o.Output = json.RawMessage(output)
+		if len(args) > 0 {
+			o.Args = json.RawMessage(args)
+		}
 		o.CreatedAt = time.Unix(0, created).UTC()
 		out = append(out, &o)
 	}
 	return out, rows.Err()
+}
+
+// ListObservations implements store.Store.
+func (s *Store) ListObservations(ctx context.Context, decisionID string) ([]*store.Observation, error) {
+	rows, err := s.pool.QueryContext(ctx, `SELECT `+observationCols+` FROM observations WHERE decision_id = ? ORDER BY rowid`, decisionID)
+	if err != nil {
+		return nil, fmt.Errorf("list observations: %w", err)
+	}
+	out, err := scanObservations(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list observations: %w", err)
+	}
+	return out, nil
+}
+
+// DecisionByCall implements store.Store.
+func (s *Store) DecisionByCall(ctx context.Context, sessionID, callID string) (*store.Decision, error) {
+	if callID == "" {
+		return nil, fmt.Errorf("decision for an empty call id: %w", store.ErrNotFound)
+	}
+	d, err := scanDecision(s.pool.QueryRowContext(ctx, `SELECT `+decisionCols+` FROM decisions WHERE session_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1`, sessionID, callID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("decision for call %q in session %q: %w", callID, sessionID, store.ErrNotFound)
+	}
+	return d, err
+}
+
+// ListGaps implements store.Store.
+func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Observation, error) {
+	q := `SELECT ` + observationCols + ` FROM observations WHERE gap = 1`
+	var args []any
+	if f.SessionID != "" {
+		q += ` AND session_id = ?`
+		args = append(args, f.SessionID)
+	}
+	q += ` ORDER BY rowid DESC LIMIT ?`
+	args = append(args, limit(f.Limit))
+	rows, err := s.pool.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list gaps: %w", err)
+	}
+	out, err := scanObservations(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list gaps: %w", err)
+	}
+	return out, nil
 }
 
 // ListToolPins implements store.Store.

@@ -97,8 +97,8 @@ const (
 	stInsertSession  = `INSERT INTO sessions (` + sessionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
 	stUpdateSession  = `UPDATE sessions SET status = ?, mandate_version = ?, state = ?, updated_at = ? WHERE id = ?`
 	stInsertMandate  = `INSERT INTO mandates (session_id, version, body, source, created_by, created_at) VALUES (?,?,?,?,?,?)`
-	stInsertDecision = `INSERT INTO decisions (` + decisionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	stInsertObserve  = `INSERT INTO observations (id, decision_id, session_id, output, origin, created_at) VALUES (?,?,?,?,?,?)`
+	stInsertDecision = `INSERT INTO decisions (` + decisionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertObserve  = `INSERT INTO observations (` + observationCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
 	stInsertEvidence = `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`
 	stInsertToolPin  = `INSERT INTO tool_pins (session_id, tool, hash, definition, created_at) VALUES (?,?,?,?,?)`
 	stInsertToolChg  = `INSERT INTO tool_changes (id, session_id, tool, pinned_hash, hash, definition, created_at) VALUES (?,?,?,?,?,?,?)`
@@ -322,13 +322,17 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 	}
 	if d := c.Decision; d != nil {
 		_, err := t.exec(stInsertDecision,
-			d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.args, e.action, d.MandateVersion, d.PolicyHash, d.Effect, e.rules, e.reasons, d.LatencyMicros, d.CreatedAt.UnixNano())
+			d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.args, e.action, d.MandateVersion, d.PolicyHash, d.Effect, e.rules, e.reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID)
 		if err != nil {
 			return wrapWrite("decision "+d.ID, err)
 		}
 	}
 	if o := c.Observation; o != nil {
-		if _, err := t.exec(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CreatedAt.UnixNano()); err != nil {
+		var args []byte
+		if len(o.Args) > 0 {
+			args = o.Args
+		}
+		if _, err := t.exec(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, args, o.CreatedAt.UnixNano()); err != nil {
 			return wrapWrite("observation "+o.ID, err)
 		}
 	}
