@@ -91,6 +91,7 @@ func newRoot(env Env) *cobra.Command {
 		newPolicyCmd(env),
 		newTokenCmd(env),
 		newBenchCmd(env, logger),
+		newEvalCmd(env, logger),
 		newVersionCmd(env),
 	)
 	return root
