@@ -195,6 +195,21 @@ type ToolChange struct {
 	CreatedAt  time.Time       `json:"created_at"`
 }
 
+// Reported is a statement an agent or client made about its own conduct,
+// such as its stated reasoning for a call. Mandate cannot check it, so it is
+// never mixed with what Mandate observed: it is recorded on its own, labelled
+// as reported.
+type Reported struct {
+	SessionID  string `json:"session_id"`
+	DecisionID string `json:"decision_id,omitempty"`
+	// Kind says what was stated, e.g. "reasoning".
+	Kind    string          `json:"kind"`
+	Content json.RawMessage `json:"content"`
+	// By names the principal that relayed the statement.
+	By        string    `json:"by"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
 // Checkpoint is a signed statement of the evidence log's size and root hash
 // at one moment, in the signed-note format (package evidence makes and
 // checks them). The store keeps every one it is given, in order.
@@ -223,7 +238,10 @@ type Change struct {
 	// ToolPins are new pins; ToolChanges are listings that broke a pin.
 	ToolPins    []*ToolPin
 	ToolChanges []*ToolChange
-	Evidence    []*EvidenceRecord
+	// Reported are statements an agent or client made; they are kept in
+	// the evidence log only.
+	Reported []*Reported
+	Evidence []*EvidenceRecord
 }
 
 // SessionFilter selects sessions to list.
