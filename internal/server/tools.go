@@ -1,0 +1,60 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/engine"
+)
+
+// toolRoutes mounts tool pinning: a gateway that shows an agent a tools/list
+// result posts it here first (POST), and anyone who reads may see a
+// session's pins and the changes that broke them (GET).
+func (s *Server) toolRoutes() {
+	s.handle("POST /v1/sessions/{id}/tools", s.pinTools)
+	s.handle("GET /v1/sessions/{id}/tools", s.sessionTools)
+}
+
+type pinToolsRequest struct {
+	// Tools are tool definitions as MCP tools/list returns them. Each is
+	// read leniently: fields Mandate does not pin (_meta, icons,
+	// execution, …) are ignored rather than refused, so a gateway can
+	// pass a listing through as it came.
+	Tools []json.RawMessage `json:"tools"`
+}
+
+func (s *Server) pinTools(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req pinToolsRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	if req.Tools == nil {
+		s.fail(w, r, fmt.Errorf("%w: tools is required: the tools/list result's tools array", engine.ErrInvalid))
+		return
+	}
+	defs := make([]action.ToolDef, len(req.Tools))
+	for i, raw := range req.Tools {
+		if err := json.Unmarshal(raw, &defs[i]); err != nil {
+			s.fail(w, r, fmt.Errorf("%w: tools[%d]: %v", engine.ErrInvalid, i, err))
+			return
+		}
+	}
+	rep, err := s.eng.PinTools(r.Context(), p, r.PathValue("id"), defs)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (s *Server) sessionTools(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	st, err := s.eng.Tools(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
