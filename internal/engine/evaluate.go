@@ -23,6 +23,10 @@ type EvaluateRequest struct {
 	RawArgs json.RawMessage
 	// Surface names where the call came from: api, mcp, hook, cli, eval.
 	Surface string
+	// CallID is the surface's own id for the call (Claude Code's
+	// tool_use_id), stored with the decision so that the result can be
+	// observed by it (ObserveCall), from another process.
+	CallID string
 }
 
 // Decision is a decided call as returned to surfaces.
@@ -54,6 +58,9 @@ func (e *Engine) Evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 	}
 	if req.Surface == "" {
 		req.Surface = "api"
+	}
+	if err := checkCallID(req.CallID); err != nil {
+		return nil, err
 	}
 	raw, err := e.rawArgs(req.Args, req.RawArgs)
 	if err != nil {
@@ -211,7 +218,7 @@ func (e *Engine) submitDecision(l *live, req EvaluateRequest, raw json.RawMessag
 		Decision: &store.Decision{
 			ID: d.ID, SessionID: d.SessionID, Seq: d.Seq, Surface: req.Surface, Tool: req.Tool, Args: raw,
 			Action: cloneAction(&act), MandateVersion: version, PolicyHash: d.PolicyHash, Effect: string(d.Effect),
-			Rules: d.Rules, Reasons: d.Reasons, LatencyMicros: d.LatencyMicros, CreatedAt: now,
+			Rules: d.Rules, Reasons: d.Reasons, LatencyMicros: d.LatencyMicros, CallID: req.CallID, CreatedAt: now,
 		},
 	}
 	return d, e.submit(c)

@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode"
+
+	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// maxCallID bounds a surface's call id; Claude Code's tool_use_ids and MCP
+// request ids are far shorter.
+const maxCallID = 256
+
+func checkCallID(id string) error {
+	if len(id) > maxCallID {
+		return invalid("call_id is %d bytes, over the %d-byte limit", len(id), maxCallID)
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return invalid("call_id %q: control or invalid characters", id)
+		}
+	}
+	return nil
+}
+
+// ObserveCallRequest is a tool's result reported by the surface's own id
+// for the call, for surfaces that cannot carry Mandate's decision id from
+// the call to its result (Claude Code runs a new hook process for each).
+type ObserveCallRequest struct {
+	SessionID string
+	// CallID is the id the call was evaluated with (EvaluateRequest.CallID).
+	CallID string
+	// Tool and Args are the call as the surface saw it run; they are kept
+	// with a gap, so that a call Mandate never decided is on record with
+	// what it was.
+	Tool   string
+	Args   json.RawMessage
+	Output json.RawMessage
+	// Origin is "observed" (default) or "reported"; see ObserveRequest.
+	Origin string
+}
+
+// Gap reasons, as stored in Observation.GapReason.
+const (
+	GapNeverDecided = "never decided"
+	GapDenied       = "denied"
+	GapOtherTool    = "decided for another tool"
+	GapNoCallID     = "no call id to match a decision"
+)
+
+// ObserveCall records a tool's result against the decision made for its
+// call id in the session. A result Mandate cannot match to an allow is
+// recorded as a gap rather than accepted silently: the call was never
+// decided (a sub-agent's call whose pre-tool hook the runtime skipped), it
+// was decided for another tool, it came without a call id, or it was
+// denied and ran anyway. A gap keeps the call's tool and arguments. The
+// session must exist.
+func (e *Engine) ObserveCall(ctx context.Context, p auth.Principal, req ObserveCallRequest) (*store.Observation, error) {
+	if !p.Can(auth.Observe) {
+		return nil, forbidden(p, auth.Observe)
+	}
+	switch {
+	case req.SessionID == "":
+		return nil, invalid("session_id is required")
+	case req.Tool == "":
+		return nil, invalid("tool is required: a result that cannot be matched to a decision is recorded with its tool")
+	}
+	if err := checkCallID(req.CallID); err != nil {
+		return nil, err
+	}
+	switch req.Origin {
+	case "":
+		req.Origin = "observed"
+	case "observed", "reported":
+	default:
+		return nil, invalid("origin %q: want observed or reported", req.Origin)
+	}
+	output, err := e.jsonField("output", req.Output, false)
+	if err != nil {
+		return nil, err
+	}
+	args, err := e.jsonField("args", req.Args, true)
+	if err != nil {
+		return nil, err
+	}
+	l, err := e.live(ctx, req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if !p.Owns(l.sess.Agent.ID) {
+		return nil, fmt.Errorf("%w: this agent token is for agent %q, the session belongs to %q", ErrForbidden, p.AgentID, l.sess.Agent.ID)
+	}
+	o := &store.Observation{
+		ID: newID(), SessionID: req.SessionID, Output: output, Origin: req.Origin,
+		CallID: req.CallID, Tool: req.Tool, Args: args, CreatedAt: e.now().UTC(),
+	}
+	var d *store.Decision
+	if req.CallID != "" {
+		d, err = e.store.DecisionByCall(ctx, req.SessionID, req.CallID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("observe: %w", err)
+		}
+	}
+	switch {
+	case req.CallID == "":
+		o.Gap, o.GapReason = true, GapNoCallID
+	case d == nil:
+		o.Gap, o.GapReason = true, GapNeverDecided
+	case d.Tool != req.Tool:
+		o.DecisionID = d.ID
+		o.Gap, o.GapReason = true, fmt.Sprintf("%s: call %s was decided for %s, and %s ran", GapOtherTool, req.CallID, d.Tool, req.Tool)
+	case d.Effect == "deny":
+		o.DecisionID = d.ID
+		o.Gap, o.GapReason = true, fmt.Sprintf("%s: decision %s denied it, and it ran", GapDenied, d.ID)
+	default:
+		o.DecisionID = d.ID
+	}
+	if !o.Gap {
+		// A matched result keeps the decision's arguments; the copy would
+		// only repeat them.
+		o.Tool, o.Args = "", nil
+	}
+	if err := e.commit(ctx, &store.Change{Observation: o}); err != nil {
+		return nil, fmt.Errorf("observe: %w", err)
+	}
+	if o.Gap {
+		e.log.Warn("a call ran without Mandate's allow; recorded as a gap", "session", o.SessionID, "tool", req.Tool, "call_id", req.CallID, "reason", o.GapReason, "observation", o.ID)
+	}
+	return o, nil
+}
+
+// jsonField checks a JSON value a surface sent: size, validity and, for
+// object, that it is an object (or absent: {}).
+func (e *Engine) jsonField(name string, v json.RawMessage, object bool) (json.RawMessage, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) > e.maxArgs {
+		return nil, invalid("%s is %d bytes, over the %d-byte limit", name, len(v), e.maxArgs)
+	}
+	if len(v) == 0 || bytes.Equal(v, []byte("null")) {
+		if object {
+			return json.RawMessage("{}"), nil
+		}
+		return json.RawMessage("null"), nil
+	}
+	if !json.Valid(v) {
+		return nil, invalid("%s is not valid JSON", name)
+	}
+	if object && v[0] != '{' {
+		return nil, invalid("%s must be a JSON object", name)
+	}
+	return v, nil
+}
+
+// Gaps lists recorded gaps, newest first, for readers.
+func (e *Engine) Gaps(ctx context.Context, p auth.Principal, f store.GapFilter) ([]*store.Observation, error) {
+	if !p.Can(auth.Read) {
+		return nil, forbidden(p, auth.Read)
+	}
+	return e.store.ListGaps(ctx, f)
+}
