@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -176,12 +177,35 @@ func (c *Client) SetStatus(ctx context.Context, id, status string) error {
 
 // Evaluate asks whether a call may run. Any error means it may not.
 func (c *Client) Evaluate(ctx context.Context, sessionID, tool string, args any) (*Decision, error) {
+	return c.EvaluateCall(ctx, Call{SessionID: sessionID, Tool: tool, Args: args})
+}
+
+// Call is one tool call to decide or observe.
+type Call struct {
+	SessionID string
+	Tool      string
+	// Args are the call's arguments: anything that encodes as a JSON
+	// object (a map, a struct, a json.RawMessage); nil means none.
+	Args any
+	// CallID is the harness's own id for the call (Claude Code's
+	// tool_use_id, an MCP request id). Mandate stores it with the decision
+	// so the result can be observed by it later, from another process.
+	CallID string
+}
+
+// EvaluateCall asks whether a call may run, with the harness's call id.
+// Any error means it may not.
+func (c *Client) EvaluateCall(ctx context.Context, call Call) (*Decision, error) {
+	args := call.Args
 	if args == nil {
 		args = map[string]any{}
 	}
+	body := map[string]any{"session_id": call.SessionID, "tool": call.Tool, "args": args}
+	if call.CallID != "" {
+		body["call_id"] = call.CallID
+	}
 	var d Decision
-	err := c.do(ctx, http.MethodPost, "/v1/evaluate", map[string]any{"session_id": sessionID, "tool": tool, "args": args}, &d)
-	if err != nil {
+	if err := c.do(ctx, http.MethodPost, "/v1/evaluate", body, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -190,6 +214,109 @@ func (c *Client) Evaluate(ctx context.Context, sessionID, tool string, args any)
 // Observe reports a tool's result for a decision.
 func (c *Client) Observe(ctx context.Context, decisionID string, output any) error {
 	return c.do(ctx, http.MethodPost, "/v1/observe", map[string]any{"decision_id": decisionID, "output": output}, nil)
+}
+
+// Observation is a recorded tool result.
+type Observation struct {
+	ObservationID string `json:"observation_id"`
+	// DecisionID is the decision the result belongs to; empty for a call
+	// Mandate never decided.
+	DecisionID string `json:"decision_id"`
+	SessionID  string `json:"session_id"`
+	// Gap is true when the call ran without Mandate's allow: it was never
+	// decided, was decided for another tool, or was denied. GapReason says
+	// which.
+	Gap       bool   `json:"gap"`
+	GapReason string `json:"gap_reason,omitempty"`
+}
+
+// ObserveCall reports a tool's result by the harness's call id (see
+// Call.CallID), for harnesses that do not keep decision ids between the
+// call and its result. Tool and Args describe the call, so that a call
+// Mandate never decided is recorded as a gap with what it was.
+func (c *Client) ObserveCall(ctx context.Context, call Call, output any) (*Observation, error) {
+	args := call.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	body := map[string]any{"session_id": call.SessionID, "call_id": call.CallID, "tool": call.Tool, "args": args, "output": output}
+	var o Observation
+	if err := c.do(ctx, http.MethodPost, "/v1/observe", body, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// Gap is a tool call that ran without Mandate's allow, as recorded.
+type Gap struct {
+	ObservationID string          `json:"observation_id"`
+	DecisionID    string          `json:"decision_id,omitempty"`
+	SessionID     string          `json:"session_id"`
+	CallID        string          `json:"call_id,omitempty"`
+	Tool          string          `json:"tool"`
+	Args          json.RawMessage `json:"args,omitempty"`
+	Output        json.RawMessage `json:"output"`
+	GapReason     string          `json:"gap_reason"`
+	CreatedAt     time.Time       `json:"created_at"`
+}
+
+// Gaps lists the recorded gaps, newest first; sessionID "" lists every
+// session's (needs a user or admin token).
+func (c *Client) Gaps(ctx context.Context, sessionID string, limit int) ([]Gap, error) {
+	q := url.Values{}
+	if sessionID != "" {
+		q.Set("session_id", sessionID)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	path := "/v1/gaps"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out struct {
+		Gaps []Gap `json:"gaps"`
+	}
+	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Gaps, nil
+}
+
+// SubagentRequest starts a sub-agent's session under the session that
+// launched it.
+type SubagentRequest struct {
+	// SessionID is the sub-agent's own session id.
+	SessionID string `json:"session_id"`
+	AgentID   string `json:"agent_id"`
+	// LaunchPrefix selects the launch sessions the sub-agent may claim:
+	// children of the parent whose ids start with it, created with the
+	// launch's words when the launching call was decided. The oldest
+	// unclaimed one with the same agent id becomes the sub-agent's parent,
+	// so its mandate is the parent's narrowed by those words. With none to
+	// claim, the sub-agent starts under the parent itself.
+	LaunchPrefix     string `json:"launch_prefix,omitempty"`
+	WorkingDirectory string `json:"working_directory,omitempty"`
+}
+
+// Subagent is a started sub-agent session.
+type Subagent struct {
+	Session
+	// LaunchID is the claimed launch session, or "" if none was.
+	LaunchID string `json:"launch_id,omitempty"`
+}
+
+// StartSubagent starts a sub-agent's session under parentID (needs a hook,
+// user or admin token). A session that already exists is a conflict
+// (IsConflict).
+func (c *Client) StartSubagent(ctx context.Context, parentID string, req SubagentRequest) (*Subagent, error) {
+	var s Subagent
+	return &s, c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(parentID)+"/subagents", req, &s)
+}
+
+// Health checks that the server is up; it needs no token.
+func (c *Client) Health(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/healthz", nil, nil)
 }
 
 // Do sends a request to any API path and decodes the JSON response into

@@ -180,6 +180,18 @@ type evaluateRequest struct {
 	SessionID string          `json:"session_id"`
 	Tool      string          `json:"tool"`
 	Args      json.RawMessage `json:"args"`
+	// CallID is the harness's id for the call; the result can then be
+	// observed by it.
+	CallID string `json:"call_id"`
+}
+
+// surface names where a call came from by who relays it: a hook token is
+// an agent runtime's hook, anything else the plain API.
+func surface(p auth.Principal) string {
+	if p.Role == auth.RoleHook {
+		return "hook"
+	}
+	return "api"
 }
 
 func (s *Server) evaluate(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -192,7 +204,7 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request, p auth.Princip
 		s.fail(w, r, err)
 		return
 	}
-	d, err := s.eng.Evaluate(r.Context(), p, engine.EvaluateRequest{SessionID: req.SessionID, Tool: req.Tool, Args: args, RawArgs: raw, Surface: "api"})
+	d, err := s.eng.Evaluate(r.Context(), p, engine.EvaluateRequest{SessionID: req.SessionID, Tool: req.Tool, Args: args, RawArgs: raw, Surface: surface(p), CallID: req.CallID})
 	if err != nil {
 		s.failEvaluate(w, r, err)
 		return
@@ -241,11 +253,26 @@ type observeRequest struct {
 	DecisionID string          `json:"decision_id"`
 	Output     json.RawMessage `json:"output"`
 	Origin     string          `json:"origin"`
+	// Without a decision id, the result is matched by the call id it was
+	// evaluated with, in the session; tool and args describe the call in
+	// case it turns out to be a gap.
+	SessionID string          `json:"session_id"`
+	CallID    string          `json:"call_id"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args"`
 }
 
 func (s *Server) observe(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	var req observeRequest
 	if !s.decode(w, r, &req) {
+		return
+	}
+	if req.DecisionID == "" && req.SessionID != "" {
+		s.observeCall(w, r, p, req)
+		return
+	}
+	if req.SessionID != "" || req.CallID != "" || req.Tool != "" || len(req.Args) > 0 {
+		s.fail(w, r, fmt.Errorf("%w: give decision_id, or session_id with call_id, tool and args — not both", engine.ErrInvalid))
 		return
 	}
 	o, err := s.eng.Observe(r.Context(), p, engine.ObserveRequest{DecisionID: req.DecisionID, Output: req.Output, Origin: req.Origin})

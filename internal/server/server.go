@@ -100,6 +100,7 @@ func New(opts Options) *Server {
 	s.handle("GET /v1/tokens", s.listTokens)
 	s.handle("DELETE /v1/tokens/{id}", s.revokeToken)
 	s.toolRoutes()
+	s.hookRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s; see /v1/openapi.json", r.Method, r.URL.Path))
 	})
