@@ -306,6 +306,9 @@ type Store interface {
 	// EvidenceLeafHashes returns the leaf hashes of records [from, to) in
 	// index order, without their bodies.
 	EvidenceLeafHashes(ctx context.Context, from, to uint64) ([][]byte, error)
+	// EvidenceFrom returns up to limit records with index >= from, in index
+	// order, whatever gaps there are (verification reads the log with it).
+	EvidenceFrom(ctx context.Context, from uint64, limit int) ([]*EvidenceRecord, error)
 	// SessionEvidence returns a session's evidence records in index order.
 	SessionEvidence(ctx context.Context, sessionID string) ([]*EvidenceRecord, error)
 

@@ -97,15 +97,18 @@ func (s *Store) EvidenceLeafHashes(ctx context.Context, from, to uint64) ([][]by
 	return out, nil
 }
 
-// SessionEvidence implements store.Store.
-func (s *Store) SessionEvidence(ctx context.Context, sessionID string) ([]*store.EvidenceRecord, error) {
-	if sessionID == "" {
-		return nil, errors.New("session evidence: a session id is required")
+// EvidenceFrom implements store.Store.
+func (s *Store) EvidenceFrom(ctx context.Context, from uint64, limit int) ([]*store.EvidenceRecord, error) {
+	if limit <= 0 {
+		limit = 1000
 	}
-	// The extra condition lets SQLite use the partial index on session_id.
-	rows, err := s.pool.QueryContext(ctx, `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE session_id = ? AND session_id != '' ORDER BY idx`, sessionID)
+	return s.scanEvidence(ctx, "evidence from", `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE idx >= ? ORDER BY idx LIMIT ?`, from, limit)
+}
+
+func (s *Store) scanEvidence(ctx context.Context, what, q string, args ...any) ([]*store.EvidenceRecord, error) {
+	rows, err := s.pool.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("session evidence: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []*store.EvidenceRecord
@@ -115,12 +118,24 @@ func (s *Store) SessionEvidence(ctx context.Context, sessionID string) ([]*store
 			created int64
 		)
 		if err := rows.Scan(&r.Index, &r.Type, &r.SessionID, &r.Origin, &r.Body, &r.LeafHash, &created); err != nil {
-			return nil, fmt.Errorf("session evidence: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		r.CreatedAt = time.Unix(0, created).UTC()
 		out = append(out, &r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// SessionEvidence implements store.Store.
+func (s *Store) SessionEvidence(ctx context.Context, sessionID string) ([]*store.EvidenceRecord, error) {
+	if sessionID == "" {
+		return nil, errors.New("session evidence: a session id is required")
+	}
+	// The extra condition lets SQLite use the partial index on session_id.
+	return s.scanEvidence(ctx, "session evidence", `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE session_id = ? AND session_id != '' ORDER BY idx`, sessionID)
 }
 
 // AddCheckpoint implements store.Store. It writes outside the group-commit

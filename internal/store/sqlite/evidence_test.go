@@ -127,6 +127,10 @@ func TestOpenReadOnly(t *testing.T) {
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("read-only range: %d records, %v", len(recs), err)
 	}
+	from, err := ro.EvidenceFrom(ctx, 1, 10)
+	if err != nil || len(from) != 1 || from[0].Index != 2 {
+		t.Fatalf("EvidenceFrom(1) over a gap: %v, %v", from, err)
+	}
 	if _, err := ro.EvidenceLeafHashes(ctx, 0, 3); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("gap: err = %v, want ErrNotFound", err)
 	}
