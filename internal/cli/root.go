@@ -92,6 +92,7 @@ func newRoot(env Env) *cobra.Command {
 		newTokenCmd(env),
 		newBenchCmd(env, logger),
 		newEvalCmd(env, logger),
+		newHookCmd(env),
 		newVersionCmd(env),
 	)
 	return root
