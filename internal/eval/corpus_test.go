@@ -57,8 +57,8 @@ func TestLoad(t *testing.T) {
 			wantErr: []string{"2 unusable scenario line(s)", "a.jsonl:4: invalid JSON", "b.jsonl:1: calls[0]: label is required"},
 		},
 		{
-			name:  "skip-bad leaves them out and lists them",
-			files: map[string]string{"a.jsonl": good + "{broken\n", "b.jsonl": episode("b-1", "b/benign", `[{"tool":"t"}]`) + "\n" + episode("b-2", "b/benign", call)},
+			name:    "skip-bad leaves them out and lists them",
+			files:   map[string]string{"a.jsonl": good + "{broken\n", "b.jsonl": episode("b-1", "b/benign", `[{"tool":"t"}]`) + "\n" + episode("b-2", "b/benign", call)},
 			skipBad: true, episodes: 3, skipped: []string{"a.jsonl:4", "b.jsonl:1"},
 		},
 		{
