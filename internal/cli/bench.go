@@ -21,6 +21,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/app"
 	"github.com/mandate-dev/mandate/internal/server"
+	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
 type benchFlags struct {
@@ -70,18 +71,22 @@ Without --url it starts its own server on a loopback port with a fresh data dire
 
 // BenchReport is what `mandate bench` measured.
 type BenchReport struct {
-	Requests    int            `json:"requests"`
-	Errors      int            `json:"errors"`
-	Seconds     float64        `json:"seconds"`
-	PerSecond   float64        `json:"decisions_per_second"`
-	P50Micros   int64          `json:"p50_us"`
-	P90Micros   int64          `json:"p90_us"`
-	P99Micros   int64          `json:"p99_us"`
-	MaxMicros   int64          `json:"max_us"`
-	Effects     map[string]int `json:"effects"`
-	Concurrency int            `json:"concurrency"`
-	Sessions    int            `json:"sessions"`
-	Server      string         `json:"server"`
+	Requests  int            `json:"requests"`
+	Errors    int            `json:"errors"`
+	Seconds   float64        `json:"seconds"`
+	PerSecond float64        `json:"decisions_per_second"`
+	P50Micros int64          `json:"p50_us"`
+	P90Micros int64          `json:"p90_us"`
+	P99Micros int64          `json:"p99_us"`
+	MaxMicros int64          `json:"max_us"`
+	Effects   map[string]int `json:"effects"`
+	// Commits and AvgBatch are the store's group commits during the run
+	// (in-process server only).
+	Commits     uint64  `json:"commits,omitempty"`
+	AvgBatch    float64 `json:"avg_batch,omitempty"`
+	Concurrency int     `json:"concurrency"`
+	Sessions    int     `json:"sessions"`
+	Server      string  `json:"server"`
 }
 
 func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) error {
@@ -93,13 +98,17 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 		token = env.Getenv("MANDATE_TOKEN")
 	}
 	where := base
+	stats := func() sqlite.Stats { return sqlite.Stats{} }
 	if base == "" {
-		stop, url, tok, err := startBenchServer(ctx, log, f.data)
+		bs, err := startBenchServer(ctx, log, f.data)
 		if err != nil {
 			return err
 		}
-		defer stop()
-		base, token, where = url, tok, "in-process, fsync on"
+		defer bs.stop()
+		base, token, where = bs.url, bs.token, "in-process, fsync on"
+		if st, ok := bs.app.Store.(*sqlite.Store); ok {
+			stats = st.Stats
+		}
 	}
 	if token == "" {
 		return errors.New("--token (or MANDATE_TOKEN) is required with --url")
@@ -132,6 +141,7 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 		wg      sync.WaitGroup
 	)
 	deadline := time.Now().Add(f.duration)
+	before := stats()
 	start := time.Now()
 	for w := 0; w < f.concurrency; w++ {
 		wg.Add(1)
@@ -164,6 +174,7 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	after := stats()
 	slices.Sort(lat)
 	pct := func(q float64) int64 {
 		if len(lat) == 0 {
@@ -179,6 +190,9 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 	if len(lat) > 0 {
 		rep.MaxMicros = lat[len(lat)-1].Microseconds()
 	}
+	if rep.Commits = after.Commits - before.Commits; rep.Commits > 0 {
+		rep.AvgBatch = float64(after.Changes-before.Changes) / float64(rep.Commits)
+	}
 	if f.asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -189,6 +203,9 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 	fmt.Fprintf(env.Stdout, "decisions:   %d (%d errors), %.0f/s\n", rep.Requests, rep.Errors, rep.PerSecond)
 	fmt.Fprintf(env.Stdout, "latency:     p50 %dµs  p90 %dµs  p99 %dµs  max %dµs\n", rep.P50Micros, rep.P90Micros, rep.P99Micros, rep.MaxMicros)
 	fmt.Fprintf(env.Stdout, "effects:     allow %d  ask %d  deny %d\n", effects["allow"], effects["ask"], effects["deny"])
+	if rep.Commits > 0 {
+		fmt.Fprintf(env.Stdout, "store:       %d group commits, %.1f changes each\n", rep.Commits, rep.AvgBatch)
+	}
 	if errs > 0 {
 		return &ExitError{Code: 1, Err: fmt.Errorf("%d requests failed", errs)}
 	}
@@ -217,14 +234,21 @@ func postJSON(ctx context.Context, c *http.Client, url, token string, body []byt
 	return json.Unmarshal(b, out)
 }
 
+type benchServer struct {
+	app   *app.App
+	url   string
+	token string
+	stop  func()
+}
+
 // startBenchServer runs a real server (store with fsync, engine, HTTP) on a
 // loopback port, so the benchmark measures what production does.
-func startBenchServer(ctx context.Context, log *slog.Logger, data string) (stop func(), url, token string, err error) {
+func startBenchServer(ctx context.Context, log *slog.Logger, data string) (*benchServer, error) {
 	cleanup := func() {}
 	if data == "" {
 		dir, err := os.MkdirTemp("", "mandate-bench-")
 		if err != nil {
-			return nil, "", "", err
+			return nil, err
 		}
 		data = dir
 		cleanup = func() { os.RemoveAll(dir) }
@@ -232,30 +256,35 @@ func startBenchServer(ctx context.Context, log *slog.Logger, data string) (stop 
 	a, err := app.Open(ctx, app.Config{DataDir: data, Logger: log})
 	if err != nil {
 		cleanup()
-		return nil, "", "", err
+		return nil, err
 	}
-	path, _, err := a.EnsureAdminToken(ctx)
-	if err == nil {
-		var b []byte
-		b, err = os.ReadFile(path)
-		token = strings.TrimSpace(string(b))
-	}
-	if err != nil {
+	fail := func(err error) (*benchServer, error) {
 		a.Close()
 		cleanup()
-		return nil, "", "", err
+		return nil, err
+	}
+	path, _, err := a.EnsureAdminToken(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fail(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		a.Close()
-		cleanup()
-		return nil, "", "", err
+		return fail(err)
 	}
 	hs := &http.Server{Handler: server.New(server.Options{Engine: a.Engine, Logger: log}), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
-	return func() {
-		hs.Close()
-		a.Close()
-		cleanup()
-	}, "http://" + ln.Addr().String(), token, nil
+	return &benchServer{
+		app:   a,
+		url:   "http://" + ln.Addr().String(),
+		token: strings.TrimSpace(string(b)),
+		stop: func() {
+			hs.Close()
+			a.Close()
+			cleanup()
+		},
+	}, nil
 }

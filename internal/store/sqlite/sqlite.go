@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -47,6 +48,22 @@ type Store struct {
 	done   chan struct{}
 	mu     sync.RWMutex // guards closed against Submit
 	closed bool
+
+	commits, changes atomic.Uint64
+	stopCheckpoints  chan struct{}
+	checkpointsDone  chan struct{}
+}
+
+// Stats counts the writer's work: transactions committed and changes in them
+// (their ratio is the group-commit batch size).
+type Stats struct {
+	Commits uint64
+	Changes uint64
+}
+
+// Stats reports the writer's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Commits: s.commits.Load(), Changes: s.changes.Load()}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -69,7 +86,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	dsn := dataSource(path, opts.Synchronous)
-	write, err := sql.Open("sqlite", dsn)
+	memory := path == ":memory:"
+	writeDSN := dsn
+	if !memory {
+		// The writer never checkpoints the WAL itself: a background
+		// goroutine does, so commits do not stall behind copying pages
+		// into the database file.
+		writeDSN += "&_pragma=wal_autocheckpoint(0)"
+	}
+	write, err := sql.Open("sqlite", writeDSN)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -104,7 +129,37 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	go w.run()
+	if !memory {
+		s.stopCheckpoints, s.checkpointsDone = make(chan struct{}), make(chan struct{})
+		go s.checkpoints()
+	}
 	return s, nil
+}
+
+// checkpointEvery is how often the WAL is copied back into the database.
+const checkpointEvery = time.Second
+
+// checkpoints copies the WAL into the database file in the background. A
+// passive checkpoint never blocks the writer; the last one, on Close, also
+// truncates the WAL.
+func (s *Store) checkpoints() {
+	defer close(s.checkpointsDone)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	last := uint64(0)
+	for {
+		select {
+		case <-s.stopCheckpoints:
+			return
+		case <-t.C:
+			if n := s.commits.Load(); n != last {
+				last = n
+				if _, err := s.pool.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+					s.log.Warn("wal checkpoint", "err", err)
+				}
+			}
+		}
+	}
 }
 
 func dataSource(path, sync string) string {
@@ -136,6 +191,13 @@ func (s *Store) Close() error {
 	close(s.queue)
 	s.mu.Unlock()
 	<-s.done
+	if s.stopCheckpoints != nil {
+		close(s.stopCheckpoints)
+		<-s.checkpointsDone
+		if _, err := s.pool.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			s.log.Warn("final wal checkpoint", "err", err)
+		}
+	}
 	return s.closeDBs()
 }
 

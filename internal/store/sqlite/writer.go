@@ -209,6 +209,8 @@ func (w *writer) commit(batch []job) {
 }
 
 func (w *writer) acknowledge(batch []job, errs []error, startIdx uint64, hashes [][]byte) {
+	w.s.commits.Add(1)
+	w.s.changes.Add(uint64(len(batch)))
 	if len(hashes) > 0 && w.s.opts.OnEvidence != nil {
 		w.s.opts.OnEvidence(startIdx, hashes)
 	}
