@@ -90,7 +90,7 @@ func fixtureDecider(d *engine.Decider) policytest.DecideFunc {
 		}
 		res, err := d.Decide(&engine.Input{
 			Call:    action.Call{Tool: c.Call.Tool, Args: c.Call.Args, WorkingDir: c.WorkingDirectory, HomeDir: c.HomeDirectory, Tools: c.Tools},
-			Mandate: m, Session: s, Agent: c.Agent, Now: time.Now(),
+			Mandate: m, Session: s, Agent: c.Agent, Self: c.Self, Now: time.Now(),
 		})
 		if err != nil {
 			return engine.DenyInternal(), &res.Action, err

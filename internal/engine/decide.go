@@ -27,7 +27,9 @@ type Input struct {
 	Mandate *mandate.Mandate
 	Session policy.SessionFacts
 	Agent   policy.AgentFacts
-	Now     time.Time
+	// Self is Mandate's own footprint, for the self-protection rules.
+	Self policy.SelfFacts
+	Now  time.Time
 }
 
 // Result is a decided call with everything that led to the verdict.
@@ -62,6 +64,7 @@ func (d *Decider) Decide(in *Input) (res Result, err error) {
 		Scope:   res.Scope,
 		Session: in.Session,
 		Agent:   in.Agent,
+		Self:    in.Self,
 	})
 	if err != nil {
 		return res, fmt.Errorf("evaluate policy for %s: %w", in.Call.Tool, err)

@@ -64,6 +64,9 @@ type Options struct {
 	Redactor Redactor
 	// Metrics, if set, observes every decision.
 	Metrics *Metrics
+	// Self is Mandate's own footprint — its API addresses and its files —
+	// which the built-in rules keep agents away from (policy.SelfFacts).
+	Self policy.SelfFacts
 }
 
 // Engine decides calls for sessions and persists what it decided. It is
@@ -78,6 +81,7 @@ type Engine struct {
 	recorder Recorder
 	redactor Redactor
 	metrics  *Metrics
+	self     policy.SelfFacts
 
 	mu       sync.Mutex
 	sessions map[string]*live
@@ -99,6 +103,7 @@ func New(opts Options) (*Engine, error) {
 		recorder: opts.Recorder,
 		redactor: opts.Redactor,
 		metrics:  opts.Metrics,
+		self:     opts.Self,
 		sessions: make(map[string]*live),
 	}
 	if e.log == nil {

@@ -138,7 +138,7 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 		if merr != nil {
 			err = merr
 		} else {
-			res, err = d.Decide(&Input{Call: call, Mandate: m, Session: facts(&l.sess), Agent: agentFacts(l.sess.Agent), Now: now})
+			res, err = d.Decide(&Input{Call: call, Mandate: m, Session: facts(&l.sess), Agent: agentFacts(l.sess.Agent), Self: e.self, Now: now})
 		}
 	}
 	if err != nil {

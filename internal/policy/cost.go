@@ -114,7 +114,7 @@ func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 		if len(path) > 1 && path[1] == "args" {
 			return nil // arbitrary JSON; unbounded
 		}
-	case "action", "mandate", "scope", "session", "agent":
+	case "action", "mandate", "scope", "session", "agent", "self":
 	default:
 		return nil
 	}
@@ -286,6 +286,11 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 	f.str(ag.PromptHash)
 	f.str(ag.ToolsetHash)
 	f.str(ag.Retrieval)
+
+	f.strs(in.Self.Addresses)
+	f.strs(in.Self.Hosts)
+	f.strs(in.Self.Ports)
+	f.strs(in.Self.Paths)
 	return f.ok
 }
 

@@ -22,6 +22,7 @@ func ruleFields() map[string]string {
 		{"scope", reflect.TypeFor[Input]().Field(3).Type},
 		{"session", reflect.TypeFor[SessionFacts]()},
 		{"agent", reflect.TypeFor[AgentFacts]()},
+		{"self", reflect.TypeFor[SelfFacts]()},
 	}
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, t reflect.Type) {

@@ -37,6 +37,7 @@ const (
 	scopeType   = "mandate.Report"
 	sessionType = "policy.SessionFacts"
 	agentType   = "policy.AgentFacts"
+	selfType    = "policy.SelfFacts"
 )
 
 // newEnv builds the CEL environment every rule is compiled in. Variables are
@@ -55,6 +56,7 @@ func newEnv() (*cel.Env, error) {
 			reflect.TypeFor[mandate.Report](),
 			reflect.TypeFor[SessionFacts](),
 			reflect.TypeFor[AgentFacts](),
+			reflect.TypeFor[SelfFacts](),
 			ext.ParseStructTag(nativeStructTagName),
 		),
 		cel.Variable("call", cel.ObjectType(callType)),
@@ -63,6 +65,7 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable("scope", cel.ObjectType(scopeType)),
 		cel.Variable("session", cel.ObjectType(sessionType)),
 		cel.Variable("agent", cel.ObjectType(agentType)),
+		cel.Variable("self", cel.ObjectType(selfType)),
 		cel.OptionalTypes(),
 		cel.CrossTypeNumericComparisons(true),
 		cel.ParserExpressionSizeLimit(maxExpressionSize),

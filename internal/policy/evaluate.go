@@ -69,6 +69,7 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	vars.scope = p.adapter.NativeToValue(&in.Scope)
 	vars.session = p.adapter.NativeToValue(&in.Session)
 	vars.agent = p.adapter.NativeToValue(&in.Agent)
+	vars.self = p.adapter.NativeToValue(&in.Self)
 
 	var v Verdict
 	best := Effect("")
@@ -173,12 +174,13 @@ func normAction(a *action.Action) *action.Action {
 
 func invalidKind(k action.Kind) bool { return !k.Valid() }
 
-// activation hands the six variables to CEL without building a map per
+// activation hands the seven variables to CEL without building a map per
 // call, and evaluates each let at most once per Evaluate, on first use.
 type activation struct {
 	p                                            *Policy
 	fits                                         bool // see inputFits
 	call, action, mandate, scope, session, agent ref.Val
+	self                                         ref.Val
 	lets                                         []ref.Val
 
 	av     actionView
@@ -201,6 +203,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.session, true
 	case "agent":
 		return a.agent, true
+	case "self":
+		return a.self, true
 	}
 	i, ok := a.p.letIndex[name]
 	if !ok {

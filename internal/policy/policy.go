@@ -28,6 +28,7 @@ type Input struct {
 	Scope   mandate.Report   // `scope`
 	Session SessionFacts     // `session`
 	Agent   AgentFacts       // `agent`
+	Self    SelfFacts        // `self`
 }
 
 // CallFacts is the raw call: the tool name and its arguments.
@@ -68,6 +69,28 @@ type AgentFacts struct {
 	PromptHash  string `json:"system_prompt_hash,omitempty"`
 	ToolsetHash string `json:"toolset_hash,omitempty"`
 	Retrieval   string `json:"retrieval_source,omitempty"`
+}
+
+// SelfFacts is Mandate's own footprint on the machine: where its API
+// listens and which files are its own. The built-in self-protection rules
+// use it to refuse agent calls that would reach around Mandate — call its
+// API with a token found lying about, read its tokens or database, change
+// its policy, data or hook settings. The engine fills it from its
+// configuration; it is empty where Mandate runs no service (`mandate
+// check`), and then only the rules that need no address or path apply.
+type SelfFacts struct {
+	// Addresses are the host:port forms the API is reachable at from this
+	// machine: the listen address and its loopback and wildcard aliases
+	// (127.0.0.1:7410, localhost:7410, [::1]:7410, 0.0.0.0:7410, …).
+	Addresses []string `json:"addresses"`
+	// Hosts and Ports are the host and port parts of Addresses, for
+	// commands that name them apart (nc 127.0.0.1 7410).
+	Hosts []string `json:"hosts"`
+	Ports []string `json:"ports"`
+	// Paths are absolute files and directories that are Mandate's own:
+	// the data directory, token files, policy directories, catalog files,
+	// its configuration directory.
+	Paths []string `json:"paths"`
 }
 
 // Verdict is a decision with its explanation.

@@ -110,7 +110,7 @@ func TestInputFitsCoversEveryField(t *testing.T) {
 	if !fitsInput(realisticInput()) {
 		t.Fatal("the realistic input does not fit")
 	}
-	roots := []string{"Call", "Action", "Mandate", "Scope", "Session", "Agent"}
+	roots := []string{"Call", "Action", "Mandate", "Scope", "Session", "Agent", "Self"}
 	for _, root := range roots {
 		// Walk the field paths of a fresh input each time and grow one.
 		paths := growablePaths(reflect.ValueOf(fullInput()).Elem().FieldByName(root), root)
@@ -160,6 +160,7 @@ func fullInput() *Input {
 	in.Session.ParentID = "p"
 	in.Session.Spend = map[string]float64{"EUR": 1}
 	in.Agent = AgentFacts{ID: "a", Model: "m", PromptHash: "p", ToolsetHash: "t", Retrieval: "r"}
+	in.Self = SelfFacts{Addresses: []string{"127.0.0.1:7410"}, Hosts: []string{"127.0.0.1"}, Ports: []string{"7410"}, Paths: []string{"/srv/mandate"}}
 	return in
 }
 

@@ -50,7 +50,7 @@ func TestBuiltinFixturesEndToEnd(t *testing.T) {
 		v, err := p.Evaluate(&policy.Input{
 			Call: c.Call, Action: &a, Mandate: m,
 			Scope:   m.Check(&a, c.WorkingDirectory, now),
-			Session: s, Agent: c.Agent,
+			Session: s, Agent: c.Agent, Self: c.Self,
 		})
 		return v, &a, err
 	}

@@ -119,7 +119,7 @@ func ParseCases(name string, data []byte) ([]*Case, error) {
 	return cases, nil
 }
 
-const caseKeys = "name, intent, mandate, working_directory, home_directory, session, agent, tools, call, expect, expect_rules"
+const caseKeys = "name, intent, mandate, working_directory, home_directory, session, agent, self, tools, call, expect, expect_rules"
 
 func parseCase(file string, n *yaml.Node) (*Case, error) {
 	if n.Kind != yaml.MappingNode {
@@ -162,6 +162,8 @@ func parseCase(file string, n *yaml.Node) (*Case, error) {
 			err = viaJSON(v, &c.Session)
 		case "agent":
 			err = viaJSON(v, &c.Agent)
+		case "self":
+			err = viaJSON(v, &c.Self)
 		case "tools":
 			err = viaJSON(v, &c.Tools)
 		case "call":

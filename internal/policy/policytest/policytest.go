@@ -39,6 +39,9 @@ type Case struct {
 	// Session holds the session's state before the call (partial is fine).
 	Session policy.SessionFacts
 	Agent   policy.AgentFacts
+	// Self is Mandate's own footprint as a service would fill it, for
+	// the self-protection rules (empty: no service, as `mandate check`).
+	Self policy.SelfFacts
 	// Tools is the agent's tool list, for tools the catalog does not know.
 	Tools []action.ToolDef
 	Call  policy.CallFacts
