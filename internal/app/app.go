@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +20,9 @@ import (
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
+	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/policy"
+	"github.com/mandate-dev/mandate/internal/redact"
 	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
@@ -42,6 +45,9 @@ type Config struct {
 	// Metrics registers Prometheus metrics when true.
 	Metrics bool
 	Now     func() time.Time
+	// CheckpointInterval is how often an evidence checkpoint is signed
+	// while records arrive (default one second).
+	CheckpointInterval time.Duration
 }
 
 // App is an opened instance.
@@ -51,6 +57,10 @@ type App struct {
 	Engine   *engine.Engine
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
+	// Evidence is the evidence log; Redactor keeps secrets out of the
+	// store and the log.
+	Evidence *evidence.Log
+	Redactor *redact.Redactor
 }
 
 // DatabaseFile is the SQLite file inside the data directory.
@@ -73,18 +83,54 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	dbPath := ":memory:"
+	var (
+		key  *evidence.Key
+		rkey []byte
+	)
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
 		dbPath = filepath.Join(cfg.DataDir, DatabaseFile)
+		if key, err = evidence.LoadOrCreateKey(cfg.DataDir); err != nil {
+			return nil, err
+		}
+		if rkey, err = redact.LoadOrCreateKey(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	} else {
+		// Nothing on disk: keys for this run only.
+		if _, key, err = evidence.GenerateKey(); err != nil {
+			return nil, err
+		}
+		rkey = redact.NewKey()
 	}
-	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger})
+	red, err := redact.New(rkey)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Store: st, Logger: cfg.Logger}
-	opts := engine.Options{Store: st, Classifier: cls, Policy: pol, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes, Now: cfg.Now}
+	// The store hands committed records' leaf hashes to the evidence log,
+	// which is opened over the store it listens to: the pointer is set
+	// before anything is submitted.
+	var lg atomic.Pointer[evidence.Log]
+	onEvidence := func(first uint64, hashes [][]byte) {
+		if l := lg.Load(); l != nil {
+			l.Append(first, hashes)
+		}
+	}
+	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnEvidence: onEvidence})
+	if err != nil {
+		return nil, err
+	}
+	ev, err := evidence.Open(ctx, evidence.Options{Store: st, Key: key, Logger: cfg.Logger, Interval: cfg.CheckpointInterval, Now: cfg.Now})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	lg.Store(ev)
+	a := &App{Config: cfg, Store: st, Logger: cfg.Logger, Evidence: ev, Redactor: red}
+	opts := engine.Options{Store: st, Classifier: cls, Policy: pol, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes, Now: cfg.Now,
+		Recorder: evidence.NewRecorder(cfg.Now), Redactor: red}
 	if cfg.Metrics {
 		a.Registry = prometheus.NewRegistry()
 		a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -92,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Engine, err = engine.New(opts)
 	if err != nil {
-		st.Close()
+		a.Close()
 		return nil, err
 	}
 	return a, nil
@@ -142,5 +188,21 @@ func (a *App) EnsureAdminToken(ctx context.Context) (string, bool, error) {
 	return path, true, nil
 }
 
-// Close shuts the store down after committing what is queued.
-func (a *App) Close() error { return a.Store.Close() }
+// Close commits what is queued, signs a last evidence checkpoint covering it,
+// and closes the store.
+func (a *App) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Changes commit in submission order, so once an empty change is
+	// durable everything submitted before it is, and its records are in
+	// the evidence log.
+	var errs []error
+	if err := store.Apply(ctx, a.Store, &store.Change{}); err != nil && !errors.Is(err, store.ErrClosed) {
+		errs = append(errs, fmt.Errorf("flush the store: %w", err))
+	}
+	if err := a.Evidence.Close(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("last evidence checkpoint: %w", err))
+	}
+	errs = append(errs, a.Store.Close())
+	return errors.Join(errs...)
+}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
+	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
@@ -40,6 +41,8 @@ type Options struct {
 	// TokenCacheTTL bounds how long a revoked token keeps working
 	// (default 5 s).
 	TokenCacheTTL time.Duration
+	// Evidence serves /v1/evidence; nil answers those routes with 503.
+	Evidence *evidence.Log
 }
 
 // Server is the HTTP API.
@@ -99,6 +102,7 @@ func New(opts Options) *Server {
 	s.handle("POST /v1/tokens", s.createToken)
 	s.handle("GET /v1/tokens", s.listTokens)
 	s.handle("DELETE /v1/tokens/{id}", s.revokeToken)
+	s.evidenceRoutes(opts.Evidence)
 	s.toolRoutes()
 	s.hookRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,456 @@
+package evidence
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxDepth bounds nesting, as encoding/json does.
+const maxDepth = 10000
+
+// Canonical returns the canonical form of the JSON value in data: RFC 8785
+// (JSON Canonicalization Scheme) — object members sorted by the UTF-16 code
+// units of their names, no insignificant whitespace, strings escaped only
+// where JSON requires, floating-point numbers in ECMAScript form — with one
+// deviation: a number written as a plain integer keeps all its digits, so
+// identifiers beyond 2^53 are not rounded. Duplicate member names are
+// errors. Canonical(Canonical(x)) == Canonical(x).
+func Canonical(data []byte) ([]byte, error) {
+	return appendCanonical(nil, data, true)
+}
+
+// canonicalLenient is Canonical for input that was already accepted
+// elsewhere (a call's arguments, decoded by encoding/json): duplicate member
+// names keep the last value, as encoding/json does, so the record shows what
+// the engine decided on.
+func canonicalLenient(dst, data []byte) ([]byte, error) {
+	return appendCanonical(dst, data, false)
+}
+
+func appendCanonical(dst, data []byte, strict bool) ([]byte, error) {
+	c := canonicalizer{data: data, strict: strict}
+	c.skipSpace()
+	out, err := c.value(dst, 0)
+	if err != nil {
+		return nil, err
+	}
+	c.skipSpace()
+	if c.pos != len(c.data) {
+		return nil, c.errorf("unexpected data after the JSON value")
+	}
+	return out, nil
+}
+
+type canonicalizer struct {
+	data   []byte
+	pos    int
+	strict bool
+}
+
+// SyntaxError is a malformed JSON value; Offset is the byte where it was
+// found.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("JSON at byte %d: %s", e.Offset, e.Msg) }
+
+func (c *canonicalizer) errorf(format string, args ...any) error {
+	return &SyntaxError{Offset: c.pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (c *canonicalizer) skipSpace() {
+	for c.pos < len(c.data) {
+		switch c.data[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (c *canonicalizer) value(dst []byte, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return nil, c.errorf("nested deeper than %d", maxDepth)
+	}
+	if c.pos >= len(c.data) {
+		return nil, c.errorf("unexpected end of input")
+	}
+	switch b := c.data[c.pos]; {
+	case b == '{':
+		return c.object(dst, depth)
+	case b == '[':
+		return c.array(dst, depth)
+	case b == '"':
+		s, err := c.str()
+		if err != nil {
+			return nil, err
+		}
+		return appendString(dst, s), nil
+	case b == '-' || b >= '0' && b <= '9':
+		return c.number(dst)
+	default:
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if bytes.HasPrefix(c.data[c.pos:], []byte(lit)) {
+				c.pos += len(lit)
+				return append(dst, lit...), nil
+			}
+		}
+		return nil, c.errorf("invalid character %q looking for a value", b)
+	}
+}
+
+type member struct {
+	name       string
+	start, end int // the value's canonical bytes in the object's buffer
+}
+
+func (c *canonicalizer) object(dst []byte, depth int) ([]byte, error) {
+	c.pos++ // '{'
+	c.skipSpace()
+	if c.pos < len(c.data) && c.data[c.pos] == '}' {
+		c.pos++
+		return append(dst, "{}"...), nil
+	}
+	var (
+		members []member
+		buf     []byte
+	)
+	for {
+		c.skipSpace()
+		if c.pos >= len(c.data) || c.data[c.pos] != '"' {
+			return nil, c.errorf("expected a member name")
+		}
+		name, err := c.str()
+		if err != nil {
+			return nil, err
+		}
+		c.skipSpace()
+		if c.pos >= len(c.data) || c.data[c.pos] != ':' {
+			return nil, c.errorf("expected ':' after member name %q", name)
+		}
+		c.pos++
+		c.skipSpace()
+		start := len(buf)
+		if buf, err = c.value(buf, depth+1); err != nil {
+			return nil, err
+		}
+		members = append(members, member{name: name, start: start, end: len(buf)})
+		c.skipSpace()
+		if c.pos >= len(c.data) {
+			return nil, c.errorf("unexpected end of input in an object")
+		}
+		if c.data[c.pos] == '}' {
+			c.pos++
+			break
+		}
+		if c.data[c.pos] != ',' {
+			return nil, c.errorf("expected ',' or '}' after an object member")
+		}
+		c.pos++
+	}
+	// Stable, so that for duplicate names the last one is last.
+	slices.SortStableFunc(members, func(a, b member) int { return compareUTF16(a.name, b.name) })
+	dst = append(dst, '{')
+	first := true
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].name == m.name {
+			if c.strict {
+				return nil, c.errorf("duplicate member name %q", m.name)
+			}
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = appendString(dst, m.name)
+		dst = append(dst, ':')
+		dst = append(dst, buf[m.start:m.end]...)
+	}
+	return append(dst, '}'), nil
+}
+
+func (c *canonicalizer) array(dst []byte, depth int) ([]byte, error) {
+	c.pos++ // '['
+	c.skipSpace()
+	dst = append(dst, '[')
+	if c.pos < len(c.data) && c.data[c.pos] == ']' {
+		c.pos++
+		return append(dst, ']'), nil
+	}
+	for i := 0; ; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		c.skipSpace()
+		var err error
+		if dst, err = c.value(dst, depth+1); err != nil {
+			return nil, err
+		}
+		c.skipSpace()
+		if c.pos >= len(c.data) {
+			return nil, c.errorf("unexpected end of input in an array")
+		}
+		if c.data[c.pos] == ']' {
+			c.pos++
+			return append(dst, ']'), nil
+		}
+		if c.data[c.pos] != ',' {
+			return nil, c.errorf("expected ',' or ']' after an array element")
+		}
+		c.pos++
+	}
+}
+
+// str decodes the string at c.pos. Invalid UTF-8 and lone surrogates become
+// U+FFFD, as encoding/json decodes them.
+func (c *canonicalizer) str() (string, error) {
+	c.pos++ // opening quote
+	start := c.pos
+	// Fast path: no escapes, valid UTF-8, no control characters.
+	for i := start; i < len(c.data); i++ {
+		b := c.data[i]
+		if b == '"' {
+			s := c.data[start:i]
+			if utf8.Valid(s) {
+				c.pos = i + 1
+				return string(s), nil
+			}
+			break
+		}
+		if b == '\\' || b < 0x20 {
+			break
+		}
+	}
+	var out []byte
+	for {
+		if c.pos >= len(c.data) {
+			return "", c.errorf("unterminated string")
+		}
+		b := c.data[c.pos]
+		switch {
+		case b == '"':
+			c.pos++
+			return string(out), nil
+		case b < 0x20:
+			return "", c.errorf("control character %#02x in a string", b)
+		case b == '\\':
+			if c.pos+1 >= len(c.data) {
+				return "", c.errorf("unterminated escape")
+			}
+			e := c.data[c.pos+1]
+			c.pos += 2
+			switch e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := c.hex4()
+				if !ok {
+					return "", c.errorf("invalid \\u escape")
+				}
+				if utf16.IsSurrogate(r) {
+					r2 := utf8.RuneError
+					if c.pos+1 < len(c.data) && c.data[c.pos] == '\\' && c.data[c.pos+1] == 'u' {
+						save := c.pos
+						c.pos += 2
+						lo, ok := c.hex4()
+						if !ok {
+							return "", c.errorf("invalid \\u escape")
+						}
+						if r2 = utf16.DecodeRune(r, lo); r2 == utf8.RuneError {
+							c.pos = save // a lone high surrogate; lo stands alone
+						}
+					}
+					r = r2
+				}
+				out = utf8.AppendRune(out, r)
+			default:
+				return "", c.errorf("invalid escape \\%c", e)
+			}
+		case b < utf8.RuneSelf:
+			out = append(out, b)
+			c.pos++
+		default:
+			r, size := utf8.DecodeRune(c.data[c.pos:])
+			out = utf8.AppendRune(out, r) // RuneError for invalid bytes
+			c.pos += size
+		}
+	}
+}
+
+func (c *canonicalizer) hex4() (rune, bool) {
+	if c.pos+4 > len(c.data) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(c.data[c.pos:c.pos+4]), 16, 16)
+	if err != nil {
+		return 0, false
+	}
+	c.pos += 4
+	return rune(v), true
+}
+
+func (c *canonicalizer) number(dst []byte) ([]byte, error) {
+	start := c.pos
+	p := c.pos
+	if p < len(c.data) && c.data[p] == '-' {
+		p++
+	}
+	switch {
+	case p < len(c.data) && c.data[p] == '0':
+		p++
+	case p < len(c.data) && c.data[p] >= '1' && c.data[p] <= '9':
+		for p < len(c.data) && c.data[p] >= '0' && c.data[p] <= '9' {
+			p++
+		}
+	default:
+		c.pos = p
+		return nil, c.errorf("invalid number")
+	}
+	integer := true
+	if p < len(c.data) && c.data[p] == '.' {
+		integer = false
+		p++
+		d := p
+		for p < len(c.data) && c.data[p] >= '0' && c.data[p] <= '9' {
+			p++
+		}
+		if p == d {
+			c.pos = p
+			return nil, c.errorf("invalid number: no digits after '.'")
+		}
+	}
+	if p < len(c.data) && (c.data[p] == 'e' || c.data[p] == 'E') {
+		integer = false
+		p++
+		if p < len(c.data) && (c.data[p] == '+' || c.data[p] == '-') {
+			p++
+		}
+		d := p
+		for p < len(c.data) && c.data[p] >= '0' && c.data[p] <= '9' {
+			p++
+		}
+		if p == d {
+			c.pos = p
+			return nil, c.errorf("invalid number: no digits in the exponent")
+		}
+	}
+	c.pos = p
+	lit := c.data[start:p]
+	if integer {
+		if string(lit) == "-0" {
+			return append(dst, '0'), nil
+		}
+		return append(dst, lit...), nil
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) && !math.IsInf(f, 0) {
+			// Underflow to zero is a value; overflow is not.
+			return appendNumber(dst, f), nil
+		}
+		c.pos = start
+		return nil, c.errorf("number %s is out of range", lit)
+	}
+	return appendNumber(dst, f), nil
+}
+
+// appendNumber writes f as ECMAScript's Number.prototype.toString does.
+func appendNumber(dst []byte, f float64) []byte {
+	if f == 0 {
+		return append(dst, '0')
+	}
+	if a := math.Abs(f); a < 1e21 && a >= 1e-6 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
+	s := strconv.AppendFloat(nil, f, 'e', -1, 64)
+	// Go writes e-07 and e+21; ECMAScript e-7 and e+21.
+	i := bytes.IndexByte(s, 'e')
+	exp := s[i+2:]
+	for len(exp) > 1 && exp[0] == '0' {
+		exp = exp[1:]
+	}
+	dst = append(dst, s[:i+2]...)
+	return append(dst, exp...)
+}
+
+// appendString writes s as a JSON string in canonical form: only '"', '\\'
+// and control characters are escaped, the short escapes where JSON has them.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b >= 0x20 && b != '"' && b != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch b {
+		case '"', '\\':
+			dst = append(dst, '\\', b)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			const hex = "0123456789abcdef"
+			dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// compareUTF16 orders strings by their UTF-16 code units, as RFC 8785
+// sorts member names.
+func compareUTF16(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			ua, ub := firstUnit(ra), firstUnit(rb)
+			if ua != ub {
+				return int(ua) - int(ub)
+			}
+			// Same high surrogate: the low surrogates order as the runes.
+			return int(ra) - int(rb)
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return len(a) - len(b)
+}
+
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		hi, _ := utf16.EncodeRune(r)
+		return hi
+	}
+	return r
+}

@@ -1,0 +1,325 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/transparency-dev/merkle/rfc6962"
+
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// Record types. Each names the stored row its content is.
+const (
+	TypeSession       = "session"        // a session as created
+	TypeSessionStatus = "session_status" // a session's lifecycle status changed
+	TypeMandate       = "mandate"        // a mandate version
+	TypeDecision      = "decision"       // a call, its action, the mandate version, policy hash and verdict
+	TypeObservation   = "observation"    // a tool's result
+	TypeToolPin       = "tool_pin"       // a tool definition pinned for a session
+	TypeToolChange    = "tool_change"    // a listing that broke a pin
+	TypeReported      = "reported"       // an agent's or client's statement
+)
+
+// Origins: where a record's content came from. A record has exactly one.
+const (
+	// Observed content is what Mandate itself saw or did: calls it
+	// received, its decisions, sessions and mandates given to it, tool
+	// results seen at the tool boundary.
+	Observed = "observed"
+	// Reported content is a claim by an agent or client about something
+	// Mandate did not see, such as an agent's stated reasoning.
+	Reported = "reported"
+)
+
+// FormatVersion is the "v" of every record this package writes.
+const FormatVersion = 1
+
+// Envelope is a record's body, decoded. The body is the canonical JSON of
+// these fields.
+type Envelope struct {
+	V         int             `json:"v"`
+	Type      string          `json:"type"`
+	Origin    string          `json:"origin"`
+	SessionID string          `json:"session_id,omitempty"`
+	Time      time.Time       `json:"time"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// ParseBody decodes and checks a record body: it must be canonical JSON with
+// the envelope's fields and a known origin.
+func ParseBody(body []byte) (*Envelope, error) {
+	canon, err := Canonical(body)
+	if err != nil {
+		return nil, fmt.Errorf("record body: %w", err)
+	}
+	if !bytes.Equal(canon, body) {
+		return nil, errors.New("record body is not in canonical form")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var env Envelope
+	if err := dec.Decode(&env); err != nil {
+		return nil, fmt.Errorf("record body: %w", err)
+	}
+	switch {
+	case env.V != FormatVersion:
+		return nil, fmt.Errorf("record body: format version %d, want %d", env.V, FormatVersion)
+	case env.Type == "":
+		return nil, errors.New("record body: no type")
+	case env.Origin != Observed && env.Origin != Reported:
+		return nil, fmt.Errorf("record body: origin %q, want %s or %s", env.Origin, Observed, Reported)
+	case len(env.Content) == 0:
+		return nil, errors.New("record body: no content")
+	}
+	return &env, nil
+}
+
+// LeafHash is the RFC 6962 leaf hash of a record body.
+func LeafHash(body []byte) []byte { return rfc6962.DefaultHasher.HashLeaf(body) }
+
+// NewRecord builds a record: content (any JSON-encodable value, or
+// json.RawMessage) is encoded in canonical form inside the envelope, and the
+// body hashed once.
+func NewRecord(typ, origin, sessionID string, at time.Time, content any) (*store.EvidenceRecord, error) {
+	if typ == "" {
+		return nil, errors.New("evidence record: no type")
+	}
+	if origin != Observed && origin != Reported {
+		return nil, fmt.Errorf("evidence record %s: origin %q, want %s or %s", typ, origin, Observed, Reported)
+	}
+	raw, ok := content.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(content); err != nil {
+			return nil, fmt.Errorf("evidence record %s: encode content: %w", typ, err)
+		}
+	}
+	at = at.UTC()
+	// Members in canonical (sorted) order: content, origin, session_id,
+	// time, type, v.
+	body := make([]byte, 0, len(raw)+160)
+	body = append(body, `{"content":`...)
+	body, err := canonicalLenient(body, raw)
+	if err != nil {
+		return nil, fmt.Errorf("evidence record %s: content: %w", typ, err)
+	}
+	body = append(body, `,"origin":`...)
+	body = appendString(body, origin)
+	if sessionID != "" {
+		body = append(body, `,"session_id":`...)
+		body = appendString(body, sessionID)
+	}
+	body = append(body, `,"time":`...)
+	body = appendString(body, at.Format(time.RFC3339Nano))
+	body = append(body, `,"type":`...)
+	body = appendString(body, typ)
+	body = append(body, `,"v":1}`...)
+	return &store.EvidenceRecord{Type: typ, SessionID: sessionID, Origin: origin, Body: body, LeafHash: LeafHash(body), CreatedAt: at}, nil
+}
+
+// Recorder describes every part of a store.Change as evidence records; it is
+// the engine's Recorder. It runs after redaction, in the submitting
+// goroutine, so the records commit in the same transaction as what they
+// describe.
+type Recorder struct {
+	now func() time.Time
+	// others are the Change fields this file has no explicit record for
+	// (added to store.Change later): each is recorded generically, so that
+	// nothing committed escapes the log.
+	others []reflect.StructField
+}
+
+// known are the Change fields Record handles by name.
+var knownChangeFields = []string{"NewSession", "Session", "Mandate", "Decision", "Observation", "ToolPins", "ToolChanges", "Reported", "Evidence"}
+
+// NewRecorder returns a Recorder; now is the clock for parts that carry no
+// time of their own (nil means time.Now).
+func NewRecorder(now func() time.Time) *Recorder {
+	if now == nil {
+		now = time.Now
+	}
+	r := &Recorder{now: now}
+	t := reflect.TypeFor[store.Change]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || isKnownField(f.Name) {
+			continue
+		}
+		r.others = append(r.others, f)
+	}
+	return r
+}
+
+func isKnownField(name string) bool {
+	for _, k := range knownChangeFields {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// statusContent is what a session update that is not part of a decision or
+// mandate version records: the new lifecycle state.
+type statusContent struct {
+	SessionID      string    `json:"session_id"`
+	Status         string    `json:"status"`
+	MandateVersion int       `json:"mandate_version"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// Record implements the engine's Recorder.
+func (r *Recorder) Record(c *store.Change) ([]*store.EvidenceRecord, error) {
+	var out []*store.EvidenceRecord
+	add := func(typ, origin, session string, at time.Time, content any) error {
+		if at.IsZero() {
+			at = r.now()
+		}
+		rec, err := NewRecord(typ, origin, session, at, content)
+		if err != nil {
+			return err
+		}
+		out = append(out, rec)
+		return nil
+	}
+	if s := c.Session; s != nil {
+		switch {
+		case c.NewSession:
+			if err := add(TypeSession, Observed, s.ID, s.CreatedAt, s); err != nil {
+				return nil, err
+			}
+		case c.Decision == nil && c.Mandate == nil:
+			// A session update on its own is a lifecycle change; with a
+			// decision or a mandate version it carries their counters
+			// or version, which those records state.
+			if err := add(TypeSessionStatus, Observed, s.ID, s.UpdatedAt, statusContent{s.ID, s.Status, s.MandateVersion, s.UpdatedAt}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if m := c.Mandate; m != nil {
+		if err := add(TypeMandate, Observed, m.SessionID, m.CreatedAt, m); err != nil {
+			return nil, err
+		}
+	}
+	if d := c.Decision; d != nil {
+		if err := add(TypeDecision, Observed, d.SessionID, d.CreatedAt, d); err != nil {
+			return nil, err
+		}
+	}
+	if o := c.Observation; o != nil {
+		origin := o.Origin
+		if origin == "" {
+			origin = Observed
+		}
+		if err := add(TypeObservation, origin, o.SessionID, o.CreatedAt, o); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range c.ToolPins {
+		if err := add(TypeToolPin, Observed, p.SessionID, p.CreatedAt, p); err != nil {
+			return nil, err
+		}
+	}
+	for _, tc := range c.ToolChanges {
+		if err := add(TypeToolChange, Observed, tc.SessionID, tc.CreatedAt, tc); err != nil {
+			return nil, err
+		}
+	}
+	for _, rp := range c.Reported {
+		if err := add(TypeReported, Reported, rp.SessionID, rp.CreatedAt, rp); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.others) > 0 {
+		if err := r.recordOthers(c, add); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// recordOthers records Change fields added after this file was written:
+// one record per non-nil pointer or slice element, typed by the field's
+// name, with the session, origin and time taken from fields of those names
+// when the value has them.
+func (r *Recorder) recordOthers(c *store.Change, add func(string, string, string, time.Time, any) error) error {
+	v := reflect.ValueOf(c).Elem()
+	for _, f := range r.others {
+		fv := v.FieldByIndex(f.Index)
+		typ := snake(f.Name)
+		var items []reflect.Value
+		switch fv.Kind() {
+		case reflect.Pointer, reflect.Interface, reflect.Map:
+			if !fv.IsNil() {
+				items = append(items, fv)
+			}
+		case reflect.Slice:
+			for i := range fv.Len() {
+				items = append(items, fv.Index(i))
+			}
+			typ = strings.TrimSuffix(typ, "s")
+		case reflect.Bool:
+			continue // flags qualify other fields
+		default:
+			if !fv.IsZero() {
+				items = append(items, fv)
+			}
+		}
+		for _, it := range items {
+			session, origin, at := describe(it)
+			if err := add(typ, origin, session, at, it.Interface()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// describe finds SessionID, Origin and CreatedAt fields in a struct value.
+func describe(v reflect.Value) (session, origin string, at time.Time) {
+	origin = Observed
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	if f := v.FieldByName("SessionID"); f.IsValid() && f.Kind() == reflect.String {
+		session = f.String()
+	}
+	if f := v.FieldByName("Origin"); f.IsValid() && f.Kind() == reflect.String && f.String() == Reported {
+		origin = Reported
+	}
+	if f := v.FieldByName("CreatedAt"); f.IsValid() {
+		if t, ok := f.Interface().(time.Time); ok {
+			at = t
+		}
+	}
+	return
+}
+
+// snake turns a Go field name into a record type: ToolPins → tool_pins.
+func snake(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
