@@ -93,6 +93,7 @@ func newRoot(env Env) *cobra.Command {
 		newBenchCmd(env, logger),
 		newEvalCmd(env, logger),
 		newHookCmd(env),
+		newMCPCmd(env, logger),
 		newVersionCmd(env),
 	)
 	return root

@@ -45,25 +45,33 @@ func (f *instanceFlags) config(log *slog.Logger) app.Config {
 
 func newServeCmd(env Env, logger func() *slog.Logger) *cobra.Command {
 	var (
-		inst   instanceFlags
-		listen string
+		inst       instanceFlags
+		listen     string
+		configFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the decision service (HTTP API, metrics) on an embedded store",
 		Long: `Run the decision service. State lives in a SQLite database in --data; the first
-start creates an admin token there (mode 0600). SIGHUP reloads the policy.`,
+start creates an admin token there (mode 0600). SIGHUP reloads the policy.
+With --config, the MCP servers listed under mcp.upstreams are served at /mcp
+(Streamable HTTP) behind Mandate; see docs/integrations/mcp.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), env, logger(), inst, listen)
+			return serve(cmd.Context(), env, logger(), inst, listen, configFile)
 		},
 	}
 	inst.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", DefaultListen, "address to listen on (loopback by default)")
+	cmd.Flags().StringVar(&configFile, "config", "", "configuration file (YAML): MCP upstreams to serve at /mcp")
 	return cmd
 }
 
-func serve(ctx context.Context, env Env, log *slog.Logger, inst instanceFlags, listen string) error {
+func serve(ctx context.Context, env Env, log *slog.Logger, inst instanceFlags, listen, configFile string) error {
+	mcpConfig, err := readServeConfig(configFile)
+	if err != nil {
+		return err
+	}
 	cfg := inst.config(log)
 	cfg.Metrics = true
 	a, err := app.Open(ctx, cfg)
@@ -76,6 +84,11 @@ func serve(ctx context.Context, env Env, log *slog.Logger, inst instanceFlags, l
 		return err
 	}
 	srv := server.New(server.Options{Engine: a.Engine, Logger: log, Gatherer: a.Registry, MaxArgsBytes: inst.maxArgs, Version: Version()})
+	if gw, err := mountMCP(ctx, srv, a, mcpConfig, inst.maxArgs, log); err != nil {
+		return err
+	} else if gw != nil {
+		defer gw.Close()
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", listen, err)

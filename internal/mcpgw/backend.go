@@ -1,0 +1,211 @@
+package mcpgw
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mandate-dev/mandate/client"
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/engine"
+	"github.com/mandate-dev/mandate/internal/mandate"
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// Backend is the Mandate the gateway asks: an engine in the same process
+// (embedded, or `mandate serve` itself) or a server over HTTP. Every error
+// means the gateway must not run the call.
+type Backend interface {
+	// EnsureSession creates a session, or — when spec.ID names one that
+	// exists — uses it. It returns the session's id.
+	EnsureSession(ctx context.Context, spec SessionSpec) (string, error)
+	// PinTools registers a tools/list result with a session before the
+	// agent is shown it.
+	PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*engine.PinReport, error)
+	// Evaluate decides a call; args is a JSON object.
+	Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*Verdict, error)
+	// Observe records a call's result against its decision.
+	Observe(ctx context.Context, decisionID string, output json.RawMessage) error
+}
+
+// SessionSpec describes a session to create.
+type SessionSpec struct {
+	// ID is optional; empty lets Mandate choose.
+	ID      string
+	AgentID string
+	// Intent is the user's words; Mandate a structured grant. Either or both.
+	Intent     string
+	Mandate    *mandate.Mandate
+	WorkingDir string
+	HomeDir    string
+	// Existing means ID must name a session that exists already: the
+	// request brought no words to create one with.
+	Existing bool
+}
+
+// Verdict is a decided call as the gateway needs it.
+type Verdict struct {
+	DecisionID string
+	Effect     string // allow, deny or ask
+	Rules      []string
+	Reasons    []string
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the principal an EngineBackend acts as
+// for this request (the /mcp endpoint's caller).
+func WithPrincipal(ctx context.Context, p auth.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+func principalFrom(ctx context.Context) (auth.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	return p, ok
+}
+
+// EngineBackend asks an engine in this process. It acts as the principal in
+// the request's context (WithPrincipal) or, if there is none, as Default.
+type EngineBackend struct {
+	Engine *engine.Engine
+	// Default is the principal for requests that carry none: for the
+	// embedded stdio gateway, an admin acting for the user who wrote the
+	// gateway's configuration. The zero Principal may do nothing.
+	Default auth.Principal
+	// Source labels the words of sessions this backend creates (see
+	// engine.SessionRequest.Source); only admins may choose it.
+	Source string
+}
+
+func (b *EngineBackend) principal(ctx context.Context) auth.Principal {
+	if p, ok := principalFrom(ctx); ok {
+		return p
+	}
+	return b.Default
+}
+
+// EnsureSession implements Backend.
+func (b *EngineBackend) EnsureSession(ctx context.Context, spec SessionSpec) (string, error) {
+	p := b.principal(ctx)
+	if spec.Existing {
+		if _, err := b.Engine.Store().GetSession(ctx, spec.ID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return "", fmt.Errorf("%w: %q (create it with POST /v1/sessions, or send the user's words in %s to create it)", errNoSession, spec.ID, HeaderIntent)
+			}
+			return "", err
+		}
+		return spec.ID, nil
+	}
+	source := ""
+	if p.Role == auth.RoleAdmin {
+		source = b.Source
+	}
+	info, err := b.Engine.CreateSession(ctx, p, engine.SessionRequest{
+		ID: spec.ID, AgentID: spec.AgentID, Intent: spec.Intent, Mandate: spec.Mandate,
+		WorkingDir: spec.WorkingDir, HomeDir: spec.HomeDir, Source: source,
+	})
+	if err != nil {
+		if spec.ID != "" && errors.Is(err, store.ErrConflict) {
+			return spec.ID, nil
+		}
+		return "", err
+	}
+	return info.Session.ID, nil
+}
+
+// PinTools implements Backend.
+func (b *EngineBackend) PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*engine.PinReport, error) {
+	return b.Engine.PinTools(ctx, b.principal(ctx), sessionID, tools)
+}
+
+// Evaluate implements Backend.
+func (b *EngineBackend) Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*Verdict, error) {
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil {
+		return nil, fmt.Errorf("arguments: %w", err)
+	}
+	d, err := b.Engine.Evaluate(ctx, b.principal(ctx), engine.EvaluateRequest{SessionID: sessionID, Tool: tool, Args: m, RawArgs: args, Surface: "mcp"})
+	if err != nil {
+		return nil, err
+	}
+	return &Verdict{DecisionID: d.ID, Effect: string(d.Effect), Rules: d.Rules, Reasons: d.Reasons}, nil
+}
+
+// Observe implements Backend.
+func (b *EngineBackend) Observe(ctx context.Context, decisionID string, output json.RawMessage) error {
+	_, err := b.Engine.Observe(ctx, b.principal(ctx), engine.ObserveRequest{DecisionID: decisionID, Output: output, Origin: "observed"})
+	return err
+}
+
+// ClientBackend asks a Mandate server over HTTP. Its token must be able to
+// create sessions and evaluate (a user or hook token).
+type ClientBackend struct {
+	Client *client.Client
+}
+
+// EnsureSession implements Backend.
+func (b *ClientBackend) EnsureSession(ctx context.Context, spec SessionSpec) (string, error) {
+	if spec.Existing {
+		if _, err := b.Client.GetSession(ctx, spec.ID); err != nil {
+			if client.IsNotFound(err) {
+				return "", fmt.Errorf("%w: %q", errNoSession, spec.ID)
+			}
+			return "", fmt.Errorf("cannot tell whether session %q exists: %w", spec.ID, err)
+		}
+		return spec.ID, nil
+	}
+	req := client.SessionRequest{
+		SessionID: spec.ID, AgentID: spec.AgentID, Intent: spec.Intent,
+		WorkingDirectory: spec.WorkingDir, HomeDirectory: spec.HomeDir,
+	}
+	if spec.Mandate != nil {
+		raw, err := json.Marshal(spec.Mandate)
+		if err != nil {
+			return "", fmt.Errorf("encode mandate: %w", err)
+		}
+		req.Mandate = raw
+	}
+	s, err := b.Client.CreateSession(ctx, req)
+	if err != nil {
+		if spec.ID != "" && client.IsConflict(err) {
+			return spec.ID, nil
+		}
+		return "", err
+	}
+	return s.SessionID, nil
+}
+
+// PinTools implements Backend.
+func (b *ClientBackend) PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*engine.PinReport, error) {
+	r, err := b.Client.PinTools(ctx, sessionID, tools)
+	if err != nil {
+		return nil, err
+	}
+	rep := &engine.PinReport{SessionID: r.SessionID, Pinned: r.Pinned, Unchanged: r.Unchanged}
+	for _, c := range r.Changed {
+		info := engine.ToolChangeInfo{Tool: c.Tool, PinnedHash: c.PinnedHash, Hash: c.Hash, Recorded: c.Recorded, Reason: c.Reason}
+		if len(c.Pinned) > 0 {
+			if err := json.Unmarshal(c.Pinned, &info.Pinned); err != nil {
+				return nil, fmt.Errorf("pinned definition of %q: %w", c.Tool, err)
+			}
+		}
+		rep.Changed = append(rep.Changed, info)
+	}
+	return rep, nil
+}
+
+// Evaluate implements Backend.
+func (b *ClientBackend) Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*Verdict, error) {
+	d, err := b.Client.Evaluate(ctx, sessionID, tool, args)
+	if err != nil {
+		return nil, err
+	}
+	return &Verdict{DecisionID: d.DecisionID, Effect: d.Effect, Rules: d.Rules, Reasons: d.Reasons}, nil
+}
+
+// Observe implements Backend.
+func (b *ClientBackend) Observe(ctx context.Context, decisionID string, output json.RawMessage) error {
+	return b.Client.Observe(ctx, decisionID, output)
+}
