@@ -138,7 +138,7 @@ func replay(ctx context.Context, eng *engine.Engine, ep *Episode) ([]outcome, er
 		ID: ep.Agent.ID, Model: ep.Agent.Model, SystemPromptHash: ep.Agent.SystemPromptHash,
 		ToolsetHash: ep.Agent.ToolsetHash, RetrievalSource: ep.Agent.RetrievalSource,
 	}
-	root, rootErr := eng.CreateSession(ctx, principal(), engine.SessionRequest{
+	info, err := eng.CreateSession(ctx, principal(), engine.SessionRequest{
 		AgentID: agent.ID, Agent: agent, Intent: ep.Intent, Mandate: ep.Mandate,
 		Tools: ep.Tools, WorkingDir: ep.WorkingDir, Source: "user",
 	})
@@ -147,10 +147,10 @@ func replay(ctx context.Context, eng *engine.Engine, ep *Episode) ([]outcome, er
 		err error
 	}
 	sessions := map[string]sess{}
-	if rootErr != nil {
-		sessions[""] = sess{err: rootErr}
+	if err != nil {
+		sessions[""] = sess{err: err}
 	} else {
-		sessions[""] = sess{id: root.Session.ID}
+		sessions[""] = sess{id: info.Session.ID}
 	}
 	out := make([]outcome, len(ep.Calls))
 	for i, call := range ep.Calls {
