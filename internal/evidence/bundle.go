@@ -330,7 +330,7 @@ func verifyEntry(i int, raw json.RawMessage, session string, cp *Checkpoint) (*b
 	if *e.Index >= cp.Size {
 		problems = append(problems, fmt.Sprintf("%s: index is beyond the checkpoint's %d records", name, cp.Size))
 	} else if err := proof.VerifyInclusion(rfc6962.DefaultHasher, *e.Index, cp.Size, leaf, pr, cp.Root); err != nil {
-		problems = append(problems, fmt.Sprintf("%s: not included in the signed log at this index (%v): the record, its index or its proof was changed", name, err))
+		problems = append(problems, fmt.Sprintf("%s: its inclusion proof %s: the record, its index or its proof was changed", name, proofFailure(err)))
 	}
 	if env != nil {
 		if env.SessionID != session {
@@ -344,6 +344,15 @@ func verifyEntry(i int, raw json.RawMessage, session string, cp *Checkpoint) (*b
 		}
 	}
 	return &e, env, name, problems
+}
+
+// proofFailure says why a proof failed, without the hashes.
+func proofFailure(err error) string {
+	var mismatch proof.RootMismatchError
+	if errors.As(err, &mismatch) {
+		return "does not lead to the signed root"
+	}
+	return "is malformed (" + err.Error() + ")"
 }
 
 // describe2 names a record for messages: its index, type and identity.
@@ -414,9 +423,14 @@ func locate(data []byte, err error) string {
 	case errors.As(err, &typ):
 		off = int(typ.Offset)
 	}
-	if off < 0 || off > len(data) {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "bundle: malformed JSON: the file ends before the bundle does (truncated?)"
+	}
+	if off <= 0 || off > len(data) {
 		return "bundle: " + err.Error()
 	}
+	// The offset is just past the byte that broke the JSON.
+	off--
 	line := bytes.Count(data[:off], []byte("\n")) + 1
 	start := bytes.LastIndexByte(data[:off], '\n') + 1
 	end := bytes.IndexByte(data[off:], '\n')

@@ -360,6 +360,13 @@ func (c *canonicalizer) number(dst []byte) ([]byte, error) {
 		if string(lit) == "-0" {
 			return append(dst, '0'), nil
 		}
+		// Beyond float64's range no JSON decoder here would accept it.
+		if len(lit) > 308 {
+			if _, err := strconv.ParseFloat(string(lit), 64); err != nil {
+				c.pos = start
+				return nil, c.errorf("number %.20s… is out of range", lit)
+			}
+		}
 		return append(dst, lit...), nil
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)

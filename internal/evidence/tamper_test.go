@@ -1,0 +1,288 @@
+package evidence_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+	_ "modernc.org/sqlite"
+
+	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/store/sqlite"
+)
+
+// history is a closed data directory with two sessions' records, and a
+// checkpoint saved (outside the store) halfway through.
+type history struct {
+	dir   string
+	saved []byte // the checkpoint note kept elsewhere
+	size  uint64
+	vkey  string
+}
+
+func makeHistory(t *testing.T) *history {
+	t.Helper()
+	dir := t.TempDir()
+	in := open(t, dir)
+	a := in.session("mailer", "Send the Q3 summary to alice@example.com")
+	b := in.session("coder", "Fix the failing test in ./pkg/auth")
+	in.calls(a, 6)
+	in.calls(b, 6)
+	cp, err := in.a.Evidence.Checkpoint(context.Background(), in.a.Evidence.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.calls(a, 4)
+	h := &history{dir: dir, saved: cp.Note, size: in.a.Evidence.Size(), vkey: in.a.Evidence.Key().VerifierKey()}
+	in.close()
+	return h
+}
+
+// tamper copies the history and edits its database directly.
+func (h *history) tamper(t *testing.T, edit func(db *sql.DB)) string {
+	t.Helper()
+	dir := copyDir(t, h.dir)
+	db, err := sql.Open("sqlite", filepath.Join(dir, app.DatabaseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	edit(db)
+	return dir
+}
+
+func verifyDir(t *testing.T, dir, vkey string, since []byte) (*evidence.StoreReport, error) {
+	t.Helper()
+	st, err := sqlite.OpenReadOnly(context.Background(), filepath.Join(dir, app.DatabaseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v, err := evidence.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evidence.VerifyStore(context.Background(), st, v, since)
+}
+
+func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func body(t *testing.T, db *sql.DB, idx int) []byte {
+	t.Helper()
+	var b []byte
+	if err := db.QueryRow(`SELECT body FROM evidence WHERE idx = ?`, idx).Scan(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// firstOfType finds a record of a type.
+func firstOfType(t *testing.T, db *sql.DB, typ string) int {
+	t.Helper()
+	var idx int
+	if err := db.QueryRow(`SELECT idx FROM evidence WHERE type = ? ORDER BY idx LIMIT 1 OFFSET 2`, typ).Scan(&idx); err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+// shift moves records idx >= from by delta without colliding keys.
+func shift(t *testing.T, db *sql.DB, from, delta int) {
+	mustExec(t, db, `UPDATE evidence SET idx = -idx - 1 WHERE idx >= ?`, from)
+	mustExec(t, db, `UPDATE evidence SET idx = -idx - 1 + ? WHERE idx < 0`, delta)
+}
+
+// forged signs a checkpoint for a root with a key of the same name as the
+// real one but another secret: what someone without the real key can do.
+func forged(t *testing.T, name string, size uint64, root []byte) []byte {
+	t.Helper()
+	skey, _, err := note.GenerateKey(nil, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := note.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf("%s\n%d\n%s\ntime %s\n", name, size, base64.StdEncoding.EncodeToString(root), time.Now().UTC().Format(time.RFC3339Nano))
+	msg, err := note.Sign(&note.Note{Text: text}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
+func TestVerifyStoreIntact(t *testing.T) {
+	h := makeHistory(t)
+	rep, err := verifyDir(t, h.dir, h.vkey, h.saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Records != h.size || rep.Checkpoints < 2 || rep.Latest.Size != h.size || rep.Uncovered != 0 || rep.Since == nil || len(rep.Warnings) != 0 {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+// TestVerifyStoreTamperClasses edits the SQLite file directly, one tamper
+// class at a time, and expects verification to fail naming what happened.
+func TestVerifyStoreTamperClasses(t *testing.T) {
+	h := makeHistory(t)
+	name := strings.SplitN(h.vkey, "+", 2)[0]
+	tests := []struct {
+		name  string
+		edit  func(t *testing.T, db *sql.DB)
+		since bool
+		want  []string
+	}{
+		{"record edited", func(t *testing.T, db *sql.DB) {
+			i := firstOfType(t, db, "decision")
+			b := bytes.Replace(body(t, db, i), []byte(`"effect":"`), []byte(`"effect":"allow","was":"`), 1)
+			mustExec(t, db, `UPDATE evidence SET body = ? WHERE idx = ?`, b, i)
+		}, false, []string{"no longer hashes to its leaf hash"}},
+		{"record edited, leaf hash recomputed", func(t *testing.T, db *sql.DB) {
+			i := firstOfType(t, db, "observation")
+			b := bytes.Replace(body(t, db, i), []byte(`"ok":true`), []byte(`"ok":false`), 1)
+			mustExec(t, db, `UPDATE evidence SET body = ?, leaf_hash = ? WHERE idx = ?`, b, evidence.LeafHash(b), i)
+		}, false, []string{"no longer hash to its root", "was changed, removed, inserted or reordered"}},
+		{"record's session column edited", func(t *testing.T, db *sql.DB) {
+			mustExec(t, db, `UPDATE evidence SET session_id = 'elsewhere' WHERE idx = ?`, firstOfType(t, db, "decision"))
+		}, false, []string{"columns", "differ from its body"}},
+		{"record deleted", func(t *testing.T, db *sql.DB) {
+			mustExec(t, db, `DELETE FROM evidence WHERE idx = ?`, firstOfType(t, db, "decision"))
+		}, false, []string{"is missing: deleted"}},
+		{"record deleted, later ones renumbered", func(t *testing.T, db *sql.DB) {
+			i := firstOfType(t, db, "decision")
+			mustExec(t, db, `DELETE FROM evidence WHERE idx = ?`, i)
+			shift(t, db, i+1, -1)
+		}, false, []string{"no longer hash to its root"}},
+		{"record inserted", func(t *testing.T, db *sql.DB) {
+			i := firstOfType(t, db, "decision")
+			shift(t, db, i, 1)
+			rec, err := evidence.NewRecord("decision", evidence.Observed, "s-forged", time.Now(), map[string]any{"decision_id": "forged", "effect": "allow"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustExec(t, db, `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`,
+				i, rec.Type, rec.SessionID, rec.Origin, rec.Body, rec.LeafHash, rec.CreatedAt.UnixNano())
+		}, false, []string{"no longer hash to its root"}},
+		{"records reordered", func(t *testing.T, db *sql.DB) {
+			i := firstOfType(t, db, "decision")
+			mustExec(t, db, `UPDATE evidence SET idx = -1 WHERE idx = ?`, i)
+			mustExec(t, db, `UPDATE evidence SET idx = ? WHERE idx = ?`, i, i+1)
+			mustExec(t, db, `UPDATE evidence SET idx = ? WHERE idx = -1`, i+1)
+		}, false, []string{"no longer hash to its root"}},
+		{"log truncated", func(t *testing.T, db *sql.DB) {
+			mustExec(t, db, `DELETE FROM evidence WHERE idx >= ?`, h.size-3)
+		}, false, []string{"the store holds only", "truncated"}},
+		{"checkpoint forged with another key", func(t *testing.T, db *sql.DB) {
+			// Edit a record, then sign a checkpoint over the edited log
+			// with a key of the same name.
+			i := firstOfType(t, db, "decision")
+			b := bytes.Replace(body(t, db, i), []byte(`"seq":`), []byte(`"seq":1`), 1)
+			mustExec(t, db, `UPDATE evidence SET body = ?, leaf_hash = ? WHERE idx = ?`, b, evidence.LeafHash(b), i)
+			mustExec(t, db, `INSERT INTO checkpoints (size, root_hash, note, created_at) VALUES (?, ?, ?, ?)`,
+				h.size, make([]byte, 32), forged(t, name, h.size, make([]byte, 32)), time.Now().UnixNano())
+		}, false, []string{"not signed by key"}},
+		{"checkpoints deleted and log truncated, caught by the saved checkpoint", func(t *testing.T, db *sql.DB) {
+			mustExec(t, db, `DELETE FROM evidence WHERE idx >= 5`)
+			mustExec(t, db, `DELETE FROM checkpoints WHERE size > 5`)
+		}, true, []string{"the saved checkpoint", "rolled back or truncated"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := h.tamper(t, func(db *sql.DB) { tt.edit(t, db) })
+			var since []byte
+			if tt.since {
+				since = h.saved
+			}
+			_, err := verifyDir(t, dir, h.vkey, since)
+			if err == nil {
+				t.Fatal("verified")
+			}
+			if !errors.Is(err, evidence.ErrTampered) || !containsAll(err.Error(), tt.want...) {
+				t.Errorf("error %q\nlacks %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestVerifyStoreRollbackAndExtend restores the store to an earlier state
+// and lets it extend differently. The store is consistent in itself, so
+// only the checkpoint saved outside it reveals the rewrite.
+func TestVerifyStoreRollbackAndExtend(t *testing.T) {
+	dir := t.TempDir()
+	in := open(t, dir)
+	s := in.session("mailer", "Send the Q3 summary to alice@example.com")
+	in.calls(s, 3)
+	in.close()
+	backup := copyDir(t, dir) // the state the store will be rolled back to
+
+	in = open(t, dir)
+	in.calls(s, 5) // records the rollback will erase
+	cp, err := in.a.Evidence.Checkpoint(context.Background(), in.a.Evidence.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, vkey := cp.Note, in.a.Evidence.Key().VerifierKey()
+	in.close()
+
+	// Roll back (the key stays: it is the same instance) and extend.
+	for _, f := range []string{app.DatabaseFile, app.DatabaseFile + "-wal", app.DatabaseFile + "-shm"} {
+		os.Remove(filepath.Join(dir, f))
+		if b, err := os.ReadFile(filepath.Join(backup, f)); err == nil {
+			os.WriteFile(filepath.Join(dir, f), b, 0o600)
+		}
+	}
+	in = open(t, dir)
+	in.calls(s, 9) // a different history, longer than the erased one
+	in.close()
+
+	if _, err := verifyDir(t, dir, vkey, nil); err != nil {
+		t.Fatalf("without the saved checkpoint the rewritten store is consistent in itself, yet: %v", err)
+	}
+	_, err = verifyDir(t, dir, vkey, saved)
+	if err == nil || !errors.Is(err, evidence.ErrTampered) || !strings.Contains(err.Error(), "history was rewritten") {
+		t.Fatalf("with the saved checkpoint: err = %v", err)
+	}
+}
+
+// TestOpenRefusesTamperedLog: the server does not start on a log that no
+// longer matches its latest checkpoint, and says what to run.
+func TestOpenRefusesTamperedLog(t *testing.T) {
+	h := makeHistory(t)
+	for name, edit := range map[string]func(db *sql.DB){
+		"edited": func(db *sql.DB) {
+			i := firstOfType(t, db, "decision")
+			b := bytes.Replace(body(t, db, i), []byte(`"tool":"`), []byte(`"tool":"x`), 1)
+			mustExec(t, db, `UPDATE evidence SET body = ?, leaf_hash = ? WHERE idx = ?`, b, evidence.LeafHash(b), i)
+		},
+		"truncated": func(db *sql.DB) { mustExec(t, db, `DELETE FROM evidence WHERE idx >= ?`, h.size-1) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := h.tamper(t, edit)
+			a, err := app.Open(context.Background(), app.Config{DataDir: dir, Synchronous: "OFF"})
+			if err == nil {
+				a.Close()
+				t.Fatal("opened a tampered store")
+			}
+			if !errors.Is(err, evidence.ErrTampered) || !strings.Contains(err.Error(), "mandate evidence verify") {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
