@@ -22,8 +22,8 @@ func sampleSession() *store.Session {
 
 func sampleDecision() *store.Decision {
 	return &store.Decision{ID: "d1", SessionID: "s1", Seq: 1, Surface: "api", Tool: "send_email",
-		Args:   json.RawMessage(`{"to": "bob@example.com", "subject":"Q3", "n": 1.50}`),
-		Action: &action.Action{Tool: "send_email", Kind: action.Send, Recipients: []action.Recipient{{Address: "bob@example.com", Field: "to"}}},
+		Args:           json.RawMessage(`{"to": "bob@example.com", "subject":"Q3", "n": 1.50}`),
+		Action:         &action.Action{Tool: "send_email", Kind: action.Send, Recipients: []action.Recipient{{Address: "bob@example.com", Field: "to"}}},
 		MandateVersion: 1, PolicyHash: "ph", Effect: "ask", Rules: []string{"builtin.recipient-outside"},
 		Reasons: []string{"recipient bob@example.com was never named"}, LatencyMicros: 90, CreatedAt: t0}
 }
