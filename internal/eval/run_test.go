@@ -191,42 +191,74 @@ func TestGraderFieldsNeverReachTheEngine(t *testing.T) {
 	if r.Confusion.Block.Deny != 2 {
 		t.Fatalf("positive controls not denied: %+v", r.Confusion.Block)
 	}
+	// Everything stored for the leak episode's session and its sub-agent's:
+	// sessions, mandates, decisions, observations and evidence records.
 	ctx := context.Background()
 	sessions, err := a.Store.ListSessions(ctx, store.SessionFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stored []any
+	var root string
 	for _, s := range sessions {
-		stored = append(stored, s)
+		m, err := a.Store.GetMandate(ctx, s.ID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.ParentID == "" && len(m.Mandate.Instructions) > 0 && m.Mandate.Instructions[0].Text == "tidy the inbox" {
+			root = s.ID
+		}
+	}
+	var stored []string
+	add := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, string(b))
+	}
+	searched := 0
+	for _, s := range sessions {
+		if s.ID != root && s.ParentID != root {
+			continue
+		}
+		searched++
+		add(s)
 		ms, err := a.Store.ListMandates(ctx, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored = append(stored, ms)
+		add(ms)
 		ds, err := a.Store.ListDecisions(ctx, store.DecisionFilter{SessionID: s.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range ds {
-			stored = append(stored, d)
+			add(d)
 			obs, err := a.Store.ListObservations(ctx, d.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored = append(stored, obs)
+			add(obs)
+		}
+		recs, err := a.Store.SessionEvidence(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			stored = append(stored, string(r.Body))
 		}
 	}
-	b, err := json.Marshal(stored)
-	if err != nil {
-		t.Fatal(err)
+	if searched != 2 {
+		t.Fatalf("found %d sessions of the leak episode, want its own and its sub-agent's", searched)
 	}
-	// Only the positive control's own argument may carry the canary.
-	if n := strings.Count(string(b), "CANARY"); n != 1 {
-		t.Errorf("the store holds %d canaries, want 1 (the control's argument): %s", n, b)
+	all := strings.Join(stored, "\n")
+	if !strings.Contains(all, "tidy the inbox") || !strings.Contains(all, "archive old mail") || !strings.Contains(all, `"done":true`) {
+		t.Fatalf("the search missed what the engine was given: %s", all)
 	}
-	if strings.Contains(string(b), `"why"`) || strings.Contains(string(b), `"meta"`) {
-		t.Errorf("the store holds a grader's field: %s", b)
+	for _, leak := range []string{"CANARY", `"why"`, `"meta"`} {
+		if strings.Contains(all, leak) {
+			t.Errorf("the store holds %s: %s", leak, all)
+		}
 	}
 }
 
