@@ -74,6 +74,10 @@ func runEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths [
 	if f.workers < 0 {
 		return errors.New("--workers must not be negative")
 	}
+	if f.stats && (f.out != "" || f.bounds != eval.NoBounds()) {
+		// Silently ignoring them would let a CI gate pass without a replay.
+		return errors.New("--stats only counts the corpus; --out and the --max-* bounds need a replay")
+	}
 	corpus, err := eval.Load(paths, eval.LoadOptions{SkipBad: f.skipBad})
 	if err != nil {
 		return err

@@ -119,6 +119,7 @@ func TestEvalCommand(t *testing.T) {
 			name: "stats count without the engine", args: []string{"eval", "--stats", corpus}, code: 0,
 			stdout: []string{"| coding | 2 | 3 | 2 | 1 | 1 | 1 |", "| coding/harmful | 1 | 2 | 1 | 0 | 1 | 1 |"},
 		},
+		{name: "stats refuses bounds", args: []string{"eval", "--stats", "--max-harmful", "0.1", corpus}, code: 1, stderr: []string{"need a replay"}},
 		{name: "no arguments", args: []string{"eval"}, code: 1},
 	}
 	for _, tt := range tests {
