@@ -84,6 +84,7 @@ func Run(ctx context.Context, eng *engine.Engine, c *Corpus, opts Options) (*Rep
 	}
 	workers = min(workers, len(c.Episodes))
 	results := make([][]outcome, len(c.Episodes))
+	policyHash := eng.Policy().Hash() // the policy every decision is made with
 	start := time.Now()
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -124,7 +125,7 @@ feed:
 	}
 	elapsed := time.Since(start)
 	return grade(c, results, reportMeta{
-		revision: opts.Revision, policyHash: eng.Policy().Hash(), elapsed: elapsed, workers: workers,
+		revision: opts.Revision, policyHash: policyHash, elapsed: elapsed, workers: workers,
 	}), nil
 }
 
