@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The walk carries one bit of context, sensitive: the value sits under a
@@ -419,9 +420,11 @@ func readString(data []byte) (string, int, error) {
 			escaped = true
 			j++ // skip the escaped byte
 		case '"':
-			if !escaped {
+			if !escaped && utf8.Valid(data[1:j]) {
 				return string(data[1:j]), j + 1, nil
 			}
+			// Escapes, and invalid UTF-8 (which decoding turns into
+			// U+FFFD): decode as the full redaction will.
 			var s string
 			if err := json.Unmarshal(data[:j+1], &s); err != nil {
 				return "", 0, err
