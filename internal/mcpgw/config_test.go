@@ -81,7 +81,7 @@ func TestAgentID(t *testing.T) {
 		"claude-ai":      "claude-ai",
 		"Cursor (1.2)":   "Cursor--1.2",
 		"  ":             "",
-		"émoji 🙂 client": "moji----client",
+		"émoji 🙂 client": "moji---client",
 	} {
 		if got := agentID(in); got != want {
 			t.Errorf("agentID(%q) = %q, want %q", in, got, want)

@@ -112,18 +112,18 @@ func (w workspace) assertUntouched(t *testing.T) {
 // stdioGateway starts `mandate mcp stdio` around argv and connects the
 // SDK's client to it.
 func stdioGateway(t *testing.T, intent, data string, argv ...string) *mcp.ClientSession {
-	cs, _ := stdioGatewayNotified(t, intent, data, argv...)
+	cs, _ := stdioGatewayNotified(t, intent, data, nil, argv...)
 	return cs
 }
 
 // stdioGatewayNotified is stdioGateway with a channel that receives the
 // client's tools/list_changed notifications.
-func stdioGatewayNotified(t *testing.T, intent, data string, argv ...string) (*mcp.ClientSession, <-chan struct{}) {
+func stdioGatewayNotified(t *testing.T, intent, data string, env []string, argv ...string) (*mcp.ClientSession, <-chan struct{}) {
 	t.Helper()
 	args := append([]string{"mcp", "stdio", "--intent", intent, "--data", data, "--call-timeout", "20s", "--"}, argv...)
 	cmd := exec.Command(mandateBinary(t), args...)
 	cmd.Stderr = &testLog{t: t, prefix: "gateway: "}
-	cmd.Env = append(os.Environ(), "MANDATE_URL=", "MANDATE_TOKEN=")
+	cmd.Env = append(append(os.Environ(), "MANDATE_URL=", "MANDATE_TOKEN="), env...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	listChanged := make(chan struct{}, 8)
@@ -195,6 +195,7 @@ func wantRefused(t *testing.T, res *mcp.CallToolResult, effect, contains string)
 }
 
 func TestE2EStdioFilesystem(t *testing.T) {
+	t.Parallel()
 	fs := npmServer(t, "server-filesystem")
 	w := newWorkspace(t)
 	data := t.TempDir()
@@ -224,6 +225,7 @@ func TestE2EStdioFilesystem(t *testing.T) {
 }
 
 func TestE2EStdioEverything(t *testing.T) {
+	t.Parallel()
 	ev := npmServer(t, "server-everything")
 	cs := stdioGateway(t, "Echo hello and add 2 and 3.", t.TempDir(), "node", ev, "stdio")
 	tools := listTools(t, cs)
@@ -252,13 +254,13 @@ func TestE2EStdioEverything(t *testing.T) {
 // TestE2EStdioRugPull runs the real binary in front of a peer that changes
 // a tool's description mid-session (this test binary, re-executed).
 func TestE2EStdioRugPull(t *testing.T) {
+	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(helperEnv, "1") // inherited by the gateway, and so by the peer
-	cs, listChanged := stdioGatewayNotified(t, "Greet Ada.", t.TempDir(), self)
-	t.Setenv(helperEnv, "")
+	// The variable reaches the peer through the gateway's environment.
+	cs, listChanged := stdioGatewayNotified(t, "Greet Ada.", t.TempDir(), []string{helperEnv + "=1"}, self)
 	if g := listTools(t, cs)["greet"]; g == nil || g.Description != greetDescription {
 		t.Fatalf("greet: %+v", g)
 	}
@@ -345,7 +347,16 @@ func (rt headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rt.base.RoundTrip(r)
 }
 
+// connect opens an MCP session the way today's clients do (protocol
+// 2025-11-25, with Mcp-Session-Id).
 func (s *serveProcess) connect(t *testing.T, token string, h http.Header) (*mcp.ClientSession, error) {
+	t.Helper()
+	return s.connectVersion(t, token, h, "2025-11-25")
+}
+
+// connectVersion connects with a given protocol version; 2026-07-28 and
+// later are stateless.
+func (s *serveProcess) connectVersion(t *testing.T, token string, h http.Header, version string) (*mcp.ClientSession, error) {
 	t.Helper()
 	if h == nil {
 		h = http.Header{}
@@ -354,7 +365,7 @@ func (s *serveProcess) connect(t *testing.T, token string, h http.Header) (*mcp.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: &http.Client{Transport: headerRT{h: h, base: http.DefaultTransport}}}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: &http.Client{Transport: headerRT{h: h, base: http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}
@@ -379,6 +390,7 @@ func (s *serveProcess) api(t *testing.T, method, path, body string) map[string]a
 }
 
 func TestE2EStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	fs := npmServer(t, "server-filesystem")
 	ev := npmServer(t, "server-everything")
 	self, err := os.Executable()
@@ -457,12 +469,33 @@ func TestE2EStreamableHTTP(t *testing.T) {
 		t.Fatalf("the call went to session %v, not the named %v", d["session_id"], sess["session_id"])
 	}
 
+	// A stateless client (protocol 2026-07-28) has no MCP session: it
+	// names its Mandate session, which is created under that id.
+	stateless, err := s.connectVersion(t, s.token, http.Header{HeaderSession: {"run-42"}, HeaderIntent: {intentHeader("Read the notes in " + w.ws + ". Read only.")}}, "2026-07-28")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		id, _ := decisionOf(t, callTool(t, stateless, "filesystem.read_text_file", map[string]any{"path": w.notes}))
+		if d := s.api(t, "GET", "/v1/decisions/"+id, "")["decision"].(map[string]any); d["session_id"] != "run-42" {
+			t.Fatalf("stateless call went to session %v", d["session_id"])
+		}
+	}
+	wantRefused(t, callTool(t, stateless, "filesystem.write_file", map[string]any{"path": w.notes, "content": "x"}), "deny", "Read only")
+	w.assertUntouched(t)
+	anonymous, err := s.connectVersion(t, s.token, http.Header{HeaderIntent: {"Echo."}}, "2026-07-28")
+	if err == nil {
+		if _, err = anonymous.ListTools(context.Background(), nil); err == nil || !strings.Contains(err.Error(), HeaderSession) {
+			t.Fatalf("a stateless request without a session: %v", err)
+		}
+	}
+
 	// Agent tokens may not use the gateway.
 	agent := s.api(t, "POST", "/v1/tokens", `{"role":"agent","agent_id":"x"}`)["token"].(string)
-	if _, err := s.connect(t, agent, http.Header{HeaderIntent: {"Echo."}}); err == nil || !strings.Contains(err.Error(), "403") {
+	if _, err := s.connect(t, agent, http.Header{HeaderIntent: {"Echo."}}); err == nil || !strings.Contains(err.Error(), "Forbidden") {
 		t.Fatalf("an agent token connected: %v", err)
 	}
-	if _, err := s.connect(t, "mdt_wrong", http.Header{HeaderIntent: {"Echo."}}); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := s.connect(t, "mdt_wrong", http.Header{HeaderIntent: {"Echo."}}); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
 		t.Fatalf("a bad token connected: %v", err)
 	}
 }

@@ -264,7 +264,6 @@ func (g *Gateway) serverOptions() *mcp.ServerOptions {
 	so := &mcp.ServerOptions{
 		Capabilities: caps,
 		Instructions: strings.Join(instructions, "\n\n"),
-		Logger:       g.log,
 	}
 	if subscribe {
 		so.SubscribeHandler = g.subscribe

@@ -116,6 +116,7 @@ func decisionOf(t *testing.T, r *mcp.CallToolResult) (id, effect string) {
 const summariseIntent = "Summarise the notes in /data/notes and write the summary to /data/notes/summary.md"
 
 func TestDecideBeforeForwarding(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, summariseIntent, nil)
 	tools := f.list(t)
 	if g := tools["greet"]; g == nil || g.Annotations == nil || !g.Annotations.ReadOnlyHint || g.Annotations.OpenWorldHint == nil || *g.Annotations.OpenWorldHint {
@@ -173,6 +174,7 @@ func TestDecideBeforeForwarding(t *testing.T) {
 }
 
 func TestReadOnlyMandateRefusesWrites(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "Look through the notes in /data/notes. Read only, do not change anything.", nil)
 	res := f.call(t, "write_file", map[string]any{"path": "/data/notes/a.md", "content": "x"})
 	if _, effect := decisionOf(t, res); effect != "deny" || !res.IsError {
@@ -187,6 +189,7 @@ func TestReadOnlyMandateRefusesWrites(t *testing.T) {
 }
 
 func TestRugPullIsRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "Greet Ada.", nil)
 	if tools := f.list(t); tools["greet"].Description != greetDescription {
 		t.Fatalf("greet: %+v", tools["greet"])
@@ -227,6 +230,7 @@ func TestRugPullIsRefused(t *testing.T) {
 }
 
 func TestUpstreamFailuresAreErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "Greet Ada.", func(o *Options) { o.CallTimeout = 300 * time.Millisecond })
 	tests := []struct{ tool, text string }{
 		{"fail", "the disk is on fire"},
@@ -251,6 +255,7 @@ func TestUpstreamFailuresAreErrors(t *testing.T) {
 }
 
 func TestObservationsDigestBinaryAndCapSize(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "Show me the picture and the long text.", func(o *Options) { o.MaxObserveBytes = 64 << 10 })
 	for _, tt := range []struct{ tool, want string }{{"image", `"omitted":"binary"`}, {"big", `"truncated":true`}} {
 		res := f.call(t, tt.tool, nil)
@@ -273,6 +278,7 @@ func TestObservationsDigestBinaryAndCapSize(t *testing.T) {
 }
 
 func TestPromptsAndResourcesPassThrough(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "Greet Ada.", nil)
 	ctx := context.Background()
 	p, err := f.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "hello"})
@@ -316,6 +322,7 @@ func (f *failing) PinTools(ctx context.Context, sid string, tools []action.ToolD
 }
 
 func TestFailClosed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		fail     failing
@@ -350,6 +357,7 @@ func TestFailClosed(t *testing.T) {
 }
 
 func TestApprover(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		status   ApprovalStatus
 		upstream bool
@@ -387,6 +395,7 @@ func (f *fixedApprover) Approve(_ context.Context, r ApprovalRequest) (Approval,
 }
 
 func TestBadArguments(t *testing.T) {
+	t.Parallel()
 	if _, err := callArgs(json.RawMessage(`[1]`)); err == nil {
 		t.Fatal("an array was accepted as arguments")
 	}
@@ -398,6 +407,7 @@ func TestBadArguments(t *testing.T) {
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {
+	t.Parallel()
 	up, _ := inMemory("peer")
 	a := openApp(t)
 	be := &EngineBackend{Engine: a.Engine, Default: gatewayAdmin}

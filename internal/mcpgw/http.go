@@ -56,8 +56,8 @@ const statelessVersion = "2026-07-28"
 // HeaderSession); older clients get one Mandate session per MCP session.
 func (g *Gateway) HTTPHandler(principal func(*http.Request) (auth.Principal, bool)) http.Handler {
 	getServer := func(*http.Request) *mcp.Server { return g.server }
-	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: g.log})
-	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: g.log, Stateless: true, PropagateRequestCancellation: true})
+	stateful := mcp.NewStreamableHTTPHandler(getServer, nil)
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
 	verify := func(_ context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
 		p, ok := principal(r)
 		if !ok {
@@ -132,6 +132,9 @@ func (h *HTTPSessions) Session(ctx context.Context, req mcp.Request) (string, er
 	}
 	s, ok := h.slots[key]
 	if !ok {
+		if len(h.slots) >= maxSlots {
+			h.evictLocked()
+		}
 		s = &slot{}
 		h.slots[key] = s
 	}
@@ -163,6 +166,21 @@ func (h *HTTPSessions) Session(ctx context.Context, req mcp.Request) (string, er
 		}()
 	}
 	return id, nil
+}
+
+// maxSlots bounds the sessions HTTPSessions remembers. Forgetting a named
+// session costs one lookup when it is used again; MCP sessions are forgotten
+// when they end.
+const maxSlots = 10000
+
+// evictLocked forgets named sessions (never live MCP sessions' own, which
+// would be created anew). The caller holds h.mu.
+func (h *HTTPSessions) evictLocked() {
+	for k := range h.slots {
+		if strings.HasPrefix(k, "id:") {
+			delete(h.slots, k)
+		}
+	}
 }
 
 func metaString(p mcp.Params, key string) string {

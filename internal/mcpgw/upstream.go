@@ -47,7 +47,6 @@ func newUpstream(g *Gateway, cfg Upstream) *upstream {
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { go u.resync("resources") },
 		ResourceUpdatedHandler:      g.onResourceUpdated,
 		ProgressNotificationHandler: g.onProgress,
-		Logger:                      g.log,
 	}
 	u.legacyClientOptions(opts)
 	if g.opts.ForwardClientFeatures {

@@ -1,0 +1,90 @@
+package mcpgw
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mandate-dev/mandate/internal/app"
+)
+
+// BenchmarkToolCall measures one allowed tools/call straight to an
+// in-process upstream and through the gateway to the same upstream (the
+// difference is what Mandate adds: classify, decide, a durable decision, the
+// forward, a durable observation). Transports are in-memory, so the numbers
+// are the gateway's own work, not a pipe's. It reports p50 and p99 per call.
+func BenchmarkToolCall(b *testing.B) {
+	ctx := context.Background()
+	args := map[string]any{"name": "Ada"}
+	run := func(b *testing.B, cs *mcp.ClientSession) {
+		durations := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for b.Loop() {
+			start := time.Now()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: args})
+			durations = append(durations, time.Since(start))
+			if err != nil || res.IsError {
+				b.Fatalf("call: %v %v", err, res)
+			}
+		}
+		b.StopTimer()
+		slices.Sort(durations)
+		b.ReportMetric(float64(durations[len(durations)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds()), "p99-µs")
+	}
+
+	b.Run("direct", func(b *testing.B) {
+		s, _ := newPeer()
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := s.Connect(ctx, st, nil); err != nil {
+			b.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		run(b, cs)
+	})
+
+	gateway := func(b *testing.B, cfg app.Config) {
+		a, err := app.Open(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Close()
+		be := &EngineBackend{Engine: a.Engine, Default: gatewayAdmin, Source: "user"}
+		sid, err := be.EnsureSession(ctx, SessionSpec{AgentID: "bench", Intent: "Greet Ada."})
+		if err != nil {
+			b.Fatal(err)
+		}
+		up, _ := inMemory("peer")
+		g, err := New(ctx, Options{Upstreams: []Upstream{up}, Backend: be, Sessions: StaticSession(sid)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer g.Close()
+		ct, st := mcp.NewInMemoryTransports()
+		go g.Run(ctx, st)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		run(b, cs)
+	}
+	// The store without fsync: the gateway's and the engine's CPU cost.
+	b.Run("gateway", func(b *testing.B) { gateway(b, app.Config{Synchronous: "OFF"}) })
+	// The default: the decision and the observation each fsynced before
+	// the call goes on.
+	b.Run("gateway-durable", func(b *testing.B) {
+		gateway(b, app.Config{DataDir: filepath.Join(b.TempDir(), "data")})
+	})
+}
