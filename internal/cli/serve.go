@@ -83,7 +83,7 @@ func serve(ctx context.Context, env Env, log *slog.Logger, inst instanceFlags, l
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Options{Engine: a.Engine, Logger: log, Gatherer: a.Registry, MaxArgsBytes: inst.maxArgs, Version: Version()})
+	srv := server.New(server.Options{Engine: a.Engine, Evidence: a.Evidence, Logger: log, Gatherer: a.Registry, MaxArgsBytes: inst.maxArgs, Version: Version()})
 	if gw, err := mountMCP(ctx, srv, a, mcpConfig, inst.maxArgs, log); err != nil {
 		return err
 	} else if gw != nil {

@@ -318,19 +318,27 @@ func verifyEntry(i int, raw json.RawMessage, session string, cp *Checkpoint) (*b
 		problems = append(problems, fmt.Sprintf("%s: not written in canonical form: it was edited after export", name))
 	}
 	leaf := LeafHash(canon)
-	if want, err := hex.DecodeString(e.LeafHash); err != nil || !bytes.Equal(want, leaf) {
-		problems = append(problems, fmt.Sprintf("%s: its content does not hash to its leaf hash: the record was changed", name))
-	}
+	want, err := hex.DecodeString(e.LeafHash)
+	leafOK := err == nil && bytes.Equal(want, leaf)
 	pr := make([][]byte, len(e.Proof))
+	proofErr := error(nil)
 	for j, s := range e.Proof {
 		if pr[j], err = base64.StdEncoding.DecodeString(s); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: inclusion proof element %d is not base64", name, j))
+			proofErr = fmt.Errorf("element %d is not base64", j)
 		}
 	}
 	if *e.Index >= cp.Size {
-		problems = append(problems, fmt.Sprintf("%s: index is beyond the checkpoint's %d records", name, cp.Size))
-	} else if err := proof.VerifyInclusion(rfc6962.DefaultHasher, *e.Index, cp.Size, leaf, pr, cp.Root); err != nil {
-		problems = append(problems, fmt.Sprintf("%s: its inclusion proof %s: the record, its index or its proof was changed", name, proofFailure(err)))
+		proofErr = fmt.Errorf("index is beyond the checkpoint's %d records", cp.Size)
+	} else if proofErr == nil {
+		proofErr = proof.VerifyInclusion(rfc6962.DefaultHasher, *e.Index, cp.Size, leaf, pr, cp.Root)
+	}
+	switch {
+	case !leafOK && proofErr != nil:
+		problems = append(problems, fmt.Sprintf("%s: changed after it was logged: its content no longer hashes to its leaf, and is not in the signed log", name))
+	case proofErr != nil:
+		problems = append(problems, fmt.Sprintf("%s: its inclusion proof %s: its index or proof was changed", name, proofFailure(proofErr)))
+	case !leafOK:
+		problems = append(problems, fmt.Sprintf("%s: its leaf_hash field was edited (the record itself is in the signed log)", name))
 	}
 	if env != nil {
 		if env.SessionID != session {

@@ -198,8 +198,13 @@ func NewVerifier(key string) (note.Verifier, error) {
 		return v, nil
 	}
 	if b, ferr := os.ReadFile(key); ferr == nil {
-		if v, err2 := note.NewVerifier(strings.TrimSpace(string(b))); err2 == nil {
+		content := strings.TrimSpace(string(b))
+		if v, err2 := note.NewVerifier(content); err2 == nil {
 			return v, nil
+		}
+		// The data directory's signing key file will do too.
+		if k, err2 := ParseKey(content); err2 == nil {
+			return k.Verifier(), nil
 		}
 		return nil, fmt.Errorf("%s does not hold a verifier key (name+hash+key, as 'mandate evidence pubkey' prints)", key)
 	}

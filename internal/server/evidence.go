@@ -69,10 +69,12 @@ func newCheckpointResponse(lg *evidence.Log, cp *evidence.Checkpoint) checkpoint
 	}
 }
 
-// evidenceCheckpoint answers with the latest checkpoint; ?format=note
-// gives the signed note alone, as text, to keep outside the server.
+// evidenceCheckpoint answers with a checkpoint covering every record
+// committed when the request came in (signed now if the latest does not);
+// ?format=note gives the signed note alone, as text, to keep outside the
+// server.
 func (s *Server) evidenceCheckpoint(w http.ResponseWriter, r *http.Request, lg *evidence.Log) {
-	cp, err := lg.Checkpoint(r.Context(), 0)
+	cp, err := lg.Checkpoint(r.Context(), lg.Size())
 	if err != nil {
 		s.failEvidence(w, r, err)
 		return
