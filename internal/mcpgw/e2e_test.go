@@ -120,7 +120,13 @@ func stdioGateway(t *testing.T, intent, data string, argv ...string) *mcp.Client
 // client's tools/list_changed notifications.
 func stdioGatewayNotified(t *testing.T, intent, data string, env []string, argv ...string) (*mcp.ClientSession, <-chan struct{}) {
 	t.Helper()
-	args := append([]string{"mcp", "stdio", "--intent", intent, "--data", data, "--call-timeout", "20s", "--"}, argv...)
+	return startStdio(t, []string{"--intent", intent, "--data", data}, env, argv)
+}
+
+// startStdio runs `mandate mcp stdio FLAGS -- ARGV`.
+func startStdio(t *testing.T, flags, env, argv []string) (*mcp.ClientSession, <-chan struct{}) {
+	t.Helper()
+	args := append(append(append([]string{"mcp", "stdio", "--call-timeout", "20s"}, flags...), "--"), argv...)
 	cmd := exec.Command(mandateBinary(t), args...)
 	cmd.Stderr = &testLog{t: t, prefix: "gateway: "}
 	cmd.Env = append(append(os.Environ(), "MANDATE_URL=", "MANDATE_TOKEN="), env...)
@@ -274,6 +280,44 @@ func TestE2EStdioRugPull(t *testing.T) {
 	wantRefused(t, callTool(t, cs, "greet", map[string]any{"name": "Ada"}), "deny", "engine.tool-changed")
 	if g := listTools(t, cs)["greet"]; strings.Contains(g.Description, "id_rsa") {
 		t.Fatalf("the changed description reached the client: %q", g.Description)
+	}
+}
+
+// TestE2EStdioServerMode runs the stdio gateway against a running
+// `mandate serve` with a hook token: sessions, pins, decisions and
+// observations go over the HTTP API.
+func TestE2EStdioServerMode(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "mcp: {}\n")
+	hook := s.api(t, "POST", "/v1/tokens", `{"role":"hook","name":"gateway"}`)["token"].(string)
+	cs, listChanged := startStdio(t, []string{"--intent", "Greet Ada.", "--agent", "greeter", "--server", s.url, "--token", hook},
+		[]string{helperEnv + "=1"}, []string{self})
+	res := callTool(t, cs, "greet", map[string]any{"name": "Ada"})
+	wantAllowed(t, res, "Hello, Ada!")
+	id, _ := decisionOf(t, res)
+	got := s.api(t, "GET", "/v1/decisions/"+id, "")
+	d := got["decision"].(map[string]any)
+	if obs := got["observations"].([]any); len(obs) != 1 || !strings.Contains(fmt.Sprint(obs[0]), "Hello, Ada!") {
+		t.Fatalf("observation over the API: %v", obs)
+	}
+	sid := d["session_id"].(string)
+	if sess := s.api(t, "GET", "/v1/sessions/"+sid, "")["session"].(map[string]any); sess["agent"].(map[string]any)["id"] != "greeter" {
+		t.Fatalf("session: %v", sess)
+	}
+	wantAllowed(t, callTool(t, cs, "get_news", nil), "no news")
+	select {
+	case <-listChanged:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/list_changed reached the client")
+	}
+	wantRefused(t, callTool(t, cs, "greet", map[string]any{"name": "Ada"}), "deny", "engine.tool-changed")
+	tools := s.api(t, "GET", "/v1/sessions/"+sid+"/tools", "")
+	if ch := tools["changes"].([]any); len(ch) != 1 || ch[0].(map[string]any)["tool"] != "greet" {
+		t.Fatalf("changes over the API: %v", tools["changes"])
 	}
 }
 
