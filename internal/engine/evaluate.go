@@ -27,6 +27,10 @@ type EvaluateRequest struct {
 	// tool_use_id), stored with the decision so that the result can be
 	// observed by it (ObserveCall), from another process.
 	CallID string
+	// Reported is the agent's own account of the call (its stated
+	// reasoning, say), any JSON value. It is recorded as evidence beside
+	// the decision, labelled reported, and plays no part in deciding.
+	Reported json.RawMessage
 }
 
 // Decision is a decided call as returned to surfaces.
@@ -60,6 +64,9 @@ func (e *Engine) Evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 		req.Surface = "api"
 	}
 	if err := checkCallID(req.CallID); err != nil {
+		return nil, err
+	}
+	if err := e.checkReported(req.Reported); err != nil {
 		return nil, err
 	}
 	raw, err := e.rawArgs(req.Args, req.RawArgs)
@@ -220,6 +227,7 @@ func (e *Engine) submitDecision(l *live, req EvaluateRequest, raw json.RawMessag
 			Action: cloneAction(&act), MandateVersion: version, PolicyHash: d.PolicyHash, Effect: string(d.Effect),
 			Rules: d.Rules, Reasons: d.Reasons, LatencyMicros: d.LatencyMicros, CallID: req.CallID, CreatedAt: now,
 		},
+		Reported: reportedFor(req, d, now),
 	}
 	return d, e.submit(c)
 }

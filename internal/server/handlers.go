@@ -183,6 +183,10 @@ type evaluateRequest struct {
 	// CallID is the harness's id for the call; the result can then be
 	// observed by it.
 	CallID string `json:"call_id"`
+	// Reported is the agent's own account of the call (e.g. its stated
+	// reasoning), kept as reported evidence; it does not affect the
+	// decision.
+	Reported json.RawMessage `json:"reported"`
 }
 
 // surface names where a call came from by who relays it: a hook token is
@@ -204,7 +208,7 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request, p auth.Princip
 		s.fail(w, r, err)
 		return
 	}
-	d, err := s.eng.Evaluate(r.Context(), p, engine.EvaluateRequest{SessionID: req.SessionID, Tool: req.Tool, Args: args, RawArgs: raw, Surface: surface(p), CallID: req.CallID})
+	d, err := s.eng.Evaluate(r.Context(), p, engine.EvaluateRequest{SessionID: req.SessionID, Tool: req.Tool, Args: args, RawArgs: raw, Surface: surface(p), CallID: req.CallID, Reported: req.Reported})
 	if err != nil {
 		s.failEvaluate(w, r, err)
 		return

@@ -203,11 +203,9 @@ type Reported struct {
 	SessionID  string `json:"session_id"`
 	DecisionID string `json:"decision_id,omitempty"`
 	// Kind says what was stated, e.g. "reasoning".
-	Kind    string          `json:"kind"`
-	Content json.RawMessage `json:"content"`
-	// By names the principal that relayed the statement.
-	By        string    `json:"by"`
-	CreatedAt time.Time `json:"created_at"`
+	Kind      string          `json:"kind"`
+	Content   json.RawMessage `json:"content"`
+	CreatedAt time.Time       `json:"created_at"`
 }
 
 // Checkpoint is a signed statement of the evidence log's size and root hash
