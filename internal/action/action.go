@@ -178,4 +178,12 @@ type Effects struct {
 	External     bool `json:"external"`     // leaves the machine / reaches other people
 	Irreversible bool `json:"irreversible"` // cannot be undone
 	Financial    bool `json:"financial"`    // moves or commits money
+	// Public is true when the call opens something to anyone at all: a
+	// share link for anyone, a public-read ACL, a firewall rule or
+	// security group open to the whole internet (0.0.0.0/0).
+	Public bool `json:"public"`
+	// Recurring is true when a payment commits to repeating charges (a
+	// subscription, a standing order, "subscribe and save") rather than
+	// one charge.
+	Recurring bool `json:"recurring"`
 }

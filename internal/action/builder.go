@@ -52,6 +52,8 @@ type builder struct {
 
 	external    bool
 	destructive bool
+	public      bool
+	recurring   bool
 
 	seenPath map[string]int // path+access -> index in a.Paths
 	seenStr  map[string]struct{}
@@ -189,6 +191,8 @@ func (b *builder) finish() Action {
 	a.Effects.External = b.external || b.kinds.has(Send) || b.kinds.has(Pay)
 	a.Effects.Irreversible = a.Destructive || b.kinds.has(Delete) || b.kinds.has(Send) || b.kinds.has(Pay)
 	a.Effects.Financial = b.kinds.has(Pay)
+	a.Effects.Public = b.public
+	a.Effects.Recurring = b.recurring && b.kinds.has(Pay)
 	if b.dropped > 0 {
 		a.Notes = append(a.Notes, "and more facts not listed")
 	}

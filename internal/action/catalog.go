@@ -49,6 +49,8 @@ type catalogEntry struct {
 	Kinds       []string           `yaml:"kinds"`
 	External    bool               `yaml:"external"`
 	Destructive bool               `yaml:"destructive"`
+	Public      bool               `yaml:"public"`
+	Recurring   bool               `yaml:"recurring"`
 	Access      string             `yaml:"access"`
 	Note        string             `yaml:"note"`
 	Args        map[string]argSpec `yaml:"args"`
@@ -119,6 +121,7 @@ type whenSpec struct {
 	Arg         string   `yaml:"arg"`
 	Equals      *string  `yaml:"equals"`
 	In          []string `yaml:"in"`
+	NotIn       []string `yaml:"not_in"`
 	Contains    string   `yaml:"contains"`
 	Matches     string   `yaml:"matches"`
 	Present     bool     `yaml:"present"`
@@ -126,6 +129,8 @@ type whenSpec struct {
 	Kinds       []string `yaml:"kinds"`
 	Destructive bool     `yaml:"destructive"`
 	External    bool     `yaml:"external"`
+	Public      bool     `yaml:"public"`
+	Recurring   bool     `yaml:"recurring"`
 	Note        string   `yaml:"note"`
 }
 
@@ -169,12 +174,14 @@ type argRule struct {
 // condition is a compiled whenSpec.
 type condition struct {
 	arg         string
-	op          string // equals, in, contains, matches, present
+	op          string // equals, in, not_in, contains, matches, present
 	values      []string
 	re          *regexp.Regexp
 	kinds       kindSet
 	destructive bool
 	external    bool
+	public      bool
+	recurring   bool
 	note        string
 }
 
@@ -186,6 +193,8 @@ type toolEntry struct {
 	kinds       kindSet
 	external    bool
 	destructive bool
+	public      bool
+	recurring   bool
 	access      Kind
 	note        string
 	servers     []string
@@ -334,7 +343,8 @@ func compileEntry(file string, e *catalogEntry) (*toolEntry, error) {
 	if strings.TrimSpace(e.Name) == "" {
 		return nil, errors.New("missing name")
 	}
-	te := &toolEntry{name: e.Name, file: file, external: e.External, destructive: e.Destructive, note: e.Note, builtin: e.Builtin}
+	te := &toolEntry{name: e.Name, file: file, external: e.External, destructive: e.Destructive, public: e.Public,
+		recurring: e.Recurring, note: e.Note, builtin: e.Builtin}
 	if e.Family != "" {
 		if !familyRE.MatchString(e.Family) {
 			return nil, fmt.Errorf("family %q must be a lower-case word", e.Family)
@@ -446,7 +456,8 @@ func compileArg(key string, spec argSpec) (*argRule, error) {
 }
 
 func compileWhen(w whenSpec) (condition, error) {
-	c := condition{arg: argKey(w.Arg), destructive: w.Destructive, external: w.External, note: w.Note}
+	c := condition{arg: argKey(w.Arg), destructive: w.Destructive, external: w.External, public: w.Public,
+		recurring: w.Recurring, note: w.Note}
 	if c.arg == "" {
 		return c, errors.New("missing arg")
 	}
@@ -459,6 +470,13 @@ func compileWhen(w whenSpec) (condition, error) {
 		ops++
 		c.op = "in"
 		for _, v := range w.In {
+			c.values = append(c.values, strings.ToLower(v))
+		}
+	}
+	if len(w.NotIn) > 0 {
+		ops++
+		c.op = "not_in"
+		for _, v := range w.NotIn {
 			c.values = append(c.values, strings.ToLower(v))
 		}
 	}
@@ -479,7 +497,7 @@ func compileWhen(w whenSpec) (condition, error) {
 		c.op = "present"
 	}
 	if ops != 1 {
-		return c, errors.New("needs exactly one of equals, in, contains, matches, present")
+		return c, errors.New("needs exactly one of equals, in, not_in, contains, matches, present")
 	}
 	for _, k := range append([]string{w.Kind}, w.Kinds...) {
 		if k == "" {
@@ -491,8 +509,8 @@ func compileWhen(w whenSpec) (condition, error) {
 		}
 		c.kinds.add(kk)
 	}
-	if c.kinds == 0 && !c.destructive && !c.external && c.note == "" {
-		return c, errors.New("has no effect: give kind, destructive, external or note")
+	if c.kinds == 0 && !c.destructive && !c.external && !c.public && !c.recurring && c.note == "" {
+		return c, errors.New("has no effect: give kind, destructive, external, public, recurring or note")
 	}
 	return c, nil
 }

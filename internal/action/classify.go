@@ -2,6 +2,7 @@ package action
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -74,6 +75,8 @@ func (c *Classifier) Classify(call Call) (a Action) {
 		b.kinds = entry.kinds
 		b.external = entry.external
 		b.destructive = entry.destructive
+		b.public = entry.public
+		b.recurring = entry.recurring
 		b.note(entry.note)
 		c.applyWhen(b, entry, call.Args)
 		w.access = defaultAccess(b.kinds, entry.access)
@@ -132,6 +135,10 @@ func (c *Classifier) Classify(call Call) (a Action) {
 		applyCode(b, scanCode(ca.lang, ca.code), call.WorkingDir, call.HomeDir, c.parsers)
 	}
 
+	if w.public != "" && (b.kinds.has(Write) || b.kinds.has(Send) || b.kinds.has(Execute)) && !closes(tokens(tool)) {
+		b.public = true
+		b.note("opens access to anyone (" + w.public + ")")
+	}
 	if b.kinds.has(Send) {
 		for _, r := range w.recipients {
 			b.recipient(r.Address, r.Field)
@@ -178,15 +185,19 @@ func (c *Classifier) applyWhen(b *builder, e *toolEntry, args map[string]any) {
 	for i := range e.when {
 		cond := &e.when[i]
 		vals, present := argValues(args, cond.arg)
-		if !present {
+		// not_in holds for a missing argument too: what the call does
+		// not say cannot be one of the harmless values.
+		if !present && cond.op != "not_in" {
 			continue
 		}
-		if !cond.holds(vals) {
+		if present && !cond.holds(vals) {
 			continue
 		}
 		b.kinds |= cond.kinds
 		b.external = b.external || cond.external
 		b.destructive = b.destructive || cond.destructive
+		b.public = b.public || cond.public
+		b.recurring = b.recurring || cond.recurring
 		b.note(cond.note)
 	}
 }
@@ -207,6 +218,13 @@ func (cond *condition) holds(vals []string) bool {
 			}
 		}
 		return false
+	case "not_in":
+		for _, v := range vals {
+			if slices.Contains(cond.values, v) {
+				return false
+			}
+		}
+		return true
 	}
 	for _, v := range vals {
 		for _, want := range cond.values {

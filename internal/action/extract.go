@@ -132,6 +132,10 @@ type argWalk struct {
 	recipients []Recipient
 	accounts   []string
 	attachment bool
+	// public is set by an argument that opens something to anyone (a
+	// world address range, allUsers, a public-read ACL); it counts when
+	// the call changes something.
+	public string
 }
 
 type codeArg struct {
@@ -265,6 +269,9 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 		return
 	}
 	w.scanSecrets(s, ctx.key)
+	if w.public == "" && !isContent(ctx) && publicArg(ctx.key, s) {
+		w.public = ctx.key + " " + s
+	}
 	if ibans := findIBANs(s); len(ibans) > 0 {
 		for _, ib := range ibans {
 			w.b.account(ib)
@@ -482,8 +489,12 @@ func (w *argWalk) addURL(s string, explicit bool) {
 }
 
 // urlSecrets explains the credentials a URL carries: a password in its
-// user info, a query parameter named like a credential, or a parameter that
-// names a secret ("k=JWT_SIGNING_KEY") sent along with a value.
+// user info, a query parameter named like a credential, a parameter whose
+// decoded value is itself a credential ("v=postgres%3A%2F%2Fu%3Apw%40db"),
+// or a parameter that names a secret ("k=JWT_SIGNING_KEY") sent along with a
+// value. The opaque tokens that unsubscribe, confirmation and invitation
+// links carry back to the site that issued them do not count by their name
+// alone: following such a link is what the link is for.
 func urlSecrets(u *url.URL) []string {
 	var out []string
 	if u.User != nil {
@@ -506,8 +517,12 @@ func urlSecrets(u *url.URL) []string {
 	named, valued := "", false
 	for _, k := range keys {
 		for _, v := range q[k] {
+			if ms := secret.Find(v); len(ms) > 0 {
+				out = append(out, "URL parameter "+k+" carries a secret-looking value ("+ms[0].Type+")")
+				continue
+			}
 			switch {
-			case secret.SensitiveKey(k) && !secret.IsPlaceholder(v):
+			case secret.SensitiveKey(k) && !secret.IsPlaceholder(v) && !linkTokenKey(k):
 				out = append(out, "URL parameter "+k+" carries a credential")
 			case secret.SensitiveKey(v) && strings.ToUpper(v) == v:
 				named = v
@@ -521,6 +536,21 @@ func urlSecrets(u *url.URL) []string {
 	}
 	return out
 }
+
+// linkTokens are query parameter names (snake_case) under which links
+// carry a one-purpose token back to the site that minted it: unsubscribe,
+// e-mail confirmation, invitation and share links. Access, API, auth,
+// session and refresh tokens are not among them.
+var linkTokens = map[string]bool{
+	"token": true, "t": true, "unsubscribe_token": true, "unsub_token": true, "optout_token": true,
+	"opt_out_token": true, "list_token": true, "email_token": true, "confirm_token": true,
+	"confirmation_token": true, "verify_token": true, "verification_token": true, "invite_token": true,
+	"invitation_token": true, "share_token": true, "link_token": true,
+}
+
+// linkTokenKey reports whether a URL query parameter named k holds a link
+// token (see linkTokens).
+func linkTokenKey(k string) bool { return linkTokens[fastSnake(k)] }
 
 func (w *argWalk) findURLs(s string) {
 	if len(s) > maxScanPerStr {
@@ -553,13 +583,65 @@ func (w *argWalk) scanSecrets(s, key string) {
 		w.truncated = true
 	}
 	w.scanned += len(s)
-	if ms := secret.Find(s); len(ms) > 0 {
+	if m, ok := findSecret(s); ok {
 		name := key
 		if name == "" {
 			name = "value"
 		}
-		w.b.sensitive(fmt.Sprintf("argument %s holds a secret-looking value (%s)", name, ms[0].Type))
+		w.b.sensitive(fmt.Sprintf("argument %s holds a secret-looking value (%s)", name, m.Type))
 	}
+}
+
+// isContent reports whether the value is free text (a message body, a
+// prompt) or a program (a command line, SQL, code, judged by its own
+// parser), by its catalog role or its key.
+func isContent(ctx walkCtx) bool {
+	if ctx.rule != nil {
+		switch ctx.rule.role {
+		case roleContent, roleShell, roleSQL, roleCode:
+			return true
+		}
+		return false
+	}
+	switch ctx.class {
+	case keyContent, keyShell, keySQL, keyCode:
+		return true
+	}
+	return false
+}
+
+// findSecret returns the first secret-looking span of s, passing over the
+// values of link tokens in URLs (see inLinkToken).
+func findSecret(s string) (secret.Match, bool) {
+	for _, m := range secret.Find(s) {
+		if !inLinkToken(s, m) {
+			return m, true
+		}
+	}
+	return secret.Match{}, false
+}
+
+// inLinkToken reports whether m is the value of a link-token query
+// parameter ("…?token=9d1f2a&…", see linkTokens) of a URL in s, which
+// urlSecrets judges on its own. A value that is a credential in its own
+// right is found by the detectors for its format, not as an assignment.
+func inLinkToken(s string, m secret.Match) bool {
+	if m.Type != "secret_assignment" || m.Start < 2 || s[m.Start-1] != '=' {
+		return false
+	}
+	end := m.Start - 1
+	i := end
+	for i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_' || s[i-1] == '-') {
+		i--
+	}
+	if i == end || i == 0 || (s[i-1] != '?' && s[i-1] != '&') {
+		return false
+	}
+	return linkTokenKey(s[i:end])
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // argvLine joins an array of strings into a shell command line, quoting

@@ -93,6 +93,24 @@ func TestSensitivePath(t *testing.T) {
 		{"/home/u/proj/README.md", false},
 		{"/home/u/proj/src/keys.go", false},
 		{"/home/u/proj/environment.ts", false},
+		// Where people keep passwords: documents and exports.
+		{"/home/u/Dokumente/Steuer/elster-passwort.txt", true},
+		{"/home/u/Documents/passwords.xlsx", true},
+		{"/home/u/Documents/Passwords", true},
+		{"/home/u/Documents/mots de passe.docx", true},
+		{"/home/u/Documentos/contraseñas banco.txt", true},
+		{"/home/u/Dokumente/Zugangsdaten Bank.pdf", true},
+		{"/tmp/tax/bitwarden_export_2025-03-02.json", true},
+		{"/home/u/Downloads/1PasswordExport-2025.1pux", true},
+		{"/home/u/Downloads/lastpass_export.csv", true},
+		{"/home/u/old.kdb", true},
+		// Not password stores: code and documents about passwords.
+		{"/home/u/proj/src/password_reset.go", false},
+		{"/home/u/proj/src/PasswordField.tsx", false},
+		{"/home/u/proj/docs/password-policy.md", false},
+		{"/home/u/proj/fixtures/passwords_test.json", false},
+		{"/home/u/Documents/password manager comparison.pdf", false},
+		{"/home/u/proj/passport_scan.pdf", false},
 	}
 	for _, tt := range tests {
 		why, _ := sensitivePath(tt.path)

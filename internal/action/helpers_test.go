@@ -30,6 +30,8 @@ type expect struct {
 	sensitive   *bool
 	external    *bool
 	financial   *bool
+	public      *bool
+	recurring   *bool
 	readOnly    *bool // every command read-only (shell)
 	known       *bool
 	source      string
@@ -75,6 +77,8 @@ func (e expect) check(t *testing.T, a Action) {
 	checkBool(t, "Sensitive", e.sensitive, a.Sensitive)
 	checkBool(t, "Effects.External", e.external, a.Effects.External)
 	checkBool(t, "Effects.Financial", e.financial, a.Effects.Financial)
+	checkBool(t, "Effects.Public", e.public, a.Effects.Public)
+	checkBool(t, "Effects.Recurring", e.recurring, a.Effects.Recurring)
 	checkBool(t, "Known", e.known, a.Known)
 	if e.readOnly != nil {
 		ro := len(a.Commands) > 0

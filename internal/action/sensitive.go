@@ -52,6 +52,11 @@ var sensitiveExt = map[string]string{
 	".tfstate":     "Terraform state with secrets",
 	".keychain":    "macOS keychain",
 	".keychain-db": "macOS keychain",
+	".kdb":         "KeePass password database",
+	".1pux":        "1Password export",
+	".1pif":        "1Password export",
+	".psafe3":      "Password Safe database",
+	".opvault":     "1Password vault",
 }
 
 // sensitiveDirs are path fragments, each starting and ending with "/", that
@@ -148,7 +153,85 @@ func sensitivePath(p string) (why string, harmlessEnv bool) {
 	if strings.Contains(base, ".keychain") {
 		return "macOS keychain", false
 	}
+	if w := passwordDocument(base); w != "" {
+		return w, false
+	}
 	return "", false
+}
+
+// Password documents: the text files, spreadsheets and exports people keep
+// passwords in ("passwords.xlsx", "elster-passwort.txt",
+// "bitwarden_export_2025.json"). Only document and data formats count, so
+// source files about passwords (password_reset.go, PasswordField.tsx) do not.
+var (
+	passwordDocExts = map[string]bool{
+		"": true, ".txt": true, ".text": true, ".csv": true, ".tsv": true, ".json": true, ".xml": true,
+		".md": true, ".rtf": true, ".doc": true, ".docx": true, ".odt": true, ".pdf": true, ".xls": true,
+		".xlsx": true, ".ods": true, ".numbers": true, ".pages": true, ".enex": true, ".yaml": true, ".yml": true,
+		".gpg": true, ".asc": true, ".zip": true, ".7z": true, ".bak": true,
+	}
+	// passwordWords name passwords and login data, in the languages
+	// Mandate compiles, and a few more; compared against the lower-case
+	// words of the file name. Not "passwd": /etc/passwd holds no
+	// passwords.
+	passwordWords = map[string]bool{
+		"password": true, "passwords": true, "passwort": true, "passwoerter": true, "passwörter": true,
+		"kennwort": true, "kennwörter": true, "kennwoerter": true, "zugangsdaten": true,
+		"logindaten": true, "contraseña": true, "contraseñas": true, "contrasena": true, "contrasenas": true,
+		"credenciales": true, "motdepasse": true, "motsdepasse": true, "identifiants": true, "senha": true,
+		"senhas": true, "wachtwoord": true, "wachtwoorden": true, "lösenord": true, "passord": true,
+		"credentials": true, "logins": true,
+	}
+	// passwordManagers are the products whose exports hold every password
+	// a person has.
+	passwordManagers = []string{"bitwarden", "1password", "lastpass", "keepass", "dashlane", "nordpass", "enpass", "roboform", "protonpass"}
+	// passwordDocBenign are words that make a file name about passwords
+	// rather than a store of them.
+	passwordDocBenign = map[string]bool{
+		"policy": true, "policies": true, "reset": true, "strength": true, "validator": true, "validation": true,
+		"generator": true, "hash": true, "hasher": true, "hashing": true, "forgot": true, "forgotten": true,
+		"change": true, "rules": true, "requirements": true, "guide": true, "howto": true, "tutorial": true,
+		"comparison": true, "review": true, "test": true, "tests": true, "spec": true, "mock": true,
+		"example": true, "sample": true, "template": true, "schema": true,
+	}
+)
+
+// passwordDocument reports why a file named base holds passwords, or "".
+func passwordDocument(base string) string {
+	stem, ext := base, ""
+	if i := strings.LastIndexByte(base, '.'); i > 0 {
+		stem, ext = base[:i], strings.ToLower(base[i:])
+	}
+	if !passwordDocExts[ext] {
+		return ""
+	}
+	lower := strings.ToLower(stem)
+	words := strings.FieldsFunc(lower, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 0x7f)
+	})
+	found := ""
+	for i, w := range words {
+		if passwordDocBenign[w] {
+			return ""
+		}
+		switch {
+		case passwordWords[w]:
+			found = "file of passwords or login data"
+		case w == "mot" && i+2 < len(words) && words[i+1] == "de" && (words[i+2] == "passe" || words[i+2] == "passes"),
+			w == "mots" && i+2 < len(words) && words[i+1] == "de" && words[i+2] == "passe":
+			found = "file of passwords or login data"
+		}
+	}
+	if found != "" {
+		return found
+	}
+	compact := strings.Join(words, "")
+	for _, m := range passwordManagers {
+		if strings.Contains(compact, m) || m == "protonpass" && strings.Contains(lower, "proton pass") {
+			return "password manager export"
+		}
+	}
+	return ""
 }
 
 // pathRef builds a PathRef for a raw path string: normalised and checked for

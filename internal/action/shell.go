@@ -40,7 +40,10 @@ type shellResult struct {
 	external    bool
 	destructive bool
 	sensitive   bool
-	err         error
+	// public is set when a command opens something to anyone (see
+	// publicCommand).
+	public bool
+	err    error
 }
 
 // ParseShell parses a shell command line and returns every simple command in
@@ -371,9 +374,9 @@ func (w *shellWalker) assign(a *syntax.Assign, env *shellEnv, depth int) {
 		if a.Name != nil && !v.dyn && secret.SensitiveKey(a.Name.Value) && !secret.IsPlaceholder(v.s) {
 			w.res.sensitive = true
 			w.note("assigns a credential to " + a.Name.Value)
-		} else if ms := secret.Find(v.s); len(ms) > 0 {
+		} else if m, ok := findSecret(v.s); ok {
 			w.res.sensitive = true
-			w.note("assigns a secret-looking value (" + ms[0].Type + ")")
+			w.note("assigns a secret-looking value (" + m.Type + ")")
 		}
 	}
 	if a.Array != nil {
@@ -851,5 +854,8 @@ func applyShell(b *builder, r *shellResult) {
 	}
 	if r.sensitive {
 		b.a.Sensitive = true
+	}
+	if r.public {
+		b.public = true
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-
-	"github.com/mandate-dev/mandate/internal/secret"
 )
 
 // invocation is one simple command being analysed: its argv after shell
@@ -136,9 +134,9 @@ func (inv *invocation) emit() {
 		if i == 0 || len(a) < 8 {
 			continue
 		}
-		if ms := secret.Find(a); len(ms) > 0 {
+		if m, ok := findSecret(a); ok {
 			inv.w.res.sensitive = true
-			inv.w.note("command line holds a secret-looking value (" + ms[0].Type + ")")
+			inv.w.note("command line holds a secret-looking value (" + m.Type + ")")
 			break
 		}
 	}
@@ -147,6 +145,12 @@ func (inv *invocation) emit() {
 	}
 	if inv.ks&^kindBit(Read) != 0 {
 		inv.readOnly = false
+	}
+	if !inv.readOnly && inv.ks&^(kindBit(Read)|kindBit(Fetch)) != 0 {
+		if n := publicCommand(inv.name(), inv.argv); n != "" {
+			inv.w.res.public = true
+			inv.note(n)
+		}
 	}
 	if inv.destructive {
 		inv.ks.add(Delete)

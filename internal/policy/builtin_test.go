@@ -350,6 +350,22 @@ func builtinCases() []builtinCase {
 			}
 		})), want: Allow, notFired: []string{"builtin.remote-code"}},
 
+		// public-exposure
+		{name: "a public link asks even with send granted", in: in(send, readSend, tool("drive_share_file"), with(func(i *Input) {
+			i.Action.Effects.Public = true
+		})), want: Ask, fired: []string{"builtin.public-exposure", "builtin.granted"}, reason: "drive_share_file would make this reachable by anyone"},
+		{name: "a public link the user asked for", in: in(send, readSend, with(func(i *Input) {
+			i.Action.Effects.Public = true
+			i.Mandate.Scope.Recipients = []string{"anyone"}
+		})), want: Allow, notFired: []string{"builtin.public-exposure"}},
+		{name: "a share with named people is not public", in: in(send, readSend), want: Allow, notFired: []string{"builtin.public-exposure"}},
+
+		// recurring-payment
+		{name: "a subscription asks even with pay granted", in: in(pay, readPay, tool("subscribe_and_save"), with(func(i *Input) {
+			i.Action.Effects.Recurring = true
+		})), want: Ask, fired: []string{"builtin.recurring-payment", "builtin.granted"}, reason: "subscribe_and_save commits to recurring payments"},
+		{name: "a one-off payment is not recurring", in: in(pay, readPay), want: Allow, notFired: []string{"builtin.recurring-payment"}},
+
 		// retry-after-denial
 		{name: "retrying a denied tool after three denials", in: in(send, readSend, tool("send_email"), with(func(i *Input) {
 			i.Session.Denied = 3
