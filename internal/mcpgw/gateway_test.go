@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,14 +19,24 @@ import (
 
 var gatewayAdmin = auth.Principal{TokenID: "gateway", Role: auth.RoleAdmin, Name: "test gateway"}
 
+// sharedApp is one in-memory Mandate for the package's tests: opening one
+// compiles the policy pack, which is most of a fixture's cost. Tests are
+// isolated by their sessions.
+var sharedApp struct {
+	once sync.Once
+	a    *app.App
+	err  error
+}
+
 func openApp(t testing.TB) *app.App {
 	t.Helper()
-	a, err := app.Open(context.Background(), app.Config{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
+	sharedApp.once.Do(func() {
+		sharedApp.a, sharedApp.err = app.Open(context.Background(), app.Config{Synchronous: "OFF"})
+	})
+	if sharedApp.err != nil {
+		t.Fatal(sharedApp.err)
 	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return sharedApp.a
 }
 
 type fixture struct {
