@@ -440,7 +440,7 @@ func seedCases() []builtinCase {
 
 func TestBuiltinRules(t *testing.T) {
 	p := builtinPolicy(t)
-	cases := append(builtinCases(), seedCases()...)
+	cases := slices.Concat(builtinCases(), seedCases(), selfCases())
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := p.Evaluate(tc.in)
@@ -479,7 +479,7 @@ func TestBuiltinRules(t *testing.T) {
 func TestBuiltinRulesCovered(t *testing.T) {
 	p := builtinPolicy(t)
 	fired := map[string]int{}
-	cases := append(builtinCases(), seedCases()...)
+	cases := slices.Concat(builtinCases(), seedCases(), selfCases())
 	for _, tc := range cases {
 		v, err := p.Evaluate(tc.in)
 		if err != nil {
