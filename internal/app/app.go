@@ -48,6 +48,12 @@ type Config struct {
 	// CheckpointInterval is how often an evidence checkpoint is signed
 	// while records arrive (default one second).
 	CheckpointInterval time.Duration
+	// Listen is the address the API is served at, if any, and Protect
+	// more paths that are Mandate's own: with the data and policy
+	// directories they are what the built-in self-protection rules keep
+	// agents away from (see SelfFacts).
+	Listen  string
+	Protect []string
 }
 
 // App is an opened instance.
@@ -131,6 +137,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a := &App{Config: cfg, Store: st, Logger: cfg.Logger, Evidence: ev, Redactor: red}
 	opts := engine.Options{Store: st, Classifier: cls, Policy: pol, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes, Now: cfg.Now,
 		Recorder: evidence.NewRecorder(cfg.Now), Redactor: red}
+	opts.Self = SelfFacts(cfg)
 	if cfg.Metrics {
 		a.Registry = prometheus.NewRegistry()
 		a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

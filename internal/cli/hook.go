@@ -226,7 +226,7 @@ func requireClaudeCode(args []string) error {
 
 func newHookInstallCmd(env Env) *cobra.Command {
 	var (
-		sf                          settingsFlags
+		sf                         settingsFlags
 		server, tokenFile, command string
 	)
 	cmd := &cobra.Command{

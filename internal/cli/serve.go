@@ -30,6 +30,7 @@ type instanceFlags struct {
 	policyDirs []string
 	catalogs   []string
 	maxArgs    int
+	protect    []string
 }
 
 func (f *instanceFlags) register(cmd *cobra.Command) {
@@ -37,10 +38,11 @@ func (f *instanceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.policyDirs, "policy", nil, "policy directory to load after the built-in pack (repeatable)")
 	cmd.Flags().StringArrayVar(&f.catalogs, "catalog", nil, "tool catalog file to load after the built-in one (repeatable)")
 	cmd.Flags().IntVar(&f.maxArgs, "max-args-bytes", 1<<20, "largest accepted call arguments or tool output, in bytes")
+	cmd.Flags().StringArrayVar(&f.protect, "protect", nil, "a path agents' calls must not touch, beside the data and policy directories (repeatable; e.g. a hook token file)")
 }
 
 func (f *instanceFlags) config(log *slog.Logger) app.Config {
-	return app.Config{DataDir: f.data, PolicyDirs: f.policyDirs, CatalogFiles: f.catalogs, MaxArgsBytes: f.maxArgs, Logger: log}
+	return app.Config{DataDir: f.data, PolicyDirs: f.policyDirs, CatalogFiles: f.catalogs, MaxArgsBytes: f.maxArgs, Protect: f.protect, Logger: log}
 }
 
 func newServeCmd(env Env, logger func() *slog.Logger) *cobra.Command {
@@ -73,6 +75,7 @@ func serve(ctx context.Context, env Env, log *slog.Logger, inst instanceFlags, l
 		return err
 	}
 	cfg := inst.config(log)
+	cfg.Listen = listen
 	cfg.Metrics = true
 	a, err := app.Open(ctx, cfg)
 	if err != nil {

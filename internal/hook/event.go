@@ -162,8 +162,8 @@ type Output struct {
 	SystemMessage string `json:"systemMessage,omitempty"`
 	// Decision "block" with Reason: for PostToolUse, UserPromptSubmit, Stop
 	// and SubagentStop.
-	Decision           string        `json:"decision,omitempty"`
-	Reason             string        `json:"reason,omitempty"`
+	Decision           string       `json:"decision,omitempty"`
+	Reason             string       `json:"reason,omitempty"`
 	HookSpecificOutput *EventOutput `json:"hookSpecificOutput,omitempty"`
 }
 

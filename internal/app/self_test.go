@@ -1,0 +1,91 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestSelfFacts(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	data := filepath.Join(dir, "data")
+	link := filepath.Join(dir, "data-link")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	tests := []struct {
+		name      string
+		cfg       Config
+		addresses []string // must all be present
+		absent    []string // must not be
+		paths     []string
+		noPaths   []string
+	}{
+		{
+			name:      "loopback",
+			cfg:       Config{Listen: "127.0.0.1:7410", DataDir: link, PolicyDirs: []string{"policies"}, Protect: []string{"/", home}},
+			addresses: []string{"127.0.0.1:7410", "localhost:7410", "[::1]:7410", "0.0.0.0:7410", "127.1:7410", "2130706433:7410"},
+			paths:     []string{link, data, mustAbs(t, "policies"), filepath.Join(dir, "config", "mandate")},
+			noPaths:   []string{"/", home},
+		},
+		{
+			name:      "every interface",
+			cfg:       Config{Listen: ":9000"},
+			addresses: []string{"localhost:9000", "127.0.0.1:9000", "0.0.0.0:9000"},
+		},
+		{
+			name:   "no listener",
+			cfg:    Config{DataDir: data},
+			absent: []string{"127.0.0.1:7410"},
+			paths:  []string{data},
+		},
+		{
+			name:   "port chosen by the system is unknown here",
+			cfg:    Config{Listen: "127.0.0.1:0"},
+			absent: []string{"127.0.0.1:0"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := SelfFacts(tc.cfg)
+			for _, a := range tc.addresses {
+				if !slices.Contains(f.Addresses, a) {
+					t.Errorf("addresses lack %s: %v", a, f.Addresses)
+				}
+			}
+			for _, a := range tc.absent {
+				if slices.Contains(f.Addresses, a) {
+					t.Errorf("addresses have %s", a)
+				}
+			}
+			if len(f.Addresses) > 0 && (len(f.Ports) != 1 || len(f.Hosts) != len(f.Addresses)) {
+				t.Errorf("ports %v, hosts %v for %d addresses", f.Ports, f.Hosts, len(f.Addresses))
+			}
+			for _, p := range tc.paths {
+				if !slices.Contains(f.Paths, p) {
+					t.Errorf("paths lack %s: %v", p, f.Paths)
+				}
+			}
+			for _, p := range tc.noPaths {
+				if slices.Contains(f.Paths, p) {
+					t.Errorf("paths have %s", p)
+				}
+			}
+		})
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
