@@ -186,6 +186,7 @@ func TestClassifyCatalog(t *testing.T) {
 		// Cloud and Kubernetes.
 		{"kubectl_get pods", "kubectl_get", `{"resourceType": "pods", "namespace": "prod"}`, expect{kind: Read, family: "cloud"}},
 		{"kubectl_get secrets", "kubectl_get", `{"resourceType": "secrets", "namespace": "prod"}`, expect{kind: Credential}},
+		{"drain a node", "kubectl_drain", `{"name": "node-1", "ignoreDaemonsets": true}`, expect{kind: Delete, kinds: []Kind{Write}, destructive: no(), external: yes()}},
 		{"kubectl_rollout status", "kubectl_rollout", `{"subCommand": "status", "resourceType": "deployment", "name": "api"}`, expect{kind: Read, notKinds: []Kind{Write}}},
 		{"kubectl_rollout history", "kubectl_rollout", `{"subCommand": "history", "resourceType": "deployment", "name": "api"}`, expect{kind: Read}},
 		{"kubectl_rollout undo", "kubectl_rollout", `{"subCommand": "undo", "resourceType": "deployment", "name": "api"}`, expect{kind: Write, external: yes()}},

@@ -634,13 +634,15 @@ func (w *shellWalker) literalOutput(s *syntax.Stmt, env *shellEnv, in *stdinSrc)
 }
 
 // stdinConsumers run or transform what arrives on their standard input,
-// so a pipeline's known output matters to them.
+// so a pipeline's known output matters to them (openssl s_client sends
+// it: an empty line sends nothing).
 var stdinConsumers = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
 	"python": true, "python3": true, "python2": true, "node": true, "nodejs": true, "perl": true, "ruby": true,
 	"php": true, "lua": true, "psql": true, "mysql": true, "mariadb": true, "sqlite3": true, "sqlite": true,
 	"duckdb": true, "ssh": true, "base64": true, "cat": true, "rev": true, "sudo": true, "doas": true,
 	"env": true, "exec": true, "command": true, "nohup": true, "timeout": true, "time": true, "osascript": true,
+	"openssl": true,
 }
 
 // readsStdinScript reports whether a pipeline stage may run or pass on what

@@ -851,8 +851,16 @@ func opensslCmd(inv *invocation, _ *cmdSpec) {
 	}
 	switch inv.argv[1] {
 	case "s_client":
-		inv.kind(Send)
-		inv.external = true
+		// With nothing (or an empty line, or /dev/null) on its input,
+		// s_client only connects and prints the server's certificate:
+		// a fetch. Whatever else is piped in is sent to the server.
+		if inv.in == nil || inv.in.literal && strings.TrimSpace(inv.in.text) == "" || inv.in.via == "file /dev/null" {
+			inv.kind(Fetch)
+			inv.note("openssl s_client connects and reads the certificate, sending nothing")
+		} else {
+			inv.kind(Send)
+			inv.external = true
+		}
 		for i, a := range inv.argv {
 			if a == "-connect" && i+1 < len(inv.argv) {
 				if h := hostOnly(inv.argv[i+1]); h != "" {
@@ -860,15 +868,26 @@ func opensslCmd(inv *invocation, _ *cmdSpec) {
 				}
 			}
 		}
-	case "genrsa", "genpkey", "req", "x509", "ca", "pkcs12", "enc", "rsa", "ec":
-		inv.kind(Write)
+	case "genrsa", "genpkey", "req", "x509", "ca", "pkcs12", "enc", "rsa", "ec", "pkey", "crl", "dgst":
+		// Inspecting a certificate or key (x509 -noout -enddate) prints
+		// and writes nothing; -out/-keyout write files, and req -new
+		// and ca write files (a key, the CA database) of their own.
+		out := false
 		for i, a := range inv.argv {
-			if (a == "-in" || a == "-inkey" || a == "-key") && i+1 < len(inv.argv) {
+			if (a == "-in" || a == "-inkey" || a == "-key" || a == "-signkey") && i+1 < len(inv.argv) {
 				inv.addPath(i+1, Read)
 			}
 			if (a == "-out" || a == "-keyout") && i+1 < len(inv.argv) {
 				inv.addPath(i+1, Write)
+				out = true
 			}
+		}
+		switch sub := inv.argv[1]; {
+		case out || sub == "ca" || sub == "req" && (indexOf(inv.argv, "-new") > 0 || indexOf(inv.argv, "-newkey") > 0):
+			inv.kind(Write)
+		default:
+			inv.kind(Read)
+			inv.readOnly = true
 		}
 	default:
 		inv.kind(Read)

@@ -74,6 +74,9 @@ func init() {
 	dsubs["push"] = with(snd, "pushes an image to a registry")
 	dsubs["login"] = with(cred, "stores registry credentials")
 	prune := with(delD, "prunes unused objects")
+	// Build caches and unused images are rebuilt or pulled again on
+	// demand: pruning them frees space and loses no data.
+	cachePrune := with(del, "prunes caches and unused images, which are rebuilt or pulled again")
 	objGroup := func(extra map[string]subAct) subAct {
 		m := map[string]subAct{"ls": rd, "list": rd, "inspect": rd, "logs": rd, "top": rd, "stats": rd, "diff": rd, "port": rd,
 			"history": rd, "df": rd, "info": rd, "events": rd, "rm": del, "remove": del, "prune": prune, "create": wr,
@@ -84,11 +87,12 @@ func init() {
 		return group(rd, m)
 	}
 	dsubs["container"] = objGroup(nil)
-	dsubs["image"] = objGroup(nil)
+	dsubs["image"] = objGroup(map[string]subAct{"prune": cachePrune})
 	dsubs["volume"] = objGroup(map[string]subAct{"rm": with(delD, "deletes volumes with their data"), "remove": delD})
 	dsubs["network"] = objGroup(map[string]subAct{"connect": wr, "disconnect": wr})
 	dsubs["system"] = objGroup(map[string]subAct{"prune": with(delD, "docker system prune deletes unused containers, images and networks")})
-	dsubs["builder"] = objGroup(nil)
+	dsubs["builder"] = objGroup(map[string]subAct{"prune": cachePrune})
+	dsubs["buildx"] = group(exe, map[string]subAct{"prune": cachePrune, "ls": rd, "inspect": rd, "du": rd, "version": rd})
 	compose := map[string]subAct{}
 	words(rd, "ps logs config ls images top version port events", compose)
 	words(exe, "up run exec start restart build create stop kill pause unpause watch", compose)
@@ -111,7 +115,9 @@ func init() {
 	words(exeExt, "exec run attach port-forward proxy debug cp", ksubs)
 	words(wrExt, "apply create patch edit scale rollout set label annotate autoscale expose taint cordon uncordon certificate replace", ksubs)
 	ksubs["delete"] = with(delExt, "deletes cluster resources")
-	ksubs["drain"] = with(delExt, "evicts every pod from a node")
+	// Draining evicts pods, which their controllers start again on other
+	// nodes: disruptive, so a delete, but nothing is destroyed.
+	ksubs["drain"] = with(subAct{kinds: []Kind{Write, Delete}, ext: true}, "evicts every pod from a node; they are rescheduled elsewhere")
 	ksubs["config"] = group(rd, map[string]subAct{
 		"view": rd, "get-contexts": rd, "current-context": rd, "get-clusters": rd, "get-users": rd,
 		"use-context": wr, "set-context": wr, "set-cluster": wr, "set-credentials": with(cred, "stores cluster credentials"),
@@ -132,6 +138,8 @@ func init() {
 	// helm.
 	hsubs := map[string]subAct{}
 	words(rd, "list ls status get history show search template lint version env verify", hsubs)
+	// The helm-diff plugin only compares.
+	hsubs["diff"] = with(rd, "helm diff shows what an upgrade would change")
 	words(wrExt, "install upgrade rollback", hsubs)
 	words(delExt, "uninstall delete del un", hsubs)
 	hsubs["repo"] = group(rd, map[string]subAct{"add": wr, "update": ftch, "remove": del, "rm": del, "list": rd, "ls": rd, "index": wr})
@@ -1294,11 +1302,23 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 		inv.note("git clean deletes untracked files")
 		inv.w.addPath(".", Delete, inv.env, false)
 	case "checkout":
-		discard := q.has("f", "force") || indexOf(inv.argv[p.rest:], "--") >= 0 || len(opArgs) > 0 && (opArgs[0] == "." || opArgs[0] == "HEAD" && len(opArgs) > 1)
-		if discard {
+		// "git checkout -- f", "git checkout .", "git checkout HEAD f"
+		// throw local changes away. "git checkout REF -- f" brings f
+		// in from another commit or branch: a write of those files.
+		dash := indexOf(inv.argv[p.rest:], "--")
+		fromRef := dash > 0 && len(opArgs) > 0 && p.rest+dash > ops[0] && opArgs[0] != "HEAD" && opArgs[0] != "."
+		discard := q.has("f", "force") || dash >= 0 && !fromRef || len(opArgs) > 0 && (opArgs[0] == "." || opArgs[0] == "HEAD" && len(opArgs) > 1)
+		switch {
+		case discard:
 			set(delD)
 			inv.note("git checkout over working files discards uncommitted changes")
-		} else {
+		case fromRef:
+			set(wr)
+			for _, o := range ops[1:] {
+				inv.addPath(o, Write)
+			}
+			inv.note("git checkout " + opArgs[0] + " -- replaces the files with their version from " + opArgs[0])
+		default:
 			set(wr)
 		}
 	case "restore":
