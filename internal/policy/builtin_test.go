@@ -185,6 +185,29 @@ func builtinCases() []builtinCase {
 		{name: "unknown tool asks", in: in(unknownKind, readWrite, tool("frob_widget")), want: Ask, fired: []string{"builtin.unknown-tool"}, notFired: []string{"builtin.kind-not-granted"}, reason: "cannot tell what frob_widget does"},
 		{name: "nil action is unknown", in: in(read, readWrite, with(func(i *Input) { i.Action = nil })), want: Ask, fired: []string{"builtin.unknown-tool"}},
 
+		// scratch-files
+		{name: "a scratch file needs no write grant", in: in(write, readFetch, tool("Write"), with(func(i *Input) {
+			i.Action.Paths = []action.PathRef{{Path: "/tmp/policy.json", Access: action.Write}}
+			i.Scope.PathsOutside = []string{"/tmp/policy.json"}
+		})), want: Allow, fired: []string{"builtin.scratch-files"}, notFired: []string{"builtin.kind-not-granted", "builtin.path-outside-scope"}, reason: "it only writes scratch files (/tmp/policy.json)"},
+		{name: "a download to a scratch file", in: in(fetch, readFetch, kinds(fetch), with(func(i *Input) {
+			i.Action.Paths = []action.PathRef{{Path: "/var/tmp/dl/x.pdf", Access: action.Write}}
+			i.Scope.PathsOutside = []string{"/var/tmp/dl/x.pdf"}
+		})), want: Allow, notFired: []string{"builtin.path-outside-scope"}},
+		{name: "a command line writing to /tmp is not covered", in: in(write, readFetch, tool("Bash"), with(func(i *Input) {
+			i.Action.Paths = []action.PathRef{{Path: "/tmp/x", Access: action.Write}}
+			i.Action.Commands = []action.Command{{Argv: []string{"cp", "a", "/tmp/x"}, Name: "cp", Kind: action.Write}}
+		})), want: Ask, fired: []string{"builtin.kind-not-granted"}, notFired: []string{"builtin.scratch-files"}},
+		{name: "deleting in /tmp is judged as anywhere", in: in(del, []action.Kind{read, del}, with(func(i *Input) {
+			i.Action.Paths = []action.PathRef{{Path: "/tmp/other-user-cache", Access: action.Delete}}
+			i.Scope.PathsOutside = []string{"/tmp/other-user-cache"}
+		})), want: Ask, fired: []string{"builtin.path-outside-scope"}, notFired: []string{"builtin.scratch-files"}},
+		{name: "a sensitive file in /tmp still asks", in: in(write, readFetch, kinds(write, cred), with(func(i *Input) {
+			i.Action.Paths = []action.PathRef{{Path: "/tmp/id_rsa", Access: action.Write, Sensitive: true}}
+			i.Action.Sensitive = true
+			i.Scope.SensitivePathsOutside = []string{"/tmp/id_rsa"}
+		})), want: Ask, fired: []string{"builtin.sensitive-path"}},
+
 		// path-outside-scope
 		{name: "write outside the scope asks", in: in(write, readWrite, tool("Write"), with(func(i *Input) {
 			i.Action.Paths = []action.PathRef{{Path: "/etc/hosts", Access: action.Write}}
