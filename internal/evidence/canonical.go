@@ -22,19 +22,29 @@ const maxDepth = 10000
 // identifiers beyond 2^53 are not rounded. Duplicate member names are
 // errors. Canonical(Canonical(x)) == Canonical(x).
 func Canonical(data []byte) ([]byte, error) {
-	return appendCanonical(nil, data, true)
+	var c canonicalizer
+	return c.run(nil, data, true)
 }
 
-// canonicalLenient is Canonical for input that was already accepted
-// elsewhere (a call's arguments, decoded by encoding/json): duplicate member
-// names keep the last value, as encoding/json does, so the record shows what
-// the engine decided on.
-func canonicalLenient(dst, data []byte) ([]byte, error) {
-	return appendCanonical(dst, data, false)
+// canonicalizer holds the scratch space of canonicalisation; reusing one
+// (it is not safe for concurrent use) saves allocating it per document.
+type canonicalizer struct {
+	data   []byte
+	pos    int
+	strict bool
+	// members is a stack shared by the objects being read, innermost last.
+	members []member
+	// tmp holds an object's members while they are written back sorted.
+	tmp []byte
 }
 
-func appendCanonical(dst, data []byte, strict bool) ([]byte, error) {
-	c := canonicalizer{data: data, strict: strict}
+// run appends the canonical form of data to dst. Without strict, duplicate
+// member names keep the last value, as encoding/json does: for input that
+// was already accepted elsewhere (a call's arguments), so the record shows
+// what the engine decided on.
+func (c *canonicalizer) run(dst, data []byte, strict bool) ([]byte, error) {
+	c.data, c.pos, c.strict, c.members = data, 0, strict, c.members[:0]
+	defer func() { c.data = nil }()
 	c.skipSpace()
 	out, err := c.value(dst, 0)
 	if err != nil {
@@ -45,12 +55,6 @@ func appendCanonical(dst, data []byte, strict bool) ([]byte, error) {
 		return nil, c.errorf("unexpected data after the JSON value")
 	}
 	return out, nil
-}
-
-type canonicalizer struct {
-	data   []byte
-	pos    int
-	strict bool
 }
 
 // SyntaxError is a malformed JSON value; Offset is the byte where it was
@@ -90,11 +94,8 @@ func (c *canonicalizer) value(dst []byte, depth int) ([]byte, error) {
 	case b == '[':
 		return c.array(dst, depth)
 	case b == '"':
-		s, err := c.str()
-		if err != nil {
-			return nil, err
-		}
-		return appendString(dst, s), nil
+		dst, _, err := c.str(dst)
+		return dst, err
 	case b == '-' || b >= '0' && b <= '9':
 		return c.number(dst)
 	default:
@@ -108,9 +109,11 @@ func (c *canonicalizer) value(dst []byte, depth int) ([]byte, error) {
 	}
 }
 
+// member is one object member already written to the output: dst[start:
+// end] is its canonical `"name":value`.
 type member struct {
-	name       string
-	start, end int // the value's canonical bytes in the object's buffer
+	name       []byte // decoded
+	start, end int
 }
 
 func (c *canonicalizer) object(dst []byte, depth int) ([]byte, error) {
@@ -120,17 +123,23 @@ func (c *canonicalizer) object(dst []byte, depth int) ([]byte, error) {
 		c.pos++
 		return append(dst, "{}"...), nil
 	}
-	var (
-		members []member
-		buf     []byte
-	)
-	for {
+	dst = append(dst, '{')
+	body := len(dst)
+	base := len(c.members)
+	for first := true; ; first = false {
 		c.skipSpace()
 		if c.pos >= len(c.data) || c.data[c.pos] != '"' {
 			return nil, c.errorf("expected a member name")
 		}
-		name, err := c.str()
-		if err != nil {
+		if !first {
+			dst = append(dst, ',')
+		}
+		start := len(dst)
+		var (
+			name []byte
+			err  error
+		)
+		if dst, name, err = c.str(dst); err != nil {
 			return nil, err
 		}
 		c.skipSpace()
@@ -139,11 +148,11 @@ func (c *canonicalizer) object(dst []byte, depth int) ([]byte, error) {
 		}
 		c.pos++
 		c.skipSpace()
-		start := len(buf)
-		if buf, err = c.value(buf, depth+1); err != nil {
+		dst = append(dst, ':')
+		if dst, err = c.value(dst, depth+1); err != nil {
 			return nil, err
 		}
-		members = append(members, member{name: name, start: start, end: len(buf)})
+		c.members = append(c.members, member{name: name, start: start, end: len(dst)})
 		c.skipSpace()
 		if c.pos >= len(c.data) {
 			return nil, c.errorf("unexpected end of input in an object")
@@ -157,24 +166,34 @@ func (c *canonicalizer) object(dst []byte, depth int) ([]byte, error) {
 		}
 		c.pos++
 	}
-	// Stable, so that for duplicate names the last one is last.
-	slices.SortStableFunc(members, func(a, b member) int { return compareUTF16(a.name, b.name) })
-	dst = append(dst, '{')
-	first := true
-	for i, m := range members {
-		if i+1 < len(members) && members[i+1].name == m.name {
-			if c.strict {
-				return nil, c.errorf("duplicate member name %q", m.name)
+	ms := c.members[base:]
+	defer func() { c.members = c.members[:base] }()
+	sorted := true
+	for i := 1; i < len(ms); i++ {
+		if compareUTF16(ms[i-1].name, ms[i].name) >= 0 {
+			sorted = false
+			break
+		}
+	}
+	if !sorted {
+		// Stable, so that of duplicate names the last one is last.
+		slices.SortStableFunc(ms, func(a, b member) int { return compareUTF16(a.name, b.name) })
+		c.tmp = append(c.tmp[:0], dst[body:]...)
+		dst = dst[:body]
+		first := true
+		for i, m := range ms {
+			if i+1 < len(ms) && bytes.Equal(ms[i+1].name, m.name) {
+				if c.strict {
+					return nil, c.errorf("duplicate member name %q", m.name)
+				}
+				continue
 			}
-			continue
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = append(dst, c.tmp[m.start-body:m.end-body]...)
 		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = appendString(dst, m.name)
-		dst = append(dst, ':')
-		dst = append(dst, buf[m.start:m.end]...)
 	}
 	return append(dst, '}'), nil
 }
@@ -211,19 +230,23 @@ func (c *canonicalizer) array(dst []byte, depth int) ([]byte, error) {
 	}
 }
 
-// str decodes the string at c.pos. Invalid UTF-8 and lone surrogates become
+// str reads the string at c.pos, appends it to dst in canonical form and
+// returns its decoded bytes. Invalid UTF-8 and lone surrogates become
 // U+FFFD, as encoding/json decodes them.
-func (c *canonicalizer) str() (string, error) {
+func (c *canonicalizer) str(dst []byte) ([]byte, []byte, error) {
 	c.pos++ // opening quote
 	start := c.pos
-	// Fast path: no escapes, valid UTF-8, no control characters.
+	// Fast path: no escapes, valid UTF-8, no control characters: the
+	// bytes are their own canonical form.
 	for i := start; i < len(c.data); i++ {
 		b := c.data[i]
 		if b == '"' {
 			s := c.data[start:i]
 			if utf8.Valid(s) {
 				c.pos = i + 1
-				return string(s), nil
+				dst = append(dst, '"')
+				dst = append(dst, s...)
+				return append(dst, '"'), s, nil
 			}
 			break
 		}
@@ -234,18 +257,18 @@ func (c *canonicalizer) str() (string, error) {
 	var out []byte
 	for {
 		if c.pos >= len(c.data) {
-			return "", c.errorf("unterminated string")
+			return nil, nil, c.errorf("unterminated string")
 		}
 		b := c.data[c.pos]
 		switch {
 		case b == '"':
 			c.pos++
-			return string(out), nil
+			return appendString(dst, string(out)), out, nil
 		case b < 0x20:
-			return "", c.errorf("control character %#02x in a string", b)
+			return nil, nil, c.errorf("control character %#02x in a string", b)
 		case b == '\\':
 			if c.pos+1 >= len(c.data) {
-				return "", c.errorf("unterminated escape")
+				return nil, nil, c.errorf("unterminated escape")
 			}
 			e := c.data[c.pos+1]
 			c.pos += 2
@@ -265,7 +288,7 @@ func (c *canonicalizer) str() (string, error) {
 			case 'u':
 				r, ok := c.hex4()
 				if !ok {
-					return "", c.errorf("invalid \\u escape")
+					return nil, nil, c.errorf("invalid \\u escape")
 				}
 				if utf16.IsSurrogate(r) {
 					r2 := utf8.RuneError
@@ -274,7 +297,7 @@ func (c *canonicalizer) str() (string, error) {
 						c.pos += 2
 						lo, ok := c.hex4()
 						if !ok {
-							return "", c.errorf("invalid \\u escape")
+							return nil, nil, c.errorf("invalid \\u escape")
 						}
 						if r2 = utf16.DecodeRune(r, lo); r2 == utf8.RuneError {
 							c.pos = save // a lone high surrogate; lo stands alone
@@ -284,7 +307,7 @@ func (c *canonicalizer) str() (string, error) {
 				}
 				out = utf8.AppendRune(out, r)
 			default:
-				return "", c.errorf("invalid escape \\%c", e)
+				return nil, nil, c.errorf("invalid escape \\%c", e)
 			}
 		case b < utf8.RuneSelf:
 			out = append(out, b)
@@ -435,12 +458,19 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// compareUTF16 orders strings by their UTF-16 code units, as RFC 8785
-// sorts member names.
-func compareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
+// compareUTF16 orders names by their UTF-16 code units, as RFC 8785 sorts
+// member names.
+func compareUTF16(a, b []byte) int {
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < utf8.RuneSelf && b[0] < utf8.RuneSelf {
+			if a[0] != b[0] {
+				return int(a[0]) - int(b[0])
+			}
+			a, b = a[1:], b[1:]
+			continue
+		}
+		ra, na := utf8.DecodeRune(a)
+		rb, nb := utf8.DecodeRune(b)
 		if ra != rb {
 			ua, ub := firstUnit(ra), firstUnit(rb)
 			if ua != ub {

@@ -73,7 +73,8 @@ func asSyntax(err error, se **SyntaxError) bool {
 func TestCanonicalLenientDuplicates(t *testing.T) {
 	// encoding/json keeps the last of duplicate members; so does the
 	// record of what the engine decided on.
-	got, err := canonicalLenient(nil, []byte(`{"b":1,"a":1,"b":2,"a":{"x":1,"x":3}}`))
+	var c canonicalizer
+	got, err := c.run(nil, []byte(`{"b":1,"a":1,"b":2,"a":{"x":1,"x":3}}`), false)
 	if err != nil {
 		t.Fatal(err)
 	}

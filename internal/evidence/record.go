@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -88,6 +89,18 @@ func LeafHash(body []byte) []byte { return rfc6962.DefaultHasher.HashLeaf(body) 
 // json.RawMessage) is encoded in canonical form inside the envelope, and the
 // body hashed once.
 func NewRecord(typ, origin, sessionID string, at time.Time, content any) (*store.EvidenceRecord, error) {
+	var e recordEncoder
+	return e.record(typ, origin, sessionID, at, content)
+}
+
+// recordEncoder holds the buffers of record encoding, for reuse.
+type recordEncoder struct {
+	c   canonicalizer
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func (e *recordEncoder) record(typ, origin, sessionID string, at time.Time, content any) (*store.EvidenceRecord, error) {
 	if typ == "" {
 		return nil, errors.New("evidence record: no type")
 	}
@@ -96,17 +109,22 @@ func NewRecord(typ, origin, sessionID string, at time.Time, content any) (*store
 	}
 	raw, ok := content.(json.RawMessage)
 	if !ok {
-		var err error
-		if raw, err = json.Marshal(content); err != nil {
+		if e.enc == nil {
+			e.enc = json.NewEncoder(&e.buf)
+			e.enc.SetEscapeHTML(false)
+		}
+		e.buf.Reset()
+		if err := e.enc.Encode(content); err != nil {
 			return nil, fmt.Errorf("evidence record %s: encode content: %w", typ, err)
 		}
+		raw = e.buf.Bytes()
 	}
 	at = at.UTC()
 	// Members in canonical (sorted) order: content, origin, session_id,
 	// time, type, v.
-	body := make([]byte, 0, len(raw)+160)
+	body := make([]byte, 0, len(raw)+192)
 	body = append(body, `{"content":`...)
-	body, err := canonicalLenient(body, raw)
+	body, err := e.c.run(body, raw, false)
 	if err != nil {
 		return nil, fmt.Errorf("evidence record %s: content: %w", typ, err)
 	}
@@ -116,9 +134,9 @@ func NewRecord(typ, origin, sessionID string, at time.Time, content any) (*store
 		body = append(body, `,"session_id":`...)
 		body = appendString(body, sessionID)
 	}
-	body = append(body, `,"time":`...)
-	body = appendString(body, at.Format(time.RFC3339Nano))
-	body = append(body, `,"type":`...)
+	body = append(body, `,"time":"`...)
+	body = at.AppendFormat(body, time.RFC3339Nano)
+	body = append(body, `","type":`...)
 	body = appendString(body, typ)
 	body = append(body, `,"v":1}`...)
 	return &store.EvidenceRecord{Type: typ, SessionID: sessionID, Origin: origin, Body: body, LeafHash: LeafHash(body), CreatedAt: at}, nil
@@ -129,7 +147,8 @@ func NewRecord(typ, origin, sessionID string, at time.Time, content any) (*store
 // goroutine, so the records commit in the same transaction as what they
 // describe.
 type Recorder struct {
-	now func() time.Time
+	now  func() time.Time
+	pool sync.Pool // *recordEncoder
 	// others are the Change fields this file has no explicit record for
 	// (added to store.Change later): each is recorded generically, so that
 	// nothing committed escapes the log.
@@ -178,11 +197,16 @@ type statusContent struct {
 // Record implements the engine's Recorder.
 func (r *Recorder) Record(c *store.Change) ([]*store.EvidenceRecord, error) {
 	var out []*store.EvidenceRecord
+	e, _ := r.pool.Get().(*recordEncoder)
+	if e == nil {
+		e = &recordEncoder{}
+	}
+	defer r.pool.Put(e)
 	add := func(typ, origin, session string, at time.Time, content any) error {
 		if at.IsZero() {
 			at = r.now()
 		}
-		rec, err := NewRecord(typ, origin, session, at, content)
+		rec, err := e.record(typ, origin, session, at, content)
 		if err != nil {
 			return err
 		}
