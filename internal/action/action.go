@@ -171,6 +171,12 @@ type Command struct {
 	// "sudo", "sh -c", "$(…)", "find -exec".
 	Via  []string `json:"via,omitempty"`
 	Note string   `json:"note,omitempty"`
+	// RunsFetched is true when the program text this command runs (its
+	// standard input, a -c string, eval's arguments, a script file) was
+	// fetched from the network earlier in the same command line:
+	// curl … | sh, bash -c "$(curl …)", source <(curl …),
+	// curl -o x.sh … && sh x.sh. Code nobody has seen runs.
+	RunsFetched bool `json:"runs_fetched"`
 }
 
 // Effects are consequences that policy commonly cares about.

@@ -103,6 +103,11 @@ type shellWalker struct {
 	commands int
 	limited  bool
 	parsers  *sync.Pool
+	// fetches counts the commands so far that fetch from the network;
+	// a substitution or pipe stage that raises it delivers fetched data.
+	fetches int
+	// fetchedFiles are the files fetching commands wrote (curl -o x.sh).
+	fetchedFiles map[string]bool
 }
 
 // shellEnv is the state a command sees: the working directory (tracked
@@ -131,6 +136,9 @@ type stdinSrc struct {
 	text    string // literal content, if known
 	literal bool
 	via     string // how it arrives: "here-document", "pipe", …
+	// fetched is set when what arrives came from the network (a pipe
+	// from curl, a redirect from <(curl …)).
+	fetched bool
 }
 
 // script parses src and walks it. depth counts nested interpreters.
@@ -168,10 +176,12 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 	}
 	var writes []string
 	for _, r := range s.Redirs {
+		fetchesBefore := w.fetches
 		w.scanWord(r.Word, env, depth)
 		if r.Hdoc != nil {
 			w.scanWord(r.Hdoc, env, depth)
 		}
+		fetched := w.fetches > fetchesBefore
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
 			if r.Hdoc != nil {
@@ -182,11 +192,11 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 			}
 		case syntax.WordHdoc:
 			v := w.word(r.Word, env)
-			in = &stdinSrc{text: v.s + "\n", literal: !v.dyn, via: "here-string"}
+			in = &stdinSrc{text: v.s + "\n", literal: !v.dyn, via: "here-string", fetched: fetched}
 		case syntax.RdrIn:
 			v := w.word(r.Word, env)
 			w.addPath(v.s, Read, env, v.dyn)
-			in = &stdinSrc{via: "file " + v.s}
+			in = &stdinSrc{via: "file " + v.s, fetched: fetched || w.fetchedFiles[w.resolve(v.s, env)]}
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
 			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
 			v := w.word(r.Word, env)
@@ -212,10 +222,16 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 		switch c.Op {
 		case syntax.Pipe, syntax.PipeAll:
 			// Both sides run in subshells: cd does not leak.
+			fetchesBefore := w.fetches
 			w.stmt(c.X, env.sub(), in, depth)
 			out := &stdinSrc{via: "pipe"}
 			if w.readsStdinScript(c.Y, env) {
 				out = w.literalOutput(c.X, env, in)
+			}
+			if w.fetches > fetchesBefore || in != nil && in.fetched {
+				o := *out
+				o.fetched = true
+				out = &o
 			}
 			w.stmt(c.Y, env.sub(), out, depth)
 		default:
@@ -405,15 +421,23 @@ func (w *shellWalker) call(c *syntax.CallExpr, env *shellEnv, in *stdinSrc, dept
 	}
 	argv := make([]string, len(c.Args))
 	dyn := make([]bool, len(c.Args))
+	var fetched []bool
 	for i, wd := range c.Args {
+		fetchesBefore := w.fetches
 		w.scanWord(wd, env, depth)
+		if w.fetches > fetchesBefore {
+			if fetched == nil {
+				fetched = make([]bool, len(c.Args))
+			}
+			fetched[i] = true
+		}
 		v := w.word(wd, env)
 		argv[i], dyn[i] = v.s, v.dyn
 		if i == 0 && v.glob {
 			dyn[0] = true
 		}
 	}
-	inv := &invocation{w: w, env: env, argv: argv, dyn: dyn, in: in, depth: depth}
+	inv := &invocation{w: w, env: env, argv: argv, dyn: dyn, fetched: fetched, in: in, depth: depth}
 	if hijack != "" {
 		inv.hijack = hijack
 	}
@@ -716,6 +740,16 @@ func pipeTransform(argv []string, in *stdinSrc) *stdinSrc {
 
 // addPath records a path the line touches and returns its normalised form.
 // Paths on a remote host (ssh) are not local and are only noted.
+// resolve normalises raw as addPath would, without recording it.
+func (w *shellWalker) resolve(raw string, env *shellEnv) string {
+	dir := env.cwd
+	if env.cwdLost {
+		dir = ""
+	}
+	p, _ := normPath(raw, dir, w.home)
+	return p
+}
+
 func (w *shellWalker) addPath(raw string, access Kind, env *shellEnv, dynamic bool) string {
 	if raw == "" {
 		return ""
@@ -811,6 +845,9 @@ func (w *shellWalker) emit(c Command, ks kindSet) {
 	}
 	w.res.commands = append(w.res.commands, c)
 	w.res.kinds |= ks
+	if ks.has(Fetch) {
+		w.fetches++
+	}
 	if c.Destructive {
 		w.res.destructive = true
 	}

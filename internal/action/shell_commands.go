@@ -725,7 +725,8 @@ func perlCmd(inv *invocation, _ *cmdSpec) {
 	ops := p.ops
 	if len(codes) == 0 && len(ops) > 0 {
 		inv.kind(Execute)
-		inv.addPath(ops[0], Execute)
+		inv.runsArg(ops[0])
+		inv.runsFile(inv.addPath(ops[0], Execute))
 		inv.note("runs the Perl script " + inv.argv[ops[0]])
 		ops = ops[1:]
 	}

@@ -10,12 +10,15 @@ import (
 // invocation is one simple command being analysed: its argv after shell
 // expansion (as far as it is known), and what has been found so far.
 type invocation struct {
-	w     *shellWalker
-	env   *shellEnv
-	argv  []string
-	dyn   []bool
-	in    *stdinSrc
-	depth int
+	w    *shellWalker
+	env  *shellEnv
+	argv []string
+	dyn  []bool
+	// fetched marks the arguments built from the output of a fetch
+	// ("$(curl …)", <(curl …)); nil when none is.
+	fetched []bool
+	in      *stdinSrc
+	depth   int
 	// hijack names a variable assigned for this command that changes
 	// which program runs (PATH=…, LD_PRELOAD=…).
 	hijack string
@@ -28,6 +31,12 @@ type invocation struct {
 	// done is set when the invocation handed its work to an inner one
 	// (a wrapper) and records no command of its own.
 	done bool
+	// runsFetched is set when the program text the command runs came
+	// from the network (see Command.RunsFetched).
+	runsFetched bool
+	// pathsBefore is how many paths the walk had recorded when the
+	// command started; the ones after are its own.
+	pathsBefore int
 }
 
 func (inv *invocation) kind(ks ...Kind) { inv.ks.add(ks...) }
@@ -57,6 +66,7 @@ func (inv *invocation) run() {
 	if len(inv.argv) == 0 {
 		return
 	}
+	inv.pathsBefore = len(w.res.paths)
 	prog := inv.argv[0]
 	if inv.dyn[0] {
 		inv.kind(Execute)
@@ -75,6 +85,7 @@ func (inv *invocation) run() {
 		p := w.addPath(prog, Execute, inv.env, false)
 		inv.kind(Execute)
 		inv.note("runs " + p)
+		inv.runsFile(p)
 		inv.pathArgs(1, Write)
 		inv.emit()
 		return
@@ -158,11 +169,27 @@ func (inv *invocation) emit() {
 	if inv.external {
 		inv.w.res.external = true
 	}
+	if inv.ks.has(Fetch) {
+		// What a fetching command writes is fetched content: running
+		// it later in the line runs code nobody has seen.
+		for _, p := range inv.w.res.paths[min(inv.pathsBefore, len(inv.w.res.paths)):] {
+			if p.Access == Write {
+				if inv.w.fetchedFiles == nil {
+					inv.w.fetchedFiles = map[string]bool{}
+				}
+				inv.w.fetchedFiles[p.Path] = true
+			}
+		}
+	}
+	if inv.runsFetched {
+		inv.note("runs code fetched from the network in the same command line")
+	}
 	c := Command{
 		Argv:        append([]string(nil), inv.argv...),
 		Name:        inv.name(),
 		ReadOnly:    inv.readOnly,
 		Destructive: inv.destructive,
+		RunsFetched: inv.runsFetched,
 		Via:         inv.env.via,
 		Note:        strings.Join(inv.notes, "; "),
 	}
@@ -188,6 +215,9 @@ func (inv *invocation) unwrap(start int, via string) {
 	inner := &invocation{
 		w: inv.w, env: inv.env.sub(via), argv: inv.argv[start:], dyn: inv.dyn[start:], in: inv.in,
 		depth: inv.depth, hijack: inv.hijack,
+	}
+	if start < len(inv.fetched) {
+		inner.fetched = inv.fetched[start:]
 	}
 	inner.ks = inv.ks
 	inner.external = inv.external
@@ -217,6 +247,31 @@ func (inv *invocation) runScript(text, via string) {
 
 // dynamicArg reports whether argv[i] is only known at run time.
 func (inv *invocation) dynamicArg(i int) bool { return i < len(inv.dyn) && inv.dyn[i] }
+
+// fetchedArg reports whether argv[i] was built from fetched data.
+func (inv *invocation) fetchedArg(i int) bool { return i < len(inv.fetched) && inv.fetched[i] }
+
+// runsArg notes that the command runs argv[i] as program text (a -c
+// string, eval's words, a script given as <(…)).
+func (inv *invocation) runsArg(i int) {
+	if inv.fetchedArg(i) {
+		inv.runsFetched = true
+	}
+}
+
+// runsFile notes that the command runs the script file p (normalised).
+func (inv *invocation) runsFile(p string) {
+	if p != "" && inv.w.fetchedFiles[p] {
+		inv.runsFetched = true
+	}
+}
+
+// runsStdin notes that the command runs what arrives on its input.
+func (inv *invocation) runsStdin() {
+	if inv.in != nil && inv.in.fetched {
+		inv.runsFetched = true
+	}
+}
 
 // generic applies a table entry: kind, read-only-ness, and operands as
 // paths.

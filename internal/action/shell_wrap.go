@@ -477,7 +477,7 @@ func sopsCmd(inv *invocation) {
 // shellCmd: sh/bash/zsh with -c STRING, a script file, or standard input.
 func shellCmd(inv *invocation, _ *cmdSpec) {
 	argv := inv.argv
-	hasC, noexec := false, false
+	hasC, noexec, fromStdin := false, false, false
 	i := 1
 	for ; i < len(argv); i++ {
 		a := argv[i]
@@ -498,6 +498,11 @@ func shellCmd(inv *invocation, _ *cmdSpec) {
 			}
 			if strings.Contains(cluster, "n") && a[0] == '-' {
 				noexec = true
+			}
+			if strings.Contains(cluster, "s") && a[0] == '-' {
+				// -s: commands come from standard input; the
+				// words after are its positional parameters.
+				fromStdin = true
 			}
 			if strings.ContainsAny(cluster, "oO") {
 				i++
@@ -523,14 +528,19 @@ func shellCmd(inv *invocation, _ *cmdSpec) {
 		}
 		if inv.dynamicArg(i) {
 			inv.kind(Execute)
+			inv.runsArg(i)
 			inv.note(inv.name() + " -c runs a command line built at run time")
 			inv.w.note("the command line of " + inv.name() + " -c is built at run time: " + truncate(argv[i], 120))
 			return
 		}
 		inv.runScript(argv[i], inv.name()+" -c")
+	case fromStdin:
+		inv.stdinScript()
 	case i < len(argv):
 		p := inv.addPath(i, Execute)
 		inv.kind(Execute)
+		inv.runsArg(i)
+		inv.runsFile(p)
 		inv.note("runs the script " + p)
 	default:
 		inv.stdinScript()
@@ -550,6 +560,7 @@ func (inv *invocation) stdinScript() {
 		inv.runScript(inv.in.text, inv.name()+" < "+inv.in.via)
 	default:
 		inv.kind(Execute)
+		inv.runsStdin()
 		inv.note(inv.name() + " runs a script from its input (" + inv.in.via + "), which is not known in advance")
 	}
 }
@@ -559,6 +570,9 @@ func evalCmd(inv *invocation, _ *cmdSpec) {
 	for i := 1; i < len(inv.argv); i++ {
 		if inv.dynamicArg(i) {
 			inv.kind(Execute)
+			for j := 1; j < len(inv.argv); j++ {
+				inv.runsArg(j)
+			}
 			inv.note("eval runs a command line built at run time")
 			return
 		}
@@ -575,6 +589,8 @@ func sourceCmd(inv *invocation, _ *cmdSpec) {
 	inv.kind(Execute)
 	if len(inv.argv) > 1 {
 		p := inv.addPath(1, Execute)
+		inv.runsArg(1)
+		inv.runsFile(p)
 		inv.note("runs the commands in " + p + " in this shell")
 	}
 }
@@ -681,6 +697,8 @@ func interpCmd(inv *invocation, _ *cmdSpec) {
 			}
 		}
 		f := inv.addPath(i, Execute)
+		inv.runsArg(i)
+		inv.runsFile(f)
 		inv.note("runs the " + def.lang + " script " + f)
 		return
 	}
@@ -695,6 +713,7 @@ func (inv *invocation) stdinCode(lang string) {
 	case inv.in.literal:
 		inv.code(lang, inv.in.text, inv.name()+" < "+inv.in.via)
 	default:
+		inv.runsStdin()
 		inv.note(inv.name() + " runs a program from its input (" + inv.in.via + "), which is not known in advance")
 	}
 }

@@ -263,7 +263,7 @@ func TestLoadDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	edited := writeDir(t, map[string]string{"hazards.yaml": string(data) + "\n# edited\n"})
-	if _, err := Load(edited); err == nil || !strings.Contains(err.Error(), "already defined") {
+	if _, err := Load(edited); err == nil || !strings.Contains(err.Error(), "reserved for the built-in pack") {
 		t.Errorf("a modified copy of the pack loaded: %v", err)
 	}
 
