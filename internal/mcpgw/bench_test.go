@@ -2,6 +2,7 @@ package mcpgw
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/app"
 )
 
@@ -80,6 +82,41 @@ func BenchmarkToolCall(b *testing.B) {
 		}
 		run(b, cs)
 	}
+	// What the gateway asks of Mandate per call, without MCP: decide and
+	// record the result (store without fsync).
+	b.Run("mandate-only", func(b *testing.B) {
+		a, err := app.Open(ctx, app.Config{Synchronous: "OFF"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Close()
+		be := &EngineBackend{Engine: a.Engine, Default: gatewayAdmin, Source: "user"}
+		sid, err := be.EnsureSession(ctx, SessionSpec{AgentID: "bench", Intent: "Greet Ada."})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := be.PinTools(ctx, sid, []action.ToolDef{{Name: "greet", Description: greetDescription, InputSchema: map[string]any{"type": "object"},
+			Annotations: &action.Annotations{ReadOnlyHint: boolPtr(true)}}}); err != nil {
+			b.Fatal(err)
+		}
+		args := json.RawMessage(`{"name":"Ada"}`)
+		out := json.RawMessage(`{"content":[{"type":"text","text":"Hello, Ada!"}]}`)
+		durations := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			start := time.Now()
+			v, err := be.Evaluate(ctx, sid, "greet", args)
+			if err != nil || v.Effect != "allow" {
+				b.Fatalf("evaluate: %+v %v", v, err)
+			}
+			if err := be.Observe(ctx, v.DecisionID, out); err != nil {
+				b.Fatal(err)
+			}
+			durations = append(durations, time.Since(start))
+		}
+		slices.Sort(durations)
+		b.ReportMetric(float64(durations[len(durations)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds()), "p99-µs")
+	})
 	// The store without fsync: the gateway's and the engine's CPU cost.
 	b.Run("gateway", func(b *testing.B) { gateway(b, app.Config{Synchronous: "OFF"}) })
 	// The default: the decision and the observation each fsynced before
