@@ -20,6 +20,10 @@ const (
 
 var dimensions = [...]string{DimPaths, DimHosts, DimRecipients, DimAccounts, DimNames}
 
+// BranchTarget prefixes a prohibition target that names a git branch:
+// "branch:main" is touched by a push to main ("don't push to main").
+const BranchTarget = "branch:"
+
 // matchesNothing reports whether dimension dim is listed in s.None.
 func (s *Scope) matchesNothing(dim string) bool { return slices.Contains(s.None, dim) }
 
@@ -233,6 +237,9 @@ func hostOfURL(u string) string {
 // any dimension. A path target is also touched by an action on one of its
 // ancestors ("rm -rf ." touches "prod/**").
 func touches(target string, a *action.Action, workDir string) bool {
+	if branch, ok := strings.CutPrefix(target, BranchTarget); ok {
+		return pushesBranch(a, branch)
+	}
 	if strings.ContainsRune(target, '/') || strings.HasPrefix(target, ".") || strings.HasPrefix(target, "~") {
 		t := resolvePath(target, workDir)
 		for _, pr := range a.Paths {
@@ -262,6 +269,67 @@ func touches(target string, a *action.Action, workDir string) bool {
 		}
 	}
 	return false
+}
+
+// pushesBranch reports whether the action's commands may push the named
+// branch: a `git push` whose refspecs name it (as "main", "+main",
+// "HEAD:main" or "refs/heads/main"), and, since the branch it pushes
+// cannot be known, a push that names none ("git push", "git push origin",
+// "git push origin HEAD", --all, --mirror).
+func pushesBranch(a *action.Action, branch string) bool {
+	for _, c := range a.Commands {
+		if c.Name != "git" {
+			continue
+		}
+		args := c.Argv
+		i := gitSubcommand(args)
+		if i < 0 || args[i] != "push" {
+			continue
+		}
+		var pos []string
+		for j := i + 1; j < len(args); j++ {
+			arg := args[j]
+			switch {
+			case arg == "--all" || arg == "--mirror" || arg == "--branches":
+				return true
+			case arg == "--repo" || arg == "-o" || arg == "--push-option" || arg == "--receive-pack" || arg == "--exec":
+				j++ // an option with its value in the next argument
+			case strings.HasPrefix(arg, "-"):
+			default:
+				pos = append(pos, arg)
+			}
+		}
+		if len(pos) < 2 {
+			return true // no refspec: whatever branch is checked out
+		}
+		for _, ref := range pos[1:] {
+			ref = strings.TrimPrefix(ref, "+")
+			if _, dst, ok := strings.Cut(ref, ":"); ok {
+				ref = dst
+			}
+			ref = strings.TrimPrefix(ref, "refs/heads/")
+			if ref == branch || ref == "HEAD" || ref == "@" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gitSubcommand returns the index of git's subcommand in argv (argv[0]
+// is git), past global options ("-C dir", "-c k=v", "--git-dir=…"), or -1.
+func gitSubcommand(argv []string) int {
+	for i := 1; i < len(argv); i++ {
+		switch a := argv[i]; {
+		case a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" ||
+			a == "--exec-path" || a == "--config-env" || a == "--super-prefix":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return i
+		}
+	}
+	return -1
 }
 
 // globPrefix is the literal leading part of a glob, up to the first

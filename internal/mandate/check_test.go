@@ -218,6 +218,50 @@ func TestCheckProhibitions(t *testing.T) {
 	}
 }
 
+func TestCheckBranchProhibition(t *testing.T) {
+	m := &Mandate{
+		Allow:        []action.Kind{action.Read, action.Send},
+		Prohibitions: []Prohibition{{Kind: action.Send, Target: BranchTarget + "main", Text: "don't push to main"}},
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatalf("a branch target does not validate: %v", err)
+	}
+	push := func(argv ...string) action.Action {
+		return action.Action{Kind: action.Send, Commands: []action.Command{{Argv: argv, Name: argv[0], Kind: action.Send}}}
+	}
+	tests := []struct {
+		name string
+		a    action.Action
+		want bool
+	}{
+		{"push to main", push("git", "push", "origin", "main"), true},
+		{"force push to main", push("git", "push", "--force", "origin", "+main"), true},
+		{"push a local branch to main", push("git", "push", "origin", "fix:refs/heads/main"), true},
+		{"push HEAD", push("git", "push", "origin", "HEAD"), true},
+		{"push with no refspec: the branch is unknown", push("git", "push"), true},
+		{"push every branch", push("git", "push", "--all", "origin"), true},
+		{"push a feature branch", push("git", "push", "-u", "origin", "feat/x"), false},
+		{"push a tag", push("git", "push", "origin", "v1.2.0"), false},
+		{"push main to another name", push("git", "push", "origin", "main:backup"), false},
+		{"global options before push", push("git", "-C", "/w", "push", "origin", "main"), true},
+		{"push as a commit message", push("git", "commit", "-m", "push main"), false},
+		{"a send with no command", action.Action{Kind: action.Send, Recipients: recipients("a@b.example")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := m.Check(&tt.a, "/w", testNow)
+			if got := len(r.Prohibited) > 0; got != tt.want {
+				t.Errorf("prohibited = %v (%q), want %v", got, r.Prohibited, tt.want)
+			}
+		})
+	}
+	// A branch target stays a branch when paths are resolved.
+	m.Prohibitions[0].Target = BranchTarget + "release/1.0"
+	if got := m.ResolvePaths("/w").Prohibitions[0].Target; got != BranchTarget+"release/1.0" {
+		t.Errorf("ResolvePaths changed the branch target to %q", got)
+	}
+}
+
 func TestCheckKinds(t *testing.T) {
 	m := &Mandate{Allow: []action.Kind{action.Read, action.Fetch, action.Write}, Deny: []action.Kind{action.Pay}}
 	tests := []struct {

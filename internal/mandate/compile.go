@@ -166,6 +166,18 @@ type anchor struct {
 	noGrantW string // why
 	// money is set for a verb that moves an amount ("send Lukas 50 €").
 	money bool
+	// self marks a verb whose subject is the user ("I never read them",
+	// "I'll send it myself"): it neither grants nor, negated, forbids.
+	self bool
+	// light marks a verb that takes its kind from its object ("open a
+	// PR", "do the shopping"); object is that object as written.
+	light  bool
+	object string
+	// narrow marks a noun, or a light verb's object, that names one thing
+	// a kind acts on ("no PR", "don't give him access"), not the act.
+	narrow bool
+	// needless marks "no need to reply": nothing asked, nothing ruled out.
+	needless bool
 }
 
 type segment struct {
@@ -192,6 +204,35 @@ type build struct {
 	denyBy  map[action.Kind]string
 	spend   []spendCandidate
 	payAmts []spendCandidate
+
+	// conditional is set while a sentence that starts with a condition
+	// ("if there's an error, …") is read: its denials hold only then.
+	conditional bool
+	// impliedBy holds kinds granted only because another was ("buy"
+	// implies filling a cart: write), with the kind that implied them.
+	impliedBy map[action.Kind]action.Kind
+	denials   []denial
+	// undecided are kinds both asked for and ruled out where the draft
+	// cannot tell which applies: neither granted nor denied.
+	undecided []action.Kind
+}
+
+// Ways a denial is narrower than its kind.
+const (
+	narrowElsewhere = "elsewhere" // "don't post it anywhere else": all but what was named
+	narrowObject    = "object"    // "don't modify the staging database", "no PR", "no apply": one thing of the kind
+	narrowCondition = "condition" // "if there's an error, don't change anything": only then
+)
+
+// roPhrase is the reason recorded for a read-only phrase ("read only").
+const roPhrase = "read-only phrase"
+
+// denial is one "don't" that denied a kind.
+type denial struct {
+	kind   action.Kind
+	clause string // the prohibition's text
+	phrase string
+	narrow string
 }
 
 type spendCandidate struct {
@@ -208,8 +249,9 @@ func (c *compiler) compile(text string, now time.Time) *Draft {
 			Allow:        []action.Kind{},
 			Deny:         []action.Kind{},
 		},
-		allowBy: map[action.Kind]string{},
-		denyBy:  map[action.Kind]string{},
+		allowBy:   map[action.Kind]string{},
+		denyBy:    map[action.Kind]string{},
+		impliedBy: map[action.Kind]action.Kind{},
 	}
 	b.ents = c.lx.extractEntities(text, c.re)
 	toks := c.lx.tokenize(text, b.ents)
@@ -389,8 +431,10 @@ type segState struct {
 	roWhy      string
 	roPos      int      // where that phrase is
 	nothing    string   // a "nothing else" phrase
+	nothingPos int      // where it is; -1 when there is none
 	embedded   []int    // embedded-question markers ("whether", "ob")
 	self       [][2]int // the user speaking of themself ("I'll", "ich")
+	needless   [][2]int // "no need to", "pas besoin de"
 	exceptions [][2]int // "outside", "except", "außer"
 	today      [][2]int // "today" phrases, settled once anchors are known
 	// cuts are conjunctions that start a new clause within the segment
@@ -422,6 +466,10 @@ func (b *build) sentence(sent sentence) {
 		if e, n := b.at(first, 0, roleQuestion); e != nil {
 			question = b.span(first, 0, n)
 		}
+	}
+	b.conditional = false
+	if e, _ := b.at(segs[0].toks, 0, roleConditional); e != nil {
+		b.conditional = true
 	}
 	var inherited *anchor
 	for _, seg := range segs {
@@ -461,7 +509,7 @@ func (b *build) webCue(segs []segment) string {
 }
 
 func (b *build) analyse(toks []token) *segState {
-	st := &segState{toks: toks, consumed: make([]bool, len(toks))}
+	st := &segState{toks: toks, consumed: make([]bool, len(toks)), nothingPos: -1}
 	mark := func(i, n int) {
 		for k := i; k < i+n && k < len(toks); k++ {
 			st.consumed[k] = true
@@ -489,12 +537,13 @@ func (b *build) analyse(toks []token) *segState {
 		}
 	}
 	scan(roleIgnore, func(*entry, int, int) {})
+	scan(roleNeedless, func(_ *entry, i, n int) { st.needless = append(st.needless, [2]int{i, i + n}) })
 	scan(roleReadOnly, func(_ *entry, i, n int) {
 		if st.readOnly == "" {
-			st.readOnly, st.roWhy, st.roPos = b.span(toks, i, i+n), "read-only phrase", i
+			st.readOnly, st.roWhy, st.roPos = b.span(toks, i, i+n), roPhrase, i
 		}
 	})
-	scan(roleNothingElse, func(_ *entry, i, n int) { st.nothing = b.span(toks, i, i+n) })
+	scan(roleNothingElse, func(_ *entry, i, n int) { st.nothing, st.nothingPos = b.span(toks, i, i+n), i })
 	scan(roleEmbedded, func(_ *entry, i, _ int) { st.embedded = append(st.embedded, i) })
 	scan(roleLimit, func(_ *entry, i, n int) { st.limits = append(st.limits, [3]int{i, i + n, 0}) })
 	scan(roleNegLimit, func(_ *entry, i, n int) { st.limits = append(st.limits, [3]int{i, i + n, 1}) })
@@ -525,6 +574,7 @@ func (b *build) analyse(toks []token) *segState {
 	scan(roleRestrictor, func(_ *entry, i, _ int) { st.restrict = append(st.restrict, i) })
 	scan(roleSelf, func(_ *entry, i, n int) { st.self = append(st.self, [2]int{i, i + n}) })
 	b.findAnchors(st, free, mark)
+	b.resolveLight(st)
 	b.findCuts(st)
 	b.negate(st)
 	b.qualify(st)
@@ -544,9 +594,25 @@ func (b *build) qualify(st *segState) {
 		}
 		for _, sp := range st.self {
 			if (sp[1] <= a.pos && a.pos-sp[1] <= 2) || (sp[0] >= a.end && sp[0]-a.end <= 0) {
-				if !a.noGrant {
-					a.noGrant, a.noGrantW = true, fmt.Sprintf("the user speaks of their own action (%q)", b.span(st.toks, sp[0], sp[1]))
+				if !a.noGrant || !a.self {
+					a.noGrant, a.self, a.noGrantW = true, true, fmt.Sprintf("the user speaks of their own action (%q)", b.span(st.toks, sp[0], sp[1]))
 				}
+			}
+		}
+		// "I want to look before buying": a verb after "before" has the
+		// subject of the verb it follows.
+		if !a.self && a.pos > 0 {
+			if b.subordinatorBefore(st, a.pos) {
+				for _, o := range st.anchors {
+					if o.pos < a.pos && o.pos >= from && o.self {
+						a.noGrant, a.self, a.noGrantW = true, true, fmt.Sprintf("its subject is the user's, as for %q (%s)", o.word, o.noGrantW)
+					}
+				}
+			}
+		}
+		for _, nd := range st.needless {
+			if nd[1] <= a.pos && a.pos-nd[1] <= 1 {
+				a.noGrant, a.needless, a.noGrantW = true, true, fmt.Sprintf("%q asks for nothing", b.span(st.toks, nd[0], nd[1]))
 			}
 		}
 		if a.noun || a.anyKind || a.typoOf != "" {
@@ -568,6 +634,17 @@ func (b *build) qualify(st *segState) {
 			}
 		}
 	}
+}
+
+// subordinatorBefore reports whether a subordinator of several words
+// ("avant de", "antes de") ends right before token i.
+func (b *build) subordinatorBefore(st *segState, i int) bool {
+	for j := max(0, i-3); j < i; j++ {
+		if e, n := b.at(st.toks, j, roleSubordinator); e != nil && j+n == i {
+			return true
+		}
+	}
+	return false
 }
 
 // findCuts marks colons, and conjunctions that join two verb phrases
@@ -606,23 +683,162 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 		if st.consumed[i] || toks[i].kind != tokWord {
 			continue
 		}
+		if e, j := b.separableAt(st, i); e != nil && free(i, 1) && free(j, 1) && b.verbHere(st, i, e) {
+			// "Lade Paula zum Fest ein": the verb's particle closes its
+			// clause.
+			mark(i, 1)
+			mark(j, 1)
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general,
+				word: b.span(toks, i, i+1) + " … " + b.span(toks, j, j+1)})
+			continue
+		}
 		if e, n := b.at(toks, i, roleVerb); e != nil && free(i, n) && b.verbHere(st, i, e) {
 			mark(i, n)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, word: b.span(toks, i, i+n)})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+n)})
+			i += n - 1
+			continue
+		}
+		if e, n := b.at(toks, i, roleLight); e != nil && free(i, n) && b.verbHere(st, i, e) {
+			mark(i, n)
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, light: true, word: b.span(toks, i, i+n)})
 			i += n - 1
 			continue
 		}
 		if e, n := b.at(toks, i, roleNoun); e != nil && free(i, n) {
 			mark(i, n)
-			st.nouns = append(st.nouns, &anchor{pos: i, end: i + n, kinds: e.kinds, noun: true, word: b.span(toks, i, i+n)})
+			st.nouns = append(st.nouns, &anchor{pos: i, end: i + n, kinds: e.kinds, noun: true, narrow: e.narrow, word: b.span(toks, i, i+n)})
 			i += n - 1
+			continue
+		}
+		if e := b.enclitic(toks[i].text); e != nil && b.verbHere(st, i, e) {
+			// "guárdala", "envíaselo": a verb form with its pronoun attached.
+			mark(i, 1)
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: e.role == roleVerb && !e.general, light: e.role == roleLight, word: b.span(toks, i, i+1)})
 			continue
 		}
 		if e := b.typo(toks[i].text); e != nil && b.verbHere(st, i, e) {
 			mark(i, 1)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, word: b.span(toks, i, i+1), typoOf: e.words[0]})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+1), typoOf: e.words[0]})
 		}
 	}
+}
+
+// separableAt finds a verb of two words whose second is a separable
+// particle left at the end of the clause ("lade … ein", "teile … auf"),
+// the stem at token i. It returns the entry and the particle's index.
+// The particle must end the segment or stand before a conjunction or a
+// clause break, as German puts it.
+func (b *build) separableAt(st *segState, i int) (*entry, int) {
+	toks := st.toks
+	if toks[i].kind != tokWord {
+		return nil, 0
+	}
+	for _, l := range b.langs {
+		if len(l.separable) == 0 {
+			continue
+		}
+		for _, e := range l.index[toks[i].text] {
+			if e.role != roleVerb || len(e.words) != 2 || !l.separable[e.words[1]] {
+				continue
+			}
+			for j := i + 2; j < len(toks); j++ {
+				if toks[j].kind != tokWord || toks[j].text != e.words[1] {
+					continue
+				}
+				last := j+1 == len(toks)
+				if !last {
+					c, _ := b.at(toks, j+1, roleConj)
+					cue, _ := b.at(toks, j+1, roleCue)
+					last = c != nil || cue != nil
+				}
+				if last {
+					return e, j
+				}
+			}
+		}
+	}
+	return nil, 0
+}
+
+// enclitic returns the verb (or light verb) a word is with a pronoun
+// attached, in a language whose table lists such endings: "guárdala" is
+// "guarda" + "la". The stem must be a one-word verb form of that language.
+func (b *build) enclitic(w string) *entry {
+	for _, l := range b.langs {
+		if l.vocab[w] {
+			continue // a word of its own ("informe", "vela")
+		}
+		for _, suf := range l.enclitics {
+			stem, ok := strings.CutSuffix(w, suf)
+			if !ok || utf8.RuneCountInString(stem) < 2 {
+				continue
+			}
+			for _, e := range l.index[stem] {
+				if (e.role == roleVerb || e.role == roleLight) && len(e.words) == 1 {
+					return e
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// resolveLight gives each light verb the kind of its object: the first
+// noun of a kind within a few words ("open a small PR", "make a
+// payment"), else the first verb form used as a noun ("do the rename",
+// "fais un rollback"), else the verb's own default ("make a chart" is
+// write), if it has one.
+func (b *build) resolveLight(st *segState) {
+	for _, a := range st.anchors {
+		if !a.light {
+			continue
+		}
+		end := min(len(st.toks), a.end+6)
+		for _, o := range st.anchors {
+			if o.pos >= a.end && o.pos < end {
+				end = o.pos
+			}
+		}
+		// With no kind of its own, the verb needs its object introduced
+		// ("open a PR", "give him access"): "open issues" is a state.
+		first := a.end
+		if a.kinds == nil {
+			if a.end >= end || !b.introduces(st.toks[a.end]) {
+				continue
+			}
+			first++
+		}
+		var kinds []action.Kind
+		for k, nn := range st.nouns {
+			if nn.pos < first || nn.pos >= end {
+				continue
+			}
+			// In a compound the last noun is the head: "edit access".
+			for k+1 < len(st.nouns) && st.nouns[k+1].pos == nn.end && nn.end < end {
+				k++
+				nn = st.nouns[k]
+			}
+			kinds, a.object, a.narrow = nn.kinds, nn.word, nn.narrow
+			break
+		}
+		// Only a verb that has no kind of its own takes one from a verb
+		// form: "do the rename", but not "put a ✅ on every deploy request".
+		for j := first; kinds == nil && a.kinds == nil && j < end; j++ {
+			if e, n := b.at(st.toks, j, roleVerb); e != nil && !e.anyKind {
+				kinds, a.object, a.narrow = e.kinds, b.span(st.toks, j, j+n), !e.general
+			}
+		}
+		if kinds != nil {
+			a.kinds = kinds
+		}
+	}
+}
+
+// introduces reports whether a word can introduce a light verb's object:
+// a determiner, a pronoun or other function word, or a number ("open a
+// PR", "give him access", "do 3 transfers").
+func (b *build) introduces(t token) bool {
+	return t.kind == tokNumber || (t.kind == tokWord && (b.is(t, roleDeterminer) || b.is(t, roleMarker) || b.is(t, roleCue)))
 }
 
 // verbHere reports whether a verb form at i is used as a verb: not right
@@ -630,6 +846,18 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 // nouns, only where a verb can stand (start of a clause, after "to",
 // "please", a negation, a restrictor…).
 func (b *build) verbHere(st *segState, i int, e *entry) bool {
+	if e.ambiguous {
+		// "checkout is erroring", "deploy job fails": a form followed by
+		// its predicate, at most one word apart, is the subject, a noun.
+		for j := i + len(e.words); j < len(st.toks) && j <= i+len(e.words)+1; j++ {
+			if m, _ := b.at(st.toks, j, roleSubjectMark); m != nil {
+				return false
+			}
+			if st.toks[j].kind != tokWord || b.is(st.toks[j], roleDeterminer) || b.is(st.toks[j], roleMarker) {
+				break
+			}
+		}
+	}
 	if i == 0 {
 		return true
 	}
@@ -735,6 +963,12 @@ func (b *build) negate(st *segState) {
 		if a.negated {
 			a.neg = b.span(st.toks, a.negStart, a.negEnd)
 		}
+		if a.negated && b.unneeded(st, a) {
+			// "no message needed": no need for it, which rules nothing out
+			// and asks for nothing.
+			a.negated, a.noGrant, a.needless = false, true, true
+			a.noGrantW = fmt.Sprintf("%q + %q says it is not needed, which neither asks for it nor forbids it", a.neg, a.word)
+		}
 	}
 	for _, nn := range st.nouns {
 		for _, n := range st.negBef {
@@ -743,6 +977,14 @@ func (b *build) negate(st *segState) {
 				nn.neg = b.span(st.toks, n[0], n[1])
 			}
 		}
+		if nn.negated && b.unneeded(st, nn) {
+			// "no message needed": no need for it, which rules nothing out.
+			b.recognise(b.span(st.toks, nn.negStart, nn.end+1), "nothing ruled out", fmt.Sprintf("noun %q is not needed, which does not forbid it", nn.word))
+			nn.negated = false
+		}
+		if nn.negated && !slices.ContainsFunc(nn.kinds, func(k action.Kind) bool { return k != action.Read }) {
+			nn.negated = false // "no summary": a missing report forbids no reading
+		}
 		if nn.negated {
 			st.anchors = append(st.anchors, nn)
 		}
@@ -750,6 +992,17 @@ func (b *build) negate(st *segState) {
 	slices.SortFunc(st.anchors, func(x, y *anchor) int { return x.pos - y.pos })
 	// A typo that is not negated grants nothing.
 	st.anchors = slices.DeleteFunc(st.anchors, func(a *anchor) bool { return a.typoOf != "" && !a.negated })
+}
+
+// unneeded reports whether a "not needed" word follows a noun: "no
+// message needed", "keine Nachricht nötig".
+func (b *build) unneeded(st *segState, nn *anchor) bool {
+	for j := nn.end; j < len(st.toks) && j <= nn.end+1; j++ {
+		if e, _ := b.at(st.toks, j, roleUnneeded); e != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // negatesForward reports whether a marker that can negate either way
@@ -988,6 +1241,25 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		b.prohibitTarget(u.ent, u.a, b.span(toks, max(u.negFrom, from), u.tok+1), b.span(toks, from, to), u.why)
 	}
 
+	// "don't push to main": a negated send verb aimed at a branch
+	// prohibits pushing that branch, not every send.
+	for _, a := range st.anchors {
+		if !a.negated || a.noun || a.self || withEntities[a] || !slices.Contains(a.kinds, action.Send) {
+			continue
+		}
+		if j, name := b.branchAfter(st, a); name != "" {
+			from, to := st.clauseOf(a.pos)
+			target := BranchTarget + name
+			p := Prohibition{Kind: action.Send, Target: target, Text: b.span(toks, from, to)}
+			if !slices.Contains(b.m.Prohibitions, p) {
+				b.m.Prohibitions = append(b.m.Prohibitions, p)
+			}
+			b.recognise(b.span(toks, min(a.pos, a.negStart), j+1), "prohibit send on "+target,
+				fmt.Sprintf("%s; target branch %q: pushing it is ruled out, other pushes are not", b.negWhy(a), name))
+			withEntities[a] = true
+		}
+	}
+
 	// Negated verbs and nouns without entities deny their kinds.
 	for _, a := range st.anchors {
 		if !a.negated || withEntities[a] {
@@ -995,6 +1267,11 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		}
 		phrase := b.span(toks, min(a.pos, a.negStart), max(a.end, a.negEnd))
 		why := b.negWhy(a)
+		if a.self {
+			// "I never read them": the user tells of their own habit.
+			b.recognise(phrase, "nothing ruled out", fmt.Sprintf("%s, but %s", why, a.noGrantW))
+			continue
+		}
 		if a.anyKind {
 			// "don't touch anything" is read-only; "without touching the
 			// logic" names something no scope entry can hold: nothing.
@@ -1004,14 +1281,27 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			continue
 		}
 		from, to := st.clauseOf(a.pos)
+		narrow := ""
+		switch {
+		case st.nothingPos > a.pos && st.nothingPos < to:
+			narrow = narrowElsewhere // "don't post it anywhere else"
+		case a.narrow || b.hasObject(st, a):
+			narrow = narrowObject // "don't modify the staging database", "no PR"
+		}
 		for _, k := range b.negKinds(a) {
 			if limited[k] {
 				continue
 			}
-			b.deny(k, phrase, b.span(toks, from, to), why)
+			b.denyNarrow(k, phrase, b.span(toks, from, to), why, narrow)
 		}
 	}
 
+	if st.readOnly != "" && b.accessLevel(st, inherited) {
+		// "share the sheet with marco@x.it, read only": the access the
+		// share grants, not a limit on the task.
+		b.recognise(st.readOnly, "nothing ruled out", st.roWhy+" describing the access a share grants, not the task")
+		st.readOnly = ""
+	}
 	if st.readOnly != "" {
 		b.allow(action.Read, st.readOnly, st.roWhy)
 		if webCue != "" {
@@ -1033,11 +1323,17 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			continue
 		}
 		why := fmt.Sprintf("verb %q", phrase)
+		if a.light && a.object != "" {
+			why = fmt.Sprintf("verb %q with object %q", phrase, a.object)
+		}
 		for _, k := range a.kinds {
 			b.allow(k, phrase, fmt.Sprintf("%s (%s)", why, k))
 		}
 		if a.money {
 			b.allow(action.Pay, phrase, fmt.Sprintf("%s with an amount as its object: moving money is pay", why))
+		}
+		if a.money || slices.Contains(a.kinds, action.Pay) {
+			b.allowImplied(action.Write, action.Pay, phrase, fmt.Sprintf("%s (pay): a purchase or transfer is prepared first, in a cart, a form or a quote", why))
 		}
 		if !a.web && webCue != "" && slices.Contains(a.kinds, action.Read) {
 			b.allow(action.Fetch, phrase, fmt.Sprintf("%s (read); web-ish: %q", why, webCue))
@@ -1046,6 +1342,52 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 	if st.nothing != "" {
 		b.recognise(st.nothing, "nothing beyond what was named", "restrictor: the scope holds only the resources named")
 	}
+}
+
+// branchAfter finds a branch a verb is aimed at: "push to main", "force
+// push main", "merge into master" — a branch word right after the verb or
+// after a preposition ("to", "origin"), within a few words of it. It
+// returns the token index and the branch name, or "".
+func (b *build) branchAfter(st *segState, a *anchor) (int, string) {
+	_, to := st.clauseOf(a.pos)
+	for j := a.end; j < to && j <= a.end+3; j++ {
+		if st.toks[j].kind != tokWord {
+			return 0, ""
+		}
+		e, _ := b.at(st.toks, j, roleBranch)
+		if e == nil {
+			continue
+		}
+		if j == a.end || b.is(st.toks[j-1], roleBranchPrep) {
+			return j, st.toks[j].text
+		}
+	}
+	return 0, ""
+}
+
+// accessLevel reports whether the segment's read-only phrase describes
+// the access a send grants ("share it with marco@x.it in read-only",
+// "comparte la carpeta … en solo lectura") rather than the task: the
+// phrase follows a granting send verb in its clause.
+func (b *build) accessLevel(st *segState, inherited *anchor) bool {
+	if st.roWhy != roPhrase {
+		return false
+	}
+	grantsSend := func(a *anchor) bool {
+		return a != nil && !a.negated && !a.noGrant && !a.noun && slices.Contains(a.kinds, action.Send)
+	}
+	if len(st.anchors) == 0 {
+		// "Teile den Ordner mit jan@x.de, nur lesen": a clause without a
+		// verb continues the sentence's last one.
+		return grantsSend(inherited)
+	}
+	from, _ := st.clauseOf(st.roPos)
+	for _, a := range st.anchors {
+		if a.pos >= from && a.pos < st.roPos && grantsSend(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // notAName reports whether a quote at toks[i] is a text rather than a
@@ -1135,6 +1477,20 @@ func kindsString(ks []action.Kind) string {
 }
 
 func (b *build) allow(k action.Kind, phrase, why string) {
+	delete(b.impliedBy, k)
+	b.grant(k, phrase, why)
+}
+
+// allowImplied grants k because from was granted; finish takes it back if
+// from is not granted in the end and nothing else asked for k.
+func (b *build) allowImplied(k, from action.Kind, phrase, why string) {
+	if _, ok := b.impliedBy[k]; ok || !slices.Contains(b.m.Allow, k) {
+		b.impliedBy[k] = from
+	}
+	b.grant(k, phrase, why)
+}
+
+func (b *build) grant(k action.Kind, phrase, why string) {
 	if !slices.Contains(b.m.Allow, k) {
 		b.m.Allow = append(b.m.Allow, k)
 		b.allowBy[k] = phrase
@@ -1143,6 +1499,16 @@ func (b *build) allow(k action.Kind, phrase, why string) {
 }
 
 func (b *build) deny(k action.Kind, phrase, clause, why string) {
+	b.denyNarrow(k, phrase, clause, why, "")
+}
+
+// denyNarrow denies k and records how narrow the denial was, for finish
+// to weigh against grants of the same kind.
+func (b *build) denyNarrow(k action.Kind, phrase, clause, why, narrow string) {
+	if narrow == "" && b.conditional {
+		narrow = narrowCondition
+	}
+	b.denials = append(b.denials, denial{kind: k, clause: clause, phrase: phrase, narrow: narrow})
 	if !slices.Contains(b.m.Deny, k) {
 		b.m.Deny = append(b.m.Deny, k)
 		b.denyBy[k] = phrase
@@ -1380,6 +1746,17 @@ func (b *build) finish() {
 
 	for _, k := range slices.Clone(b.m.Allow) {
 		if slices.Contains(b.m.Deny, k) {
+			b.settleConflict(k)
+		}
+	}
+	for _, k := range slices.Clone(b.m.Allow) {
+		if from, ok := b.impliedBy[k]; ok && (!slices.Contains(b.m.Allow, from) || slices.Contains(b.m.Deny, from)) {
+			b.m.Allow = slices.DeleteFunc(b.m.Allow, func(x action.Kind) bool { return x == k })
+			b.recognise(b.allowBy[k], "drop allow "+string(k), fmt.Sprintf("%s was only implied by %s, which is not granted", k, from))
+		}
+	}
+	for _, k := range slices.Clone(b.m.Allow) {
+		if slices.Contains(b.m.Deny, k) {
 			b.m.Allow = slices.DeleteFunc(b.m.Allow, func(x action.Kind) bool { return x == k })
 			b.recognise(b.denyBy[k], "drop allow "+string(k),
 				fmt.Sprintf("%s is both granted (by %q) and denied (by %q): denied wins", k, b.allowBy[k], b.denyBy[k]))
@@ -1392,6 +1769,53 @@ func (b *build) finish() {
 	byRank := func(x, y action.Kind) int { return x.Rank() - y.Rank() }
 	slices.SortFunc(b.m.Allow, byRank)
 	slices.SortFunc(b.m.Deny, byRank)
+}
+
+// settleConflict weighs the denials of a kind that was also granted.
+// When every denial only says "nowhere else" ("DM it to me, don't post it
+// anywhere else"), the grant stands: the scope keeps what was named. When
+// every denial is narrower than the kind — one thing the draft cannot name
+// ("don't modify the staging database", "no PR"), one operation of it ("no
+// apply"), or only under a condition ("if there's an error, don't change
+// anything") — the draft cannot tell which applies to a call: the kind is
+// neither granted nor denied, so each such call is put to a person.
+// Otherwise the denial wins (in finish).
+func (b *build) settleConflict(k action.Kind) {
+	if k == action.Read {
+		return // reading is never undecided: a prohibition on it holds
+	}
+	var ds []denial
+	for _, d := range b.denials {
+		if d.kind == k {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 {
+		return // denied by a limit or the like: the general rule applies
+	}
+	elsewhere, narrow := true, true
+	for _, d := range ds {
+		elsewhere = elsewhere && d.narrow == narrowElsewhere
+		narrow = narrow && d.narrow != ""
+	}
+	if !narrow {
+		return // "Buy it. Actually, don't buy anything": the denial wins
+	}
+	b.m.Deny = slices.DeleteFunc(b.m.Deny, func(x action.Kind) bool { return x == k })
+	for _, d := range ds {
+		b.m.Prohibitions = slices.DeleteFunc(b.m.Prohibitions, func(p Prohibition) bool {
+			return p.Kind == k && p.Target == "" && p.Text == d.clause
+		})
+	}
+	if elsewhere {
+		b.recognise(b.denyBy[k], "keep allow "+string(k),
+			fmt.Sprintf("%q rules out %s beyond what was named, and %q asks for it: the scope holds what was named", b.denyBy[k], k, b.allowBy[k]))
+		return
+	}
+	b.m.Allow = slices.DeleteFunc(b.m.Allow, func(x action.Kind) bool { return x == k })
+	b.undecided = append(b.undecided, k)
+	b.recognise(b.denyBy[k], "neither allow nor deny "+string(k),
+		fmt.Sprintf("%s is asked for (by %q) and ruled out (by %q) for something the draft cannot tell apart: each such call is for a person to decide", k, b.allowBy[k], b.denyBy[k]))
 }
 
 func roundCents(v float64) float64 {

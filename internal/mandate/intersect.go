@@ -213,7 +213,7 @@ func (m *Mandate) ResolvePaths(workDir string) *Mandate {
 		out.Scope.Paths[i] = resolvePath(g, workDir)
 	}
 	for i, p := range out.Prohibitions {
-		if strings.ContainsRune(p.Target, '/') {
+		if strings.ContainsRune(p.Target, '/') && !strings.HasPrefix(p.Target, BranchTarget) {
 			out.Prohibitions[i].Target = resolvePath(p.Target, workDir)
 		}
 	}

@@ -41,6 +41,7 @@ type langTable struct {
 		After  []string `yaml:"after"`
 	} `yaml:"negations"`
 	Nouns         map[string][]string `yaml:"nouns"`
+	ObjectNouns   map[string][]string `yaml:"object_nouns"`
 	Restrictors   []string            `yaml:"restrictors"`
 	ReadOnly      []string            `yaml:"read_only"`
 	NothingElse   []string            `yaml:"nothing_else"`
@@ -66,6 +67,24 @@ type langTable struct {
 	SelfSubjects      []string          `yaml:"self_subjects"`
 	Exceptions        []string          `yaml:"exceptions"`
 	MoneyVerbs        []string          `yaml:"money_verbs"`
+	// LightVerbs take their kind from their object ("open a PR", "do the
+	// shopping", "fais un rollback"); the key is the kind they ask for
+	// when the object names none, or "object" for none at all.
+	LightVerbs map[string][]string `yaml:"light_verbs"`
+	NoNeed     struct {
+		Before []string `yaml:"before"`
+		After  []string `yaml:"after"`
+	} `yaml:"no_need"`
+	SubjectMarkers []string `yaml:"subject_markers"`
+	Subordinators  []string `yaml:"subordinators"`
+	Branches       []string `yaml:"branches"`
+	BranchPreps    []string `yaml:"branch_prepositions"`
+	Enclitics      []string `yaml:"enclitics"`
+	GeneralVerbs   []string `yaml:"general_verbs"`
+	// Separable are the particles a verb may leave at the end of its
+	// clause ("Lade Paula zum Fest ein" is "lade ein").
+	Separable []string `yaml:"separable_particles"`
+	Conditionals   []string `yaml:"conditionals"`
 }
 
 // role is what a lexicon phrase does.
@@ -99,6 +118,14 @@ const (
 	roleException
 	roleMoneyVerb
 	roleCurrency
+	roleLight
+	roleNeedless    // "no need to" before a verb
+	roleUnneeded    // "needed" after a negated noun: "no message needed"
+	roleSubjectMark // "is" after a form that is then a noun: "checkout is failing"
+	roleSubordinator
+	roleBranch
+	roleBranchPrep
+	roleConditional
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -111,11 +138,19 @@ type entry struct {
 	anyKind   bool
 	web       bool
 	ambiguous bool
-	n         int           // numbers
-	dur       time.Duration // units
-	singular  bool          // units
-	currency  string
-	lang      string
+	// narrow marks a noun that names one thing a kind acts on ("PR",
+	// "access"), not the act itself ("purchases"): ruling it out is
+	// narrower than ruling out the kind.
+	narrow bool
+	// general marks a verb that names its kind as a whole ("delete",
+	// "send", "buy"): ruling it out rules out the kind. Ruling out any
+	// other verb ("no apply", "don't merge") rules out one operation.
+	general  bool
+	n        int           // numbers
+	dur      time.Duration // units
+	singular bool          // units
+	currency string
+	lang     string
 }
 
 // language is a lexicon ready for matching.
@@ -123,6 +158,11 @@ type language struct {
 	code  string
 	index map[string][]*entry // by first word
 	vocab map[string]bool     // every word the lexicon knows, for detection
+	// enclitics are pronoun endings a verb form may carry ("guárdala",
+	// "envíalo"), folded, longest first.
+	enclitics []string
+	// separable are particles a verb leaves at its clause's end.
+	separable map[string]bool
 }
 
 // lexicon is every language plus what tokenising needs before the
@@ -183,13 +223,43 @@ func loadLexiconFS(fsys fs.FS) (*lexicon, error) {
 }
 
 func (lx *lexicon) build(t langTable) (*language, error) {
-	l := &language{code: t.Code, index: map[string][]*entry{}, vocab: map[string]bool{}}
+	l := &language{code: t.Code, index: map[string][]*entry{}, vocab: map[string]bool{}, separable: map[string]bool{}}
+	for _, p := range t.Separable {
+		w := lx.phraseWords(p)
+		if len(w) != 1 {
+			return nil, fmt.Errorf("separable_particles: %q is not one word", p)
+		}
+		l.separable[w[0]] = true
+	}
 	add := func(phrase string, e entry) error {
 		words := lx.phraseWords(phrase)
 		if len(words) == 0 {
 			return fmt.Errorf("empty phrase in %v list", e.role)
 		}
 		e.words, e.lang = words, t.Code
+		if e.role == roleVerb || e.role == roleNoun || e.role == roleLight {
+			// A phrase listed under several kinds asks for all of them
+			// ("install" writes files and runs code): one entry, the union.
+			for _, old := range l.index[words[0]] {
+				if old.role != e.role || !slices.Equal(old.words, words) {
+					continue
+				}
+				if old.anyKind || e.anyKind {
+					return fmt.Errorf("%q is listed under \"any\" and another kind", phrase)
+				}
+				kinds := slices.Clone(old.kinds)
+				for _, k := range e.kinds {
+					if !slices.Contains(kinds, k) {
+						kinds = append(kinds, k)
+					}
+				}
+				old.kinds = kinds
+				old.web = old.web || e.web
+				old.narrow = old.narrow && e.narrow
+				old.ambiguous = old.ambiguous || e.ambiguous
+				return nil
+			}
+		}
 		l.index[words[0]] = append(l.index[words[0]], &e)
 		for _, w := range words {
 			l.vocab[w] = true
@@ -237,6 +307,13 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.SelfSubjects, entry{role: roleSelf}},
 		{t.Exceptions, entry{role: roleException}},
 		{t.MoneyVerbs, entry{role: roleMoneyVerb}},
+		{t.NoNeed.Before, entry{role: roleNeedless}},
+		{t.NoNeed.After, entry{role: roleUnneeded}},
+		{t.SubjectMarkers, entry{role: roleSubjectMark}},
+		{t.Subordinators, entry{role: roleSubordinator}},
+		{t.Branches, entry{role: roleBranch}},
+		{t.BranchPreps, entry{role: roleBranchPrep}},
+		{t.Conditionals, entry{role: roleConditional}},
 	} {
 		if err := addAll(group.list, group.e); err != nil {
 			return nil, err
@@ -264,13 +341,56 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 			}
 		}
 	}
-	for _, kindName := range slices.Sorted(mapKeysOf(t.Nouns)) {
-		k := action.Kind(kindName)
-		if !k.Valid() || k == action.Unknown {
-			return nil, fmt.Errorf("nouns: unknown kind %q", kindName)
+	for _, g := range t.GeneralVerbs {
+		words := lx.phraseWords(g)
+		found := false
+		for _, e := range l.index[words[0]] {
+			if e.role == roleVerb && slices.Equal(e.words, words) {
+				e.general, found = true, true
+			}
 		}
-		if err := addAll(t.Nouns[kindName], entry{role: roleNoun, kinds: []action.Kind{k}}); err != nil {
-			return nil, err
+		if !found {
+			return nil, fmt.Errorf("general_verbs: %q is not in verbs", g)
+		}
+	}
+	for _, kindName := range slices.Sorted(mapKeysOf(t.LightVerbs)) {
+		e := entry{role: roleLight}
+		if kindName != "object" {
+			k := action.Kind(kindName)
+			if !k.Valid() || k == action.Unknown {
+				return nil, fmt.Errorf("light_verbs: unknown kind %q (want a kind or \"object\")", kindName)
+			}
+			e.kinds = []action.Kind{k}
+		}
+		for _, p := range t.LightVerbs[kindName] {
+			ve := e
+			ve.ambiguous = ambiguous[strings.Join(lx.phraseWords(p), " ")]
+			if err := add(p, ve); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, en := range t.Enclitics {
+		w := lx.phraseWords(en)
+		if len(w) != 1 {
+			return nil, fmt.Errorf("enclitics: %q is not one word", en)
+		}
+		l.enclitics = append(l.enclitics, w[0])
+	}
+	slices.SortStableFunc(l.enclitics, func(a, b string) int { return len(b) - len(a) })
+	for _, nouns := range []struct {
+		list   map[string][]string
+		name   string
+		narrow bool
+	}{{t.Nouns, "nouns", false}, {t.ObjectNouns, "object_nouns", true}} {
+		for _, kindName := range slices.Sorted(mapKeysOf(nouns.list)) {
+			k := action.Kind(kindName)
+			if !k.Valid() || k == action.Unknown {
+				return nil, fmt.Errorf("%s: unknown kind %q", nouns.name, kindName)
+			}
+			if err := addAll(nouns.list[kindName], entry{role: roleNoun, kinds: []action.Kind{k}, narrow: nouns.narrow}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, w := range slices.Sorted(mapKeysOf(t.Numbers)) {

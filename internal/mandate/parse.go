@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -280,6 +281,12 @@ func validTarget(t string) string {
 	}
 	if hasControl(t) {
 		return "contains control characters"
+	}
+	if b, ok := strings.CutPrefix(t, BranchTarget); ok {
+		if b == "" || strings.ContainsFunc(b, unicode.IsSpace) {
+			return "want a branch name after \"" + BranchTarget + "\""
+		}
+		return ""
 	}
 	if strings.ContainsRune(t, '/') {
 		return validGlob(t)

@@ -131,6 +131,8 @@ func TestValidate(t *testing.T) {
 		{"prohibition without text", func(m *Mandate) { m.Prohibitions[0].Text = "" }, "prohibitions[0].text"},
 		{"prohibition with bad kind", func(m *Mandate) { m.Prohibitions[0].Kind = "shop" }, "prohibitions[0].kind"},
 		{"prohibition with bad glob", func(m *Mandate) { m.Prohibitions[0].Target = "src/[a" }, "prohibitions[0].target"},
+		{"branch target without a name", func(m *Mandate) { m.Prohibitions[0].Target = "branch:" }, "prohibitions[0].target"},
+		{"branch target with a space", func(m *Mandate) { m.Prohibitions[0].Target = "branch:my branch" }, "prohibitions[0].target"},
 		{"bad glob", func(m *Mandate) { m.Scope.Paths = []string{"src/[a-"} }, "scope.paths[0]"},
 		{"empty path", func(m *Mandate) { m.Scope.Paths = []string{""} }, "scope.paths[0]"},
 		{"url as host", func(m *Mandate) { m.Scope.Hosts = []string{"https://x.example/"} }, "scope.hosts[0]"},

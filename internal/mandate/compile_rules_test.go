@@ -1,0 +1,239 @@
+package mandate
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// Verbs that ask for several kinds, and kinds a verb implies.
+var impliedKindCases = []compileCase{
+	// Installing writes files and runs code.
+	{text: "Install the linter and run it on ./lib", lang: "en",
+		allow: []action.Kind{r, w, x}, paths: []string{"lib/**"}},
+	// Uploading sends and writes where it lands.
+	{text: "Upload the slides to the team drive", lang: "en",
+		allow: []action.Kind{r, w, s}},
+	// Inviting sends the invitation and changes the event.
+	{text: "Lade Paula zum Sommerfest ein", lang: "de",
+		allow: []action.Kind{r, w, s}},
+	// Paying is prepared in a cart, a form or a quote.
+	{text: "Buy two tickets for the concert on Friday", lang: "en",
+		allow: []action.Kind{r, w, p}},
+	{text: "Achète une lampe de bureau", lang: "fr",
+		allow: []action.Kind{r, w, p}},
+	// …but only while paying is granted: taken back, the cart goes too.
+	{text: "Book the hotel. Actually, don't book anything.", lang: "en",
+		allow: []action.Kind{r}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
+	// Merging a pull request publishes it.
+	{text: "merge the dependabot PR once CI passes", lang: "en",
+		allow: []action.Kind{r, w, s}},
+}
+
+// Light verbs take their kind from their object.
+var lightVerbCases = []compileCase{
+	{text: "open a pull request for the docs fix", lang: "en",
+		allow: []action.Kind{r, s}},
+	{text: "file an issue about the crash upstream", lang: "en",
+		allow: []action.Kind{r, s}},
+	{text: "make a payment of 40 EUR to the school", lang: "en",
+		allow: []action.Kind{r, w, p}, spend: "40 EUR"},
+	{text: "make a backup script for my photos", lang: "en", // no kind in the object: make writes
+		allow: []action.Kind{r, w}},
+	{text: "do the rename we discussed", lang: "en", // a verb form as the object
+		allow: []action.Kind{r, w}},
+	{text: "give her edit access to the folder", lang: "en",
+		allow: []action.Kind{r, w, s}},
+	// "open issues" is a state, not an act: a light verb without a kind
+	// of its own needs its object introduced.
+	{text: "list the repos with open issues", lang: "en",
+		allow: []action.Kind{r}},
+	{text: "fais un rollback de la dernière version", lang: "fr",
+		allow: []action.Kind{r, w}},
+	{text: "haz una copia de seguridad de la base", lang: "es",
+		allow: []action.Kind{r, w}},
+	{text: "Mach mir eine Liste der offenen Rechnungen", lang: "de", // a read noun: nothing to change
+		allow: []action.Kind{r}},
+}
+
+// Negations that are not prohibitions, and prohibitions narrower than
+// their kind.
+var negationCases = []compileCase{
+	// The user telling of their own habit forbids nothing.
+	{text: "archive the build notifications, I never open them", lang: "en",
+		allow: []action.Kind{r, w}},
+	// "No need to" neither asks nor forbids.
+	{text: "accept the invite, no reply needed", lang: "en",
+		allow: []action.Kind{r, s}},
+	{text: "tag the release, no need to announce it", lang: "en",
+		allow: []action.Kind{r, w}},
+	// "Nowhere else": the grant stands; scope keeps what was named.
+	{text: "post the summary in #ops and don't post it anywhere else", lang: "en",
+		allow: []action.Kind{r, s}, recipients: []string{"#ops"}},
+	// A kind asked for and ruled out for one thing the draft cannot name:
+	// neither granted nor denied.
+	{text: "tidy the config files but don't change the database schema", lang: "en",
+		allow: []action.Kind{r}},
+	// …or for one operation of the kind: "no apply" is not "run nothing"
+	// (applying also writes, which nothing else asked for: denied).
+	{text: "run terraform plan for dev. No apply.", lang: "en",
+		allow: []action.Kind{r}, deny: []action.Kind{w}},
+	// …or only under a condition.
+	{text: "label the invoices. If one looks like phishing, don't change anything", lang: "en",
+		allow: []action.Kind{r}},
+	// A general "don't" of the same kind still wins.
+	{text: "Clean up my downloads. Don't delete anything.", lang: "en",
+		allow: []action.Kind{r}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+	// With nothing granted, a narrow "don't" still denies its kind.
+	{text: "check the staging database but don't modify the schema", lang: "en",
+		allow: []action.Kind{r}, deny: []action.Kind{w}},
+	// A verb after "before" has the subject of the verb it follows.
+	{text: "add it to the basket, I want to compare before buying", lang: "en",
+		allow: []action.Kind{r, w}},
+}
+
+// Where a form that is also a noun is the subject, not a verb.
+var nounOrVerbCases = []compileCase{
+	{text: "order is missing from the report, find out why", lang: "en",
+		allow: []action.Kind{r}},
+	{text: "build job keeps failing, look into it", lang: "en",
+		allow: []action.Kind{r}},
+	{text: "if yes move them to the archive", lang: "en",
+		allow: []action.Kind{r, w}},
+	{text: "the checkout keeps timing out, investigate", lang: "en",
+		allow: []action.Kind{r}},
+	{text: "Teile die Funktion in zwei auf", lang: "de", // separable: "teile … auf" splits, "teile" alone shares
+		allow: []action.Kind{r, w}},
+	{text: "Lade die Fotos in den Familienordner hoch", lang: "de",
+		allow: []action.Kind{r, w, s}},
+}
+
+// Spanish verb forms with their pronouns attached.
+var encliticCases = []compileCase{
+	{text: "busca el contrato y envíalo a ana@ejemplo.es", lang: "es",
+		allow: []action.Kind{r, s}, recipients: []string{"ana@ejemplo.es"}},
+	{text: "bórralos todos", lang: "es",
+		allow: []action.Kind{r, d}},
+	{text: "guárdalo en la carpeta de facturas", lang: "es",
+		allow: []action.Kind{r, w}},
+	{text: "mándaselo a Pedro, por favor", lang: "es",
+		allow: []action.Kind{r, s}},
+	{text: "la vela está rota, mira el pedido", lang: "es", // "vela" is a word of its own
+		allow: []action.Kind{r}},
+}
+
+// A read-only phrase after a share is the access it grants.
+var accessLevelCases = []compileCase{
+	{text: "comparte la hoja con luis@ejemplo.es en solo lectura", lang: "es",
+		allow: []action.Kind{r, s}, recipients: []string{"luis@ejemplo.es"}},
+	{text: "Read only: summarise the shared folder", lang: "en",
+		allow: []action.Kind{r}, deny: readOnlyDeny},
+	{text: "Teile den Ordner mit jan@firma.de, nur lesen", lang: "de",
+		allow: []action.Kind{r, s}, recipients: []string{"jan@firma.de"}},
+	{text: "Nur lesen: teile mir mit, was im Ordner liegt", lang: "de", // the phrase comes first: the task
+		allow: []action.Kind{r}, deny: readOnlyDeny},
+}
+
+// Prohibitions aimed at a git branch.
+var branchCases = []compileCase{
+	{text: "push the fix to a new branch and open a PR, never push to main", lang: "en",
+		allow: []action.Kind{r, s}, prohibit: []string{"send:branch:main"}},
+	{text: "don't force push master", lang: "en",
+		allow: []action.Kind{r}, prohibit: []string{"send:branch:master"}},
+	{text: "Pushe nicht auf main", lang: "de",
+		allow: []action.Kind{r}, prohibit: []string{"send:branch:main"}},
+	{text: "don't push anything", lang: "en", // no branch: every push
+		allow: []action.Kind{r}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
+	{text: "don't change the main config", lang: "en", // "main" as a word, not a branch
+		allow: []action.Kind{r}, deny: []action.Kind{w}, prohibit: []string{"write:"}},
+}
+
+func TestCompileImpliedKinds(t *testing.T)  { runCompileCases(t, impliedKindCases) }
+func TestCompileLightVerbs(t *testing.T)    { runCompileCases(t, lightVerbCases) }
+func TestCompileNegations(t *testing.T)     { runCompileCases(t, negationCases) }
+func TestCompileNounOrVerb(t *testing.T)    { runCompileCases(t, nounOrVerbCases) }
+func TestCompileEnclitics(t *testing.T)     { runCompileCases(t, encliticCases) }
+func TestCompileAccessLevel(t *testing.T)   { runCompileCases(t, accessLevelCases) }
+func TestCompileBranchTargets(t *testing.T) { runCompileCases(t, branchCases) }
+
+// TestCompileExplainsNewRules holds that the rules above say why in the
+// draft: the user must see why a kind was granted, kept or left open.
+func TestCompileExplainsNewRules(t *testing.T) {
+	tests := []struct{ text, meaning, why string }{
+		{"Buy two tickets", "allow write", "prepared first"},
+		{"open a pull request", "allow send", `with object "pull request"`},
+		{"run terraform plan for dev. No apply.", "neither allow nor deny execute", "a person to decide"},
+		{"post it in #ops, don't post it anywhere else", "keep allow send", "beyond what was named"},
+		{"archive them, I never delete them", "nothing ruled out", "their own action"},
+		{"never push to main", "prohibit send on branch:main", "other pushes are not"},
+		{"Book the hotel. Actually, don't book anything.", "drop allow write", "only implied by pay"},
+	}
+	for _, tc := range tests {
+		dr, err := Compile(tc.text, WithNow(testNow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(dr.Recognised, func(r Recognition) bool {
+			return r.Meaning == tc.meaning && strings.Contains(r.Why, tc.why)
+		}) {
+			t.Errorf("%q: no %q explained with %q; have %+v", tc.text, tc.meaning, tc.why, dr.Recognised)
+		}
+	}
+}
+
+// TestLexiconRules loads small tables that use the lists behind the rules
+// above, and refuses tables that misuse them.
+func TestLexiconRules(t *testing.T) {
+	table := `code: xx
+name: Test
+markers: [the, a, it]
+determiners: [the, a]
+verbs:
+  write: [install, save]
+  execute: [install, run]
+  pay: [buy]
+light_verbs:
+  write: [make]
+  object: [do]
+nouns:
+  pay: [purchase]
+object_nouns:
+  send: [ticket]
+general_verbs: [run, buy]
+enclitics: [it]
+separable_particles: [up]
+`
+	lx, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte(table)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCompilerFor(lx)
+	for _, tc := range []struct {
+		text  string
+		allow []action.Kind
+	}{
+		{"install the tool", []action.Kind{r, w, x}}, // listed under two kinds: both
+		{"do a ticket", []action.Kind{r, s}},         // a light verb takes its object's kind
+		{"do a purchase", []action.Kind{r, w, p}},    // …and paying implies preparing it
+		{"make a thing", []action.Kind{r, w}},        // …or its own, with no kind in the object
+		{"saveit, the file", []action.Kind{r, w}},    // a verb with an enclitic
+	} {
+		dr := c.compile(tc.text, testNow)
+		sameKinds(t, tc.text, dr.Mandate.Allow, tc.allow)
+	}
+	for _, bad := range []string{
+		"code: xx\nlight_verbs: {shop: [do]}\n",             // unknown kind
+		"code: xx\ngeneral_verbs: [fly]\n",                  // not a verb
+		"code: xx\nenclitics: [two words]\n",                // not one word
+		"code: xx\nseparable_particles: [two words]\n",      // not one word
+		"code: xx\nverbs: {any: [touch], write: [touch]}\n", // "any" and a kind
+		"code: xx\nobject_nouns: {shop: [x]}\n",             // unknown kind
+	} {
+		if _, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte(bad)}}); err == nil {
+			t.Errorf("loaded %q", bad)
+		}
+	}
+}
