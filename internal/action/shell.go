@@ -3,6 +3,7 @@ package action
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -43,7 +44,11 @@ type shellResult struct {
 	// public is set when a command opens something to anyone (see
 	// publicCommand).
 	public bool
-	err    error
+	// credHeader is set by a credential sent in a request header; it
+	// makes the line sensitive unless the only credentials in it are
+	// tokens sent back to the services that issued them.
+	credHeader bool
+	err        error
 }
 
 // ParseShell parses a shell command line and returns every simple command in
@@ -66,6 +71,7 @@ func analyzeShell(script, workDir, homeDir string, parsers *sync.Pool) *shellRes
 	w := &shellWalker{res: res, home: homeDir, parsers: parsers}
 	env := &shellEnv{cwd: workDir}
 	w.script(script, env, 0)
+	w.settleCredentials()
 	if res.err != nil && len(res.commands) == 0 {
 		res.commands = append(res.commands, Command{Argv: []string{truncate(script, maxArgRecordLen)}, Kind: Execute,
 			Note: "unparseable shell: " + res.err.Error()})
@@ -108,6 +114,60 @@ type shellWalker struct {
 	fetches int
 	// fetchedFiles are the files fetching commands wrote (curl -o x.sh).
 	fetchedFiles map[string]bool
+	// issuers holds, for each credential command whose token belongs to
+	// a known service, that service's hosts.
+	issuers [][]string
+	// otherCreds counts credential commands with no known issuer.
+	otherCreds int
+}
+
+// credential records a credential a command reads or prints; issuer is
+// its service's hosts, or nil when it may be sent anywhere.
+func (w *shellWalker) credential(issuer []string) {
+	if len(issuer) == 0 {
+		w.otherCreds++
+		w.res.sensitive = true
+		return
+	}
+	w.issuers = append(w.issuers, issuer)
+}
+
+// settleCredentials decides, once the whole line is known, whether its
+// issued tokens make it sensitive: they do unless every host the line
+// reaches belongs to every issuing service (curl -H "Authorization: token
+// $(gh auth token)" https://api.github.com/user).
+func (w *shellWalker) settleCredentials() {
+	if len(w.issuers) == 0 {
+		if w.res.credHeader {
+			w.res.sensitive = true
+		}
+		return
+	}
+	if len(w.res.hosts) > 0 && w.otherCreds == 0 {
+		ok := true
+		for _, h := range w.res.hosts {
+			for _, iss := range w.issuers {
+				if !slices.ContainsFunc(iss, func(p string) bool { return matchHostPattern(p, h) }) {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			w.note("the token goes only to the service that issued it (" + strings.Join(w.res.hosts, ", ") + ")")
+			return
+		}
+	}
+	w.res.sensitive = true
+}
+
+// matchHostPattern matches a host against "example.com" or
+// "*.example.com" (which also matches example.com itself).
+func matchHostPattern(p, h string) bool {
+	h = strings.ToLower(h)
+	if rest, ok := strings.CutPrefix(p, "*."); ok {
+		return h == rest || strings.HasSuffix(h, "."+rest)
+	}
+	return h == p
 }
 
 // shellEnv is the state a command sees: the working directory (tracked

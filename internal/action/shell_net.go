@@ -88,12 +88,15 @@ func curlCmd(inv *invocation, _ *cmdSpec) {
 		inv.w.addPath(strings.SplitN(f, ":", 2)[0], Read, inv.env, false)
 	}
 	if u, ok := p.value("u", "user", "oauth2-bearer", "proxy-user"); ok && strings.Contains(u, ":") || p.has("oauth2-bearer") {
-		inv.w.res.sensitive = true
+		inv.w.credential(nil)
 		inv.note("passes credentials on the command line")
 	}
 	for _, h := range p.values("H", "header") {
 		if k, _, ok := strings.Cut(h, ":"); ok && (strings.EqualFold(strings.TrimSpace(k), "authorization") || strings.Contains(strings.ToLower(k), "token") || strings.Contains(strings.ToLower(k), "api-key")) {
-			inv.w.res.sensitive = true
+			// A token a service printed for itself ($(gh auth token))
+			// and sent only to that service authenticates; anything
+			// else in such a header is a secret leaving.
+			inv.w.res.credHeader = true
 			inv.note("sends a credential header (" + strings.TrimSpace(k) + ")")
 		}
 	}

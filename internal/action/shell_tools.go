@@ -11,7 +11,11 @@ type subAct struct {
 	destr bool
 	ext   bool
 	cred  bool
-	note  string
+	// issuer, for a credential, are the hosts of the service that issued
+	// it (see tokenIssuers): the token sent there is authentication, not
+	// a secret leaving.
+	issuer []string
+	note   string
 	// ops is the access of the remaining operands taken as paths.
 	ops Kind
 	// next, for command groups ("docker volume …", "gh pr …"), maps the
@@ -45,6 +49,23 @@ var (
 	cred   = subAct{kinds: []Kind{Credential}, cred: true}
 	inst   = subAct{kinds: []Kind{Write, Fetch}, note: "installs software from a registry"}
 )
+
+// Hosts of the services whose command-line tools print their own access
+// tokens: the token goes back to them to authenticate.
+var (
+	githubHosts = []string{"github.com", "*.github.com", "*.githubusercontent.com", "ghcr.io"}
+	googleHosts = []string{"*.googleapis.com", "*.google.com", "*.gcr.io", "*.pkg.dev", "*.run.app", "*.cloudfunctions.net"}
+	azureHosts  = []string{"*.azure.com", "*.windows.net", "*.microsoft.com", "*.microsoftonline.com", "*.azurecr.io", "*.azure.net"}
+	awsHosts    = []string{"*.amazonaws.com", "*.amazonaws.com.cn", "*.aws"}
+)
+
+// issued is a credential subcommand that prints a token of the service
+// whose hosts are given.
+func issued(note string, hosts []string) subAct {
+	a := with(cred, note)
+	a.issuer = hosts
+	return a
+}
 
 func with(a subAct, note string) subAct { a.note = note; return a }
 
@@ -218,7 +239,7 @@ func init() {
 		"workflow":  group(rd, map[string]subAct{"list": rd, "view": rd, "run": exeExt, "enable": wrExt, "disable": wrExt}),
 		"secret":    group(rd, map[string]subAct{"list": rd, "set": with(subAct{kinds: []Kind{Write, Credential}, ext: true, cred: true}, "stores a secret"), "delete": delExt, "remove": delExt}),
 		"variable":  group(rd, map[string]subAct{"list": rd, "get": rd, "set": wrExt, "delete": delExt}),
-		"auth":      group(rd, map[string]subAct{"token": with(cred, "prints the GitHub token"), "status": rd, "login": cred, "logout": wr, "refresh": cred, "setup-git": wr, "switch": wr}),
+		"auth":      group(rd, map[string]subAct{"token": issued("prints the GitHub token", githubHosts), "status": rd, "login": cred, "logout": wr, "refresh": cred, "setup-git": wr, "switch": wr}),
 		"ssh-key":   group(rd, map[string]subAct{"list": rd, "add": with(wrExt, "adds an SSH key to the account"), "delete": delExt}),
 		"gpg-key":   group(rd, map[string]subAct{"list": rd, "add": wrExt, "delete": delExt}),
 		"codespace": group(rd, map[string]subAct{"list": rd, "view": rd, "ssh": exeExt, "cp": exeExt, "create": wrExt, "delete": delExt, "stop": exeExt}),
@@ -469,7 +490,7 @@ func (inv *invocation) act(a subAct, label string) {
 	inv.destructive = inv.destructive || a.destr
 	inv.external = inv.external || a.ext
 	if a.cred {
-		inv.w.res.sensitive = true
+		inv.w.credential(a.issuer)
 		inv.kind(Credential)
 	}
 	if a.note != "" {
@@ -732,7 +753,11 @@ func awsCmd(inv *invocation) {
 		service == "codeartifact" && op == "get-authorization-token",
 		service == "rds" && op == "generate-db-auth-token",
 		service == "sso" && op == "get-role-credentials":
-		inv.act(cred, "")
+		a := cred
+		if service != "secretsmanager" && service != "ssm" && service != "kms" {
+			a.issuer = awsHosts
+		}
+		inv.act(a, "")
 		inv.note("aws " + service + " " + op + " returns credentials or secrets")
 		return
 	}
@@ -875,7 +900,15 @@ func cloudVerbCmd(inv *invocation) {
 		strings.Contains(joined, " get-access-token ") || strings.Contains(joined, " secrets versions access ") ||
 		strings.Contains(joined, " keyvault secret show ") || strings.Contains(joined, " keyvault secret download ") ||
 		strings.Contains(joined, " keys create ") && strings.Contains(joined, " service-accounts "):
-		inv.act(cred, "")
+		a := cred
+		if strings.Contains(joined, "-token ") {
+			// An access or identity token of the cloud itself.
+			a.issuer = googleHosts
+			if inv.name() == "az" {
+				a.issuer = azureHosts
+			}
+		}
+		inv.act(a, "")
 		inv.note(inv.name() + " prints credentials or secrets")
 		return
 	case strings.Contains(joined, " ssh ") || strings.Contains(joined, " scp ") || strings.Contains(joined, " run ") && strings.Contains(joined, " command "):
