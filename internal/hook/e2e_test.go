@@ -57,6 +57,9 @@ func mandateBinary(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	for _, f := range cleanups {
+		f()
+	}
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
@@ -72,39 +75,64 @@ type testServer struct {
 	home      string
 }
 
+// sharedServer is the one server of the end-to-end tests: opening one
+// compiles the policy. The tests keep apart by their Claude Code sessions.
+var sharedServer struct {
+	once sync.Once
+	s    *testServer
+	err  error
+}
+
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
+	sharedServer.once.Do(func() { sharedServer.s, sharedServer.err = startTestServer() })
+	if sharedServer.err != nil {
+		t.Fatal(sharedServer.err)
+	}
+	return sharedServer.s
+}
+
+func startTestServer() (*testServer, error) {
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	addr := ln.Addr().String()
-	a, err := app.Open(ctx, app.Config{DataDir: t.TempDir(), Synchronous: "OFF", Listen: addr})
+	dir, err := os.MkdirTemp("", "mandate-hook-server-")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() { a.Close() })
+	a, err := app.Open(ctx, app.Config{DataDir: filepath.Join(dir, "data"), Synchronous: "OFF", Listen: addr})
+	if err != nil {
+		return nil, err
+	}
 	srv := httptest.NewUnstartedServer(server.New(server.Options{Engine: a.Engine, Version: "test"}))
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
-	t.Cleanup(srv.Close)
+	cleanups = append(cleanups, srv.Close, func() { a.Close() }, func() { os.RemoveAll(dir) })
 
 	tok, rec, err := auth.Issue("hook", "", "claude-code", time.Now())
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := a.Store.CreateToken(ctx, rec); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	home := t.TempDir()
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
 	tokenFile := filepath.Join(home, "hook.token")
 	if err := os.WriteFile(tokenFile, []byte(tok+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return &testServer{app: a, url: srv.URL, addr: addr, tokenFile: tokenFile, home: home}
+	return &testServer{app: a, url: srv.URL, addr: addr, tokenFile: tokenFile, home: home}, nil
 }
+
+// cleanups run after all tests.
+var cleanups []func()
 
 // payload reads a recorded event, pointing addresses of Mandate's default
 // listen address at the test server's.
@@ -370,5 +398,148 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 				t.Errorf("stderr %q: want one line containing %q", r.stderr, tc.stderr)
 			}
 		})
+	}
+}
+
+// TestInstallCommand runs `mandate hook install|uninstall claude-code` on a
+// settings file with the user's own hooks, then runs the installed command
+// line through a shell as Claude Code would.
+func TestInstallCommand(t *testing.T) {
+	s := newTestServer(t)
+	bin := mandateBinary(t)
+	dir := t.TempDir()
+	orig, err := os.ReadFile(filepath.Join("testdata", "settings", "user_hooks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(dir, "proj", ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, orig, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	mandate := func(wd string, env []string, args ...string) result {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = wd, env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{code, stdout.String(), stderr.String()}
+	}
+	env := []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH")}
+	install := []string{"hook", "install", "claude-code", "--project", "--server", s.url, "--token-file", s.tokenFile}
+
+	r := mandate(filepath.Join(dir, "proj"), env, install...)
+	if r.code != 0 || !strings.Contains(r.stdout, "installed Mandate's hooks for 7 events in "+settings) {
+		t.Fatalf("install: %+v", r)
+	}
+	once, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(settings); fi.Mode().Perm() != 0o640 {
+		t.Errorf("install changed the file's mode to %v", fi.Mode().Perm())
+	}
+	if r := mandate(filepath.Join(dir, "proj"), env, install...); r.code != 0 || !strings.Contains(r.stdout, "already installed") {
+		t.Fatalf("second install: %+v", r)
+	}
+	if again, _ := os.ReadFile(settings); !bytes.Equal(again, once) {
+		t.Fatal("a second install changed the file")
+	}
+
+	// The installed command works as Claude Code runs it: through a shell.
+	var parsed struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command   string `json:"command"`
+				Timeout   int    `json:"timeout"`
+				OnFailure string `json:"onFailure"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(once, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	pre := parsed.Hooks["PreToolUse"]
+	h := pre[len(pre)-1].Hooks[0]
+	if h.Timeout != 30 || h.OnFailure != "block" || !strings.Contains(h.Command, bin+" hook claude-code --server "+s.url+" --token-file "+s.tokenFile) {
+		t.Fatalf("installed handler: %+v", h)
+	}
+	sh := exec.Command("sh", "-c", h.Command)
+	sh.Env = []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH")}
+	sh.Stdin = bytes.NewReader(bytes.ReplaceAll(s.payload(t, "pre_tool_use_read"), []byte(ccSession), []byte("install-test-session")))
+	out, err := sh.Output()
+	if err != nil || !strings.Contains(string(out), `"permissionDecision"`) {
+		t.Fatalf("the installed command: %v, %s", err, out)
+	}
+
+	// Token files that must not be used.
+	adminTok := filepath.Join(dir, "admin.token")
+	loose := filepath.Join(dir, "loose.token")
+	os.WriteFile(adminTok, []byte("mdt_x\n"), 0o600)
+	os.WriteFile(loose, []byte("mdt_x\n"), 0o644)
+	for _, tc := range []struct{ file, want string }{
+		{adminTok, "is the admin token"},
+		{loose, "readable by others"},
+		{filepath.Join(dir, "missing.token"), "no such file"},
+	} {
+		r := mandate(dir, env, "hook", "install", "claude-code", "--settings", filepath.Join(dir, "other.json"), "--token-file", tc.file)
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("install with %s: %+v", filepath.Base(tc.file), r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other.json")); err == nil {
+		t.Error("a refused install wrote the settings file")
+	}
+	if r := mandate(dir, env, "hook", "install", "cursor"); r.code == 0 || !strings.Contains(r.stderr, "claude-code") {
+		t.Errorf("install for another runtime: %+v", r)
+	}
+	if r := mandate(dir, env, "hook", "install", "claude-code", "--user", "--project"); r.code == 0 {
+		t.Errorf("--user with --project: %+v", r)
+	}
+
+	// Uninstall takes out exactly what install put in.
+	r = mandate(filepath.Join(dir, "proj"), env, "hook", "uninstall", "claude-code", "--settings", settings)
+	if r.code != 0 || !strings.Contains(r.stdout, "removed Mandate's hooks") {
+		t.Fatalf("uninstall: %+v", r)
+	}
+	back, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c, want bytes.Buffer
+	json.Compact(&c, orig)
+	json.Indent(&want, c.Bytes(), "", "  ")
+	want.WriteByte('\n')
+	if !bytes.Equal(back, want.Bytes()) {
+		t.Fatalf("after uninstall:\n%s\nwant\n%s", back, want.Bytes())
+	}
+	if r := mandate(dir, env, "hook", "uninstall", "claude-code", "--settings", settings); r.code != 0 || !strings.Contains(r.stdout, "no Mandate hooks") {
+		t.Fatalf("second uninstall: %+v", r)
+	}
+
+	// --user writes $CLAUDE_CONFIG_DIR/settings.json when set, else
+	// ~/.claude/settings.json, creating it.
+	cfgDir := filepath.Join(dir, "claude-config")
+	if r := mandate(dir, append(env, "CLAUDE_CONFIG_DIR="+cfgDir), "hook", "install", "claude-code", "--user", "--token-file", s.tokenFile); r.code != 0 {
+		t.Fatalf("install --user with CLAUDE_CONFIG_DIR: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(cfgDir, "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	if r := mandate(dir, env, "hook", "install", "claude-code", "--token-file", s.tokenFile); r.code != 0 {
+		t.Fatalf("install (user by default): %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(s.home, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -70,13 +70,15 @@ type Event struct {
 }
 
 // ReadEvent reads and checks one event. Errors name what is wrong with it.
-func ReadEvent(r io.Reader) (*Event, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxEventBytes+1))
+func ReadEvent(r io.Reader) (*Event, error) { return readEvent(r, MaxEventBytes) }
+
+func readEvent(r io.Reader, limit int64) (*Event, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read event from stdin: %w", err)
 	}
-	if len(data) > MaxEventBytes {
-		return nil, fmt.Errorf("event on stdin is larger than %d bytes", MaxEventBytes)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("event on stdin is larger than %d bytes", limit)
 	}
 	return ParseEvent(data)
 }
@@ -146,10 +148,11 @@ func (ev *Event) check() error {
 	return nil
 }
 
-// Args returns the tool input as a JSON object ({} when absent).
+// Args returns the tool input as a JSON object: {} when absent (or, for
+// events check does not hold to it, not an object).
 func (ev *Event) Args() json.RawMessage {
 	in := bytes.TrimSpace(ev.ToolInput)
-	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
+	if len(in) == 0 || in[0] != '{' {
 		return json.RawMessage("{}")
 	}
 	return in
