@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -167,19 +168,98 @@ func (e *VerificationError) Error() string {
 func (e *VerificationError) Unwrap() error { return ErrTampered }
 
 type bundleFile struct {
-	Format     string            `json:"format"`
-	SessionID  string            `json:"session_id"`
-	Origin     string            `json:"origin"`
-	TreeSize   uint64            `json:"tree_size"`
-	Checkpoint string            `json:"checkpoint"`
-	Records    []json.RawMessage `json:"records"`
+	Format     string
+	SessionID  string
+	TreeSize   uint64
+	Checkpoint string
+	// Records are the spans of the records' entries in the bundle text.
+	Records [][2]int
+}
+
+// readBundle reads a bundle's fields and finds its entries.
+func readBundle(data []byte) (*bundleFile, error) {
+	f := &bundleFile{}
+	sc := &jsonScanner{data: data}
+	end, err := sc.object(0, 0, func(name []byte, start, end int) error {
+		v := data[start:end]
+		var err error
+		switch string(name) {
+		case "format":
+			f.Format, err = text(v)
+		case "session_id":
+			f.SessionID, err = text(v)
+		case "checkpoint":
+			f.Checkpoint, err = text(v)
+		case "tree_size":
+			f.TreeSize, err = integer(v)
+		case "records":
+			_, err = sc.array(start, 1, func(s, e int) error {
+				f.Records = append(f.Records, [2]int{s, e})
+				return nil
+			})
+		}
+		if err != nil {
+			var syn *SyntaxError
+			if errors.As(err, &syn) {
+				return err
+			}
+			return &SyntaxError{Offset: start, Msg: fmt.Sprintf("%s: %v", name, err)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if end = sc.space(end); end != len(data) {
+		return nil, &SyntaxError{Offset: end, Msg: "unexpected data after the bundle"}
+	}
+	return f, nil
 }
 
 type bundleEntryFile struct {
-	Index    *uint64         `json:"index"`
-	LeafHash string          `json:"leaf_hash"`
-	Proof    []string        `json:"inclusion_proof"`
-	Record   json.RawMessage `json:"record"`
+	Index    *uint64
+	LeafHash string
+	// Proof holds the proof's JSON strings, quotes included.
+	Proof  [][]byte
+	Record []byte
+}
+
+// readEntry reads one entry of a bundle.
+func readEntry(data []byte, span [2]int) (*bundleEntryFile, error) {
+	raw := data[span[0]:span[1]]
+	e := &bundleEntryFile{}
+	sc := &jsonScanner{data: raw}
+	_, err := sc.object(0, 0, func(name []byte, start, end int) error {
+		v := raw[start:end]
+		var err error
+		switch string(name) {
+		case "index":
+			var n uint64
+			if n, err = integer(v); err == nil {
+				e.Index = &n
+			}
+		case "leaf_hash":
+			e.LeafHash, err = text(v)
+		case "inclusion_proof":
+			_, err = sc.array(start, 1, func(s, e2 int) error {
+				e.Proof = append(e.Proof, raw[s:e2])
+				return nil
+			})
+		case "record":
+			e.Record = v
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if e.Record == nil {
+		return nil, errors.New("no record")
+	}
+	return e, nil
 }
 
 // VerifyBundle checks a bundle offline with nothing but the verifier key:
@@ -189,10 +269,8 @@ type bundleEntryFile struct {
 // the session's decisions and mandate versions have no gaps. Any problem
 // fails it, and the error names the records concerned.
 func VerifyBundle(data []byte, v note.Verifier) (*BundleReport, error) {
-	var f bundleFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	f, err := readBundle(data)
+	if err != nil {
 		return nil, &VerificationError{Problems: []string{locate(data, err)}}
 	}
 	if f.Format != BundleFormat {
@@ -218,49 +296,35 @@ func VerifyBundle(data []byte, v note.Verifier) (*BundleReport, error) {
 		observed  []observationRef
 		sessions  int
 	)
-	for i, raw := range f.Records {
-		e, env, name, errs := verifyEntry(i, raw, f.SessionID, cp)
+	for i, span := range f.Records {
+		index, info, name, errs := verifyEntry(i, span, data, f.SessionID, cp)
 		problems = append(problems, errs...)
-		if e == nil {
+		if index < 0 {
 			continue
 		}
-		if int64(*e.Index) <= last {
+		if index <= last {
 			problems = append(problems, fmt.Sprintf("%s: out of order after index %d (records were reordered or repeated)", name, last))
 		}
-		last = int64(*e.Index)
-		if env == nil {
+		last = index
+		if info == nil {
 			continue
 		}
 		rep.Records++
-		rep.Types[env.Type]++
-		if env.Origin == Reported {
+		rep.Types[info.Type]++
+		if info.Origin == Reported {
 			rep.Reported++
 		}
-		switch env.Type {
+		switch c := &info.Content; info.Type {
 		case TypeSession:
 			sessions++
 		case TypeDecision:
-			var d struct {
-				ID  string `json:"decision_id"`
-				Seq int    `json:"seq"`
-			}
-			if json.Unmarshal(env.Content, &d) == nil {
-				seqs = append(seqs, d.Seq)
-				decisions[d.ID] = true
-			}
+			seqs = append(seqs, c.Seq)
+			decisions[c.Decision] = true
 		case TypeMandate:
-			var m struct {
-				Version int `json:"version"`
-			}
-			if json.Unmarshal(env.Content, &m) == nil {
-				versions = append(versions, m.Version)
-			}
+			versions = append(versions, c.Version)
 		case TypeObservation:
-			var o struct {
-				DecisionID string `json:"decision_id"`
-			}
-			if json.Unmarshal(env.Content, &o) == nil && o.DecisionID != "" {
-				observed = append(observed, observationRef{name, o.DecisionID})
+			if c.Decision != "" {
+				observed = append(observed, observationRef{name, c.Decision})
 			}
 		}
 	}
@@ -287,44 +351,171 @@ func VerifyBundle(data []byte, v note.Verifier) (*BundleReport, error) {
 
 type observationRef struct{ name, decision string }
 
-// verifyEntry checks one record of a bundle. It returns the entry (nil if
-// it cannot be read), its envelope (nil if the record cannot be parsed), a
-// name for messages and the problems found.
-func verifyEntry(i int, raw json.RawMessage, session string, cp *Checkpoint) (*bundleEntryFile, *Envelope, string, []string) {
+// recordInfo is what verification reads from a record: its envelope and
+// the fields of its content that identify it.
+type recordInfo struct {
+	V         int
+	Type      string
+	Origin    string
+	SessionID string
+	Time      time.Time
+	Content   recordContent
+}
+
+// recordContent holds the fields of a record's content that identify it.
+type recordContent struct {
+	Decision    string // decision_id
+	Observation string // observation_id
+	Change      string // change_id
+	Version     int
+	Seq         int
+	Tool        string
+	Status      string
+}
+
+// parseInfo reads a canonical record body.
+func parseInfo(canon []byte) (*recordInfo, error) {
+	var r recordInfo
+	sc := &jsonScanner{data: canon}
+	var at string
+	_, err := sc.object(0, 0, func(name []byte, start, end int) error {
+		v := canon[start:end]
+		var err error
+		switch string(name) {
+		case "v":
+			r.V, err = strconv.Atoi(string(v))
+		case "type":
+			r.Type, err = text(v)
+		case "origin":
+			r.Origin, err = text(v)
+		case "session_id":
+			r.SessionID, err = text(v)
+		case "time":
+			at, err = text(v)
+		case "content":
+			err = r.Content.read(sc, canon, start)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record body: %w", err)
+	}
+	if r.Time, err = time.Parse(time.RFC3339Nano, at); err != nil {
+		return nil, fmt.Errorf("record body: time %q: %w", at, err)
+	}
+	switch {
+	case r.V != FormatVersion:
+		return nil, fmt.Errorf("record body: format version %d, want %d", r.V, FormatVersion)
+	case r.Type == "":
+		return nil, errors.New("record body: no type")
+	case r.Origin != Observed && r.Origin != Reported:
+		return nil, fmt.Errorf("record body: origin %q, want %s or %s", r.Origin, Observed, Reported)
+	}
+	return &r, nil
+}
+
+// read takes the identifying fields from the content object at start.
+func (c *recordContent) read(sc *jsonScanner, data []byte, start int) error {
+	if data[start] != '{' {
+		return errors.New("not an object")
+	}
+	_, err := sc.object(start, 1, func(name []byte, start, end int) error {
+		v := data[start:end]
+		str := func(dst *string) error {
+			if v[0] != '"' {
+				return nil // another shape: not an identifier
+			}
+			s, err := text(v)
+			*dst = s
+			return err
+		}
+		switch string(name) {
+		case "decision_id":
+			return str(&c.Decision)
+		case "observation_id":
+			return str(&c.Observation)
+		case "change_id":
+			return str(&c.Change)
+		case "tool":
+			return str(&c.Tool)
+		case "status":
+			return str(&c.Status)
+		case "version":
+			c.Version, _ = strconv.Atoi(string(v))
+		case "seq":
+			c.Seq, _ = strconv.Atoi(string(v))
+		}
+		return nil
+	})
+	return err
+}
+
+// name names a record for messages: its index, type and identity.
+func (r *recordInfo) name(index uint64) string {
+	c := &r.Content
+	s := fmt.Sprintf("record %d (%s", index, r.Type)
+	switch r.Type {
+	case TypeDecision:
+		s += fmt.Sprintf(" %s, seq %d, tool %s", c.Decision, c.Seq, c.Tool)
+	case TypeObservation:
+		s += " " + c.Observation
+	case TypeMandate:
+		s += fmt.Sprintf(" version %d", c.Version)
+	case TypeSessionStatus:
+		s += " " + c.Status
+	case TypeToolPin, TypeToolChange:
+		s += " " + c.Tool
+	}
+	return s + ")"
+}
+
+// verifyEntry checks one record of a bundle. It returns the record's index
+// (-1 if the entry cannot be read), what the record says (nil if it cannot
+// be parsed), a name for messages and the problems found.
+func verifyEntry(i int, span [2]int, data []byte, session string, cp *Checkpoint) (int64, *recordInfo, string, []string) {
 	name := fmt.Sprintf("record #%d in the bundle", i+1)
-	var e bundleEntryFile
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
-		return nil, nil, name, []string{fmt.Sprintf("%s: %v", name, err)}
+	e, err := readEntry(data, span)
+	if err != nil {
+		return -1, nil, name, []string{fmt.Sprintf("%s: %v", name, err)}
 	}
-	if e.Index == nil {
-		return nil, nil, name, []string{name + ": no index"}
+	if e.Index == nil || *e.Index > math.MaxInt64 {
+		return -1, nil, name, []string{name + ": no index"}
 	}
-	name = fmt.Sprintf("record %d", *e.Index)
+	index := int64(*e.Index)
+	name = fmt.Sprintf("record %d", index)
 	var problems []string
 	canon, err := Canonical(e.Record)
 	if err != nil {
-		return &e, nil, name, []string{fmt.Sprintf("%s: not valid JSON: %v", name, err)}
+		return index, nil, name, []string{fmt.Sprintf("%s: not valid JSON: %v", name, err)}
 	}
-	var env *Envelope
-	if env, err = ParseBody(canon); err != nil {
+	info, err := parseInfo(canon)
+	if err != nil {
 		problems = append(problems, fmt.Sprintf("%s: %v", name, err))
 	} else {
-		name = describe2(*e.Index, env)
+		name = info.name(*e.Index)
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, e.Record); err != nil || !bytes.Equal(compact.Bytes(), canon) {
-		problems = append(problems, fmt.Sprintf("%s: not written in canonical form: it was edited after export", name))
+	if !bytes.Equal(e.Record, canon) {
+		// Reformatting (indentation) is not a change; anything else is.
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, e.Record); err != nil || !bytes.Equal(compact.Bytes(), canon) {
+			problems = append(problems, fmt.Sprintf("%s: not written in canonical form: it was edited after export", name))
+		}
 	}
 	leaf := LeafHash(canon)
 	want, err := hex.DecodeString(e.LeafHash)
 	leafOK := err == nil && bytes.Equal(want, leaf)
 	pr := make([][]byte, len(e.Proof))
+	hashes := make([]byte, 32*len(e.Proof))
 	proofErr := error(nil)
-	for j, s := range e.Proof {
-		if pr[j], err = base64.StdEncoding.DecodeString(s); err != nil {
-			proofErr = fmt.Errorf("element %d is not base64", j)
+	for j, v := range e.Proof {
+		pr[j] = hashes[32*j : 32*j+32]
+		if len(v) != 46 || v[0] != '"' || v[45] != '"' {
+			proofErr = fmt.Errorf("element %d is not a base64 SHA-256 hash", j)
+		} else if n, err := base64.StdEncoding.Decode(pr[j], v[1:45]); err != nil || n != 32 {
+			proofErr = fmt.Errorf("element %d is not a base64 SHA-256 hash", j)
 		}
 	}
 	if *e.Index >= cp.Size {
@@ -340,18 +531,18 @@ func verifyEntry(i int, raw json.RawMessage, session string, cp *Checkpoint) (*b
 	case !leafOK:
 		problems = append(problems, fmt.Sprintf("%s: its leaf_hash field was edited (the record itself is in the signed log)", name))
 	}
-	if env != nil {
-		if env.SessionID != session {
-			problems = append(problems, fmt.Sprintf("%s: belongs to session %q, not %q", name, env.SessionID, session))
+	if info != nil {
+		if info.SessionID != session {
+			problems = append(problems, fmt.Sprintf("%s: belongs to session %q, not %q", name, info.SessionID, session))
 		}
-		if env.Origin == Reported && env.Type != TypeReported && env.Type != TypeObservation {
-			problems = append(problems, fmt.Sprintf("%s: a %s cannot be reported content", name, env.Type))
+		if info.Origin == Reported && info.Type != TypeReported && info.Type != TypeObservation {
+			problems = append(problems, fmt.Sprintf("%s: a %s cannot be reported content", name, info.Type))
 		}
-		if env.Type == TypeReported && env.Origin != Reported {
-			problems = append(problems, fmt.Sprintf("%s: a reported statement labelled %s", name, env.Origin))
+		if info.Type == TypeReported && info.Origin != Reported {
+			problems = append(problems, fmt.Sprintf("%s: a reported statement labelled %s", name, info.Origin))
 		}
 	}
-	return &e, env, name, problems
+	return index, info, name, problems
 }
 
 // proofFailure says why a proof failed, without the hashes.
@@ -361,34 +552,6 @@ func proofFailure(err error) string {
 		return "does not lead to the signed root"
 	}
 	return "is malformed (" + err.Error() + ")"
-}
-
-// describe2 names a record for messages: its index, type and identity.
-func describe2(index uint64, env *Envelope) string {
-	var id struct {
-		Decision    string `json:"decision_id"`
-		Observation string `json:"observation_id"`
-		Change      string `json:"change_id"`
-		Version     int    `json:"version"`
-		Seq         int    `json:"seq"`
-		Tool        string `json:"tool"`
-		Status      string `json:"status"`
-	}
-	json.Unmarshal(env.Content, &id)
-	s := fmt.Sprintf("record %d (%s", index, env.Type)
-	switch env.Type {
-	case TypeDecision:
-		s += fmt.Sprintf(" %s, seq %d, tool %s", id.Decision, id.Seq, id.Tool)
-	case TypeObservation:
-		s += " " + id.Observation
-	case TypeMandate:
-		s += fmt.Sprintf(" version %d", id.Version)
-	case TypeSessionStatus:
-		s += " " + id.Status
-	case TypeToolPin, TypeToolChange:
-		s += " " + id.Tool
-	}
-	return s + ")"
 }
 
 // gaps reports numbers missing from 1 to the largest of ns, and repeats.
@@ -422,23 +585,14 @@ var indexOnLine = regexp.MustCompile(`"index":(\d+)`)
 // locate turns a JSON decoding error into a message that names the line of
 // the bundle, and the record on it when the line has one.
 func locate(data []byte, err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	off := -1
-	switch {
-	case errors.As(err, &syn):
-		off = int(syn.Offset)
-	case errors.As(err, &typ):
-		off = int(typ.Offset)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return "bundle: malformed JSON: the file ends before the bundle does (truncated?)"
-	}
-	if off <= 0 || off > len(data) {
+	var syn *SyntaxError
+	if !errors.As(err, &syn) {
 		return "bundle: " + err.Error()
 	}
-	// The offset is just past the byte that broke the JSON.
-	off--
+	off := syn.Offset
+	if off >= len(data) {
+		return "bundle: malformed JSON: the file ends before the bundle does (truncated?)"
+	}
 	line := bytes.Count(data[:off], []byte("\n")) + 1
 	start := bytes.LastIndexByte(data[:off], '\n') + 1
 	end := bytes.IndexByte(data[off:], '\n')
@@ -451,5 +605,5 @@ func locate(data []byte, err error) string {
 	if m := indexOnLine.FindSubmatch(data[start:end]); m != nil {
 		what = fmt.Sprintf("record %s (bundle line %d)", m[1], line)
 	}
-	return fmt.Sprintf("%s: malformed JSON: %v", what, err)
+	return fmt.Sprintf("%s: malformed JSON: %s", what, syn.Msg)
 }

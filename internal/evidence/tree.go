@@ -136,7 +136,33 @@ type prover struct {
 	// was made; the tail block is not in the store's complete blocks.
 	treeSize uint64
 	tail     [][]byte
-	blocks   map[uint64][][]byte
+	blocks   map[uint64]*block
+}
+
+// block is the subtree of one block of leaves: nodes[l] are its complete
+// nodes at level l, left to right (nodes[0] the leaves).
+type block struct {
+	nodes [blockLevel][][]byte
+}
+
+func (p *prover) newBlock(leaves [][]byte) *block {
+	b := &block{}
+	b.nodes[0] = leaves
+	for l := 1; l < blockLevel; l++ {
+		below := b.nodes[l-1]
+		up := make([][]byte, len(below)/2)
+		for i := range up {
+			up[i] = p.t.hasher.HashChildren(below[2*i], below[2*i+1])
+		}
+		b.nodes[l] = up
+	}
+	return b
+}
+
+// root is the block's node at blockLevel; the block must be complete.
+func (b *block) root(h func(l, r []byte) []byte) []byte {
+	top := b.nodes[blockLevel-1]
+	return h(top[0], top[1])
 }
 
 // prover returns a prover for proofs against the tree of the given size,
@@ -147,7 +173,7 @@ func (t *tree) prover(size uint64) (*prover, error) {
 	if size > t.rng.End() {
 		return nil, fmt.Errorf("tree size %d is beyond the log's %d records", size, t.rng.End())
 	}
-	return &prover{t: t, size: size, treeSize: t.rng.End(), tail: slices.Clone(t.tail), blocks: map[uint64][][]byte{}}, nil
+	return &prover{t: t, size: size, treeSize: t.rng.End(), tail: slices.Clone(t.tail), blocks: map[uint64]*block{}}, nil
 }
 
 // inclusion returns the inclusion proof of leaf index in the tree of p.size.
@@ -247,24 +273,14 @@ func (p *prover) hashes(ctx context.Context, ids []compact.NodeID) ([][]byte, er
 			continue
 		}
 		b := blockOf(id)
-		leaves := p.blocks[b]
-		lo := id.Index<<id.Level - b*blockSize
-		hi := lo + 1<<id.Level
-		if hi > uint64(len(leaves)) {
+		level := p.blocks[b].nodes[id.Level]
+		at := id.Index - b*(blockSize>>id.Level)
+		if at >= uint64(len(level)) {
 			return nil, fmt.Errorf("evidence tree: node (%d, %d) is not complete", id.Level, id.Index)
 		}
-		out[i] = p.subtree(leaves[lo:hi])
+		out[i] = level[at]
 	}
 	return out, nil
-}
-
-// subtree is the root of a perfect subtree over leaves.
-func (p *prover) subtree(leaves [][]byte) []byte {
-	if len(leaves) == 1 {
-		return leaves[0]
-	}
-	half := len(leaves) / 2
-	return p.t.hasher.HashChildren(p.subtree(leaves[:half]), p.subtree(leaves[half:]))
 }
 
 // prefetch loads the blocks that nodes below blockLevel lie in, reading
@@ -282,7 +298,7 @@ func (p *prover) prefetch(ctx context.Context, ids []compact.NodeID) error {
 			continue
 		}
 		if b == tailBlock && p.treeSize%blockSize != 0 {
-			p.blocks[b] = p.tail
+			p.blocks[b] = p.newBlock(p.tail)
 			continue
 		}
 		need = append(need, b)
@@ -306,11 +322,11 @@ func (p *prover) prefetch(ctx context.Context, ids []compact.NodeID) error {
 			return fmt.Errorf("read evidence leaves [%d, %d): got %d", from, to, len(leaves))
 		}
 		for k, b := range need[i:j] {
-			block := leaves[k*blockSize : (k+1)*blockSize]
-			if err := p.check(b, block); err != nil {
+			blk := p.newBlock(leaves[k*blockSize : (k+1)*blockSize])
+			if err := p.check(b, blk); err != nil {
 				return err
 			}
-			p.blocks[b] = block
+			p.blocks[b] = blk
 		}
 		i = j
 	}
@@ -319,8 +335,8 @@ func (p *prover) prefetch(ctx context.Context, ids []compact.NodeID) error {
 
 // check compares a block read from the store with the node the tree kept
 // for it when the block's records were committed.
-func (p *prover) check(b uint64, block [][]byte) error {
-	got := p.subtree(block)
+func (p *prover) check(b uint64, blk *block) error {
+	got := blk.root(p.t.hasher.HashChildren)
 	p.t.mu.RLock()
 	var want []byte
 	if len(p.t.upper) > 0 && b < uint64(len(p.t.upper[0])) {

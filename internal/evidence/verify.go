@@ -211,13 +211,16 @@ func checkRecord(r *store.EvidenceRecord, rep *StoreReport) []string {
 	if !bytes.Equal(LeafHash(r.Body), r.LeafHash) {
 		problems = append(problems, fmt.Sprintf("record %d (%s): its body no longer hashes to its leaf hash: edited", r.Index, r.Type))
 	}
-	env, err := ParseBody(r.Body)
+	if _, err := ParseBody(r.Body); err != nil {
+		return append(problems, fmt.Sprintf("record %d: %v", r.Index, err))
+	}
+	info, err := parseInfo(r.Body)
 	if err != nil {
 		return append(problems, fmt.Sprintf("record %d: %v", r.Index, err))
 	}
-	rep.Types[env.Type]++
-	if env.Type != r.Type || env.Origin != r.Origin || env.SessionID != r.SessionID {
-		problems = append(problems, fmt.Sprintf("%s: its type, origin or session columns (%s, %s, %q) differ from its body: edited", describe2(r.Index, env), r.Type, r.Origin, r.SessionID))
+	rep.Types[info.Type]++
+	if info.Type != r.Type || info.Origin != r.Origin || info.SessionID != r.SessionID {
+		problems = append(problems, fmt.Sprintf("%s: its type, origin or session columns (%s, %s, %q) differ from its body: edited", info.name(r.Index), r.Type, r.Origin, r.SessionID))
 	}
 	return problems
 }
