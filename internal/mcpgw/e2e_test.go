@@ -76,10 +76,24 @@ type workspace struct {
 	ws, outside, notes, target string
 }
 
+// newWorkspace makes it outside the system's temporary directories: writes
+// there are scratch files that policy lets through, and the point here is a
+// write that matters.
 func newWorkspace(t *testing.T) workspace {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	cache, err := os.UserCacheDir()
 	if err != nil {
+		t.Fatalf("no user cache directory for the workspace: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(cache, "mandate-e2e"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.MkdirTemp(filepath.Join(cache, "mandate-e2e"), "ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if root, err = filepath.EvalSymlinks(root); err != nil {
 		t.Fatal(err)
 	}
 	w := workspace{ws: filepath.Join(root, "ws"), outside: filepath.Join(root, "outside")}
