@@ -37,7 +37,7 @@ var shared struct {
 
 // inProcess returns a ClaudeCode handler that talks to the shared server
 // with a hook token, and the server's app.
-func inProcess(t *testing.T) (*ClaudeCode, *app.App) {
+func inProcess(t testing.TB) (*ClaudeCode, *app.App) {
 	t.Helper()
 	shared.once.Do(func() {
 		ctx := context.Background()

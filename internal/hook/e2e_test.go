@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,7 @@ var (
 	buildErr  error
 )
 
-func mandateBinary(t *testing.T) string {
+func mandateBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mandate-hook-e2e-")
@@ -83,7 +84,7 @@ var sharedServer struct {
 	err  error
 }
 
-func newTestServer(t *testing.T) *testServer {
+func newTestServer(t testing.TB) *testServer {
 	t.Helper()
 	sharedServer.once.Do(func() { sharedServer.s, sharedServer.err = startTestServer() })
 	if sharedServer.err != nil {
@@ -136,7 +137,7 @@ var cleanups []func()
 
 // payload reads a recorded event, pointing addresses of Mandate's default
 // listen address at the test server's.
-func (s *testServer) payload(t *testing.T, name string) []byte {
+func (s *testServer) payload(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "claude-code", name+".json"))
 	if err != nil {
@@ -152,7 +153,7 @@ type result struct {
 
 // run runs `mandate hook claude-code` as Claude Code does: the event on
 // stdin, server and token from the environment.
-func run(t *testing.T, env []string, stdin []byte, args ...string) result {
+func run(t testing.TB, env []string, stdin []byte, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(mandateBinary(t), append([]string{"hook", "claude-code"}, args...)...)
 	cmd.Env = env
@@ -542,4 +543,24 @@ func TestInstallCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.home, ".claude", "settings.json")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkHookProcess is what Claude Code waits for on every tool call:
+// start `mandate hook claude-code`, which reads the event, asks the server
+// and answers.
+func BenchmarkHookProcess(b *testing.B) {
+	s := newTestServer(b)
+	event := bytes.ReplaceAll(s.payload(b, "pre_tool_use_read"), []byte(ccSession), []byte("bench-process"))
+	run(b, s.env(), bytes.ReplaceAll(s.payload(b, "user_prompt_submit"), []byte(ccSession), []byte("bench-process")))
+	lat := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		if r := run(b, s.env(), event); r.code != 0 || !strings.Contains(r.stdout, `"allow"`) {
+			b.Fatalf("%+v", r)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Milliseconds()), "p99-ms")
 }
