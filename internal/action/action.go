@@ -192,4 +192,8 @@ type Effects struct {
 	// subscription, a standing order, "subscribe and save") rather than
 	// one charge.
 	Recurring bool `json:"recurring"`
+	// AdminGrant is true when the call gives someone administrator-level
+	// access: Kubernetes cluster-admin, AWS AdministratorAccess, Google
+	// Cloud roles/owner or roles/editor, Azure Owner.
+	AdminGrant bool `json:"admin_grant"`
 }

@@ -54,6 +54,7 @@ type builder struct {
 	destructive bool
 	public      bool
 	recurring   bool
+	adminGrant  bool
 
 	seenPath map[string]int // path+access -> index in a.Paths
 	seenStr  map[string]struct{}
@@ -193,6 +194,7 @@ func (b *builder) finish() Action {
 	a.Effects.Financial = b.kinds.has(Pay)
 	a.Effects.Public = b.public
 	a.Effects.Recurring = b.recurring && b.kinds.has(Pay)
+	a.Effects.AdminGrant = b.adminGrant
 	if b.dropped > 0 {
 		a.Notes = append(a.Notes, "and more facts not listed")
 	}

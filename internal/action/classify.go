@@ -134,10 +134,16 @@ func (c *Classifier) Classify(call Call) (a Action) {
 	for _, ca := range w.codes {
 		applyCode(b, scanCode(ca.lang, ca.code), call.WorkingDir, call.HomeDir, c.parsers)
 	}
+	applyDeferred(b, &call, c.parsers)
 
-	if w.public != "" && (b.kinds.has(Write) || b.kinds.has(Send) || b.kinds.has(Execute)) && !closes(tokens(tool)) {
+	changes := b.kinds.has(Write) || b.kinds.has(Send) || b.kinds.has(Execute)
+	if w.public != "" && changes && !closes(tokens(tool)) {
 		b.public = true
 		b.note("opens access to anyone (" + w.public + ")")
+	}
+	if w.admin != "" && changes && !closes(tokens(tool)) {
+		b.adminGrant = true
+		b.note("grants administrator access (" + w.admin + ")")
 	}
 	if b.kinds.has(Send) {
 		for _, r := range w.recipients {

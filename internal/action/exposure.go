@@ -129,6 +129,58 @@ func publicCommand(name string, argv []string) string {
 	return ""
 }
 
+// adminRole reports whether s names an administrator-level role or policy:
+// Kubernetes cluster-admin, AWS's AdministratorAccess and IAMFullAccess
+// managed policies, Google Cloud's basic owner and editor roles, Azure's
+// Owner and User Access Administrator.
+func adminRole(s string) bool {
+	s = strings.TrimSpace(s)
+	l := strings.ToLower(s)
+	switch {
+	case l == "cluster-admin", l == "roles/owner", l == "roles/editor", l == "roles/resourcemanager.organizationadmin",
+		l == "roles/iam.securityadmin":
+		return true
+	case strings.HasPrefix(l, "arn:aws:iam::aws:policy/"):
+		p := l[len("arn:aws:iam::aws:policy/"):]
+		return p == "administratoraccess" || p == "iamfullaccess"
+	case azureRoleName(s):
+		return true
+	}
+	return false
+}
+
+// azureRoleName reports whether s is one of Azure's administrator role
+// names. They are ordinary words, so a tool argument counts only under a
+// role key ("role", "roleDefinitionName"); "owner" in lower case is a
+// Drive permission, judged elsewhere.
+func azureRoleName(s string) bool {
+	return s == "Owner" || s == "User Access Administrator" || s == "Role Based Access Control Administrator"
+}
+
+// adminCommand explains how a command line grants administrator-level
+// access, or returns "": a role binding to cluster-admin, an attached
+// AdministratorAccess policy, an IAM binding to roles/owner, an Azure role
+// assignment of Owner.
+func adminCommand(argv []string) string {
+	if len(argv) < 2 || closes(argv[1:]) {
+		return ""
+	}
+	for i, a := range argv[1:] {
+		i++
+		flag, val, hasVal := strings.Cut(a, "=")
+		if !hasVal && i+1 < len(argv) {
+			val = argv[i+1]
+		}
+		switch flag {
+		case "--clusterrole", "--role", "--policy-arn", "--role-definition-name", "--assignee-role":
+			if adminRole(val) {
+				return "grants administrator access (" + val + ")"
+			}
+		}
+	}
+	return ""
+}
+
 // worldCIDRIn returns the world range s contains, for notes.
 func worldCIDRIn(s string) string {
 	for _, c := range worldCIDRs {

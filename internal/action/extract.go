@@ -136,6 +136,10 @@ type argWalk struct {
 	// world address range, allUsers, a public-read ACL); it counts when
 	// the call changes something.
 	public string
+	// admin is set by an argument naming an administrator role or
+	// policy (see adminRole); it too counts when the call changes
+	// something.
+	admin string
 }
 
 type codeArg struct {
@@ -271,6 +275,9 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 	w.scanSecrets(s, ctx.key)
 	if w.public == "" && !isContent(ctx) && publicArg(ctx.key, s) {
 		w.public = ctx.key + " " + s
+	}
+	if w.admin == "" && !isContent(ctx) && adminRole(s) && (!azureRoleName(s) || strings.Contains(ctx.path, "role")) {
+		w.admin = s
 	}
 	if ibans := findIBANs(s); len(ibans) > 0 {
 		for _, ib := range ibans {

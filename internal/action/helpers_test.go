@@ -32,6 +32,7 @@ type expect struct {
 	financial   *bool
 	public      *bool
 	recurring   *bool
+	adminGrant  *bool
 	readOnly    *bool // every command read-only (shell)
 	known       *bool
 	source      string
@@ -79,6 +80,7 @@ func (e expect) check(t *testing.T, a Action) {
 	checkBool(t, "Effects.Financial", e.financial, a.Effects.Financial)
 	checkBool(t, "Effects.Public", e.public, a.Effects.Public)
 	checkBool(t, "Effects.Recurring", e.recurring, a.Effects.Recurring)
+	checkBool(t, "Effects.AdminGrant", e.adminGrant, a.Effects.AdminGrant)
 	checkBool(t, "Known", e.known, a.Known)
 	if e.readOnly != nil {
 		ro := len(a.Commands) > 0

@@ -44,6 +44,9 @@ type shellResult struct {
 	// public is set when a command opens something to anyone (see
 	// publicCommand).
 	public bool
+	// adminGrant is set when a command grants administrator access
+	// (see adminCommand).
+	adminGrant bool
 	// credHeader is set by a credential sent in a request header; it
 	// makes the line sensitive unless the only credentials in it are
 	// tokens sent back to the services that issued them.
@@ -956,5 +959,8 @@ func applyShell(b *builder, r *shellResult) {
 	}
 	if r.public {
 		b.public = true
+	}
+	if r.adminGrant {
+		b.adminGrant = true
 	}
 }

@@ -162,6 +162,10 @@ func (inv *invocation) emit() {
 			inv.w.res.public = true
 			inv.note(n)
 		}
+		if n := adminCommand(inv.argv); n != "" {
+			inv.w.res.adminGrant = true
+			inv.note(n)
+		}
 	}
 	if inv.destructive {
 		inv.ks.add(Delete)

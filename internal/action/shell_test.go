@@ -187,6 +187,8 @@ func TestShell(t *testing.T) {
 		{"docker rm", "docker rm -f web", expect{kind: Delete}},
 		{"docker rmi", "docker rmi img", expect{kind: Delete}},
 		{"docker system prune", "docker system prune -af", expect{kind: Delete, destructive: yes()}},
+		{"kubectl apply --prune deletes", "kubectl --context prod apply -k k8s/overlays/staging --prune -l app=api", expect{kind: Delete, kinds: []Kind{Write}, destructive: yes(), external: yes()}},
+		{"cluster-admin binding", "kubectl create clusterrolebinding default-admin --clusterrole=cluster-admin --serviceaccount=default:default", expect{kind: Write, adminGrant: yes()}},
 		{"docker volume prune destroys data", "docker volume prune -f", expect{kind: Delete, destructive: yes()}},
 		{"docker builder prune is a cache", "docker builder prune -af", expect{kind: Delete, destructive: no()}},
 		{"docker image prune", "docker image prune -af --filter 'until=168h'", expect{kind: Delete, destructive: no()}},

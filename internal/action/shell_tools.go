@@ -588,6 +588,13 @@ func kubectlSpecial(inv *invocation, sub int) bool {
 			inv.act(rd, "")
 			return true
 		}
+	case "apply":
+		if p.has("prune") {
+			inv.act(delExt, "")
+			inv.kind(Write)
+			inv.note("apply --prune deletes the resources missing from the manifests")
+			return true
+		}
 	case "replace":
 		if p.has("force") {
 			inv.act(delExt, "")

@@ -389,6 +389,12 @@ func builtinCases() []builtinCase {
 		})), want: Allow, notFired: []string{"builtin.public-exposure"}},
 		{name: "a share with named people is not public", in: in(send, readSend), want: Allow, notFired: []string{"builtin.public-exposure"}},
 
+		// admin-grant
+		{name: "an admin grant asks even with write granted", in: in(write, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Action.Effects.AdminGrant = true
+		})), want: Ask, fired: []string{"builtin.admin-grant", "builtin.granted"}, reason: "Bash would grant administrator-level access"},
+		{name: "a narrow grant is no admin grant", in: in(write, readWrite), want: Allow, notFired: []string{"builtin.admin-grant"}},
+
 		// recurring-payment
 		{name: "a subscription asks even with pay granted", in: in(pay, readPay, tool("subscribe_and_save"), with(func(i *Input) {
 			i.Action.Effects.Recurring = true

@@ -1,0 +1,183 @@
+package action
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Files whose content runs later without anyone calling it: CI workflow
+// definitions, git hooks and shell startup files. Writing a command into
+// one is running it, only later and elsewhere (on a CI runner holding the
+// repository's secrets, at the next commit, in the next shell). A write
+// there is analysed for the two things that matter most: code that sends
+// secrets out, and code fetched from the network and run unseen.
+
+// deferredKind says how a file's content runs.
+type deferredKind uint8
+
+const (
+	notDeferred deferredKind = iota
+	deferredCI               // YAML: the commands are in run:/script: entries
+	deferredShell            // the whole content is a shell script
+)
+
+// deferredFile reports how the file at p (normalised) runs its content.
+func deferredFile(p string) deferredKind {
+	base := path.Base(p)
+	probe := "/" + strings.TrimPrefix(p, "/")
+	switch {
+	case strings.Contains(probe, "/.github/workflows/") && (strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")),
+		base == ".gitlab-ci.yml", base == "bitbucket-pipelines.yml", base == "azure-pipelines.yml", base == ".travis.yml",
+		strings.Contains(probe, "/.circleci/") && strings.HasSuffix(base, ".yml"),
+		strings.Contains(probe, "/.buildkite/") && (strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")),
+		strings.Contains(probe, "/.gitlab/ci/") && strings.HasSuffix(base, ".yml"):
+		return deferredCI
+	case strings.Contains(probe, "/.git/hooks/"), strings.Contains(probe, "/.husky/") && !strings.HasPrefix(base, "."),
+		base == ".bashrc", base == ".bash_profile", base == ".profile", base == ".zshrc", base == ".zprofile",
+		base == ".zshenv", base == ".bash_login", base == ".envrc":
+		return deferredShell
+	}
+	return notDeferred
+}
+
+// contentKeys are the arguments that carry what a file-writing tool writes.
+var contentKeys = map[string]bool{
+	"content": true, "contents": true, "new_string": true, "file_text": true, "new_str": true,
+	"code_edit": true, "text": true, "new_text": true, "insert_text": true,
+}
+
+// writtenText collects what a call writes into files: the values under
+// contentKeys, at any depth (MultiEdit's edits[].new_string), in order.
+func writtenText(v any, key string, out *[]string, depth int) {
+	if depth > 8 || len(*out) > 64 {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			writtenText(x[k], fastSnake(k), out, depth+1)
+		}
+	case []any:
+		for _, e := range x {
+			writtenText(e, key, out, depth+1)
+		}
+	case string:
+		if contentKeys[key] && x != "" {
+			*out = append(*out, x)
+		}
+	}
+}
+
+// ciCommands extracts the shell commands of a CI definition (or of the
+// fragment an edit inserts): the values of run:, script:, before_script:
+// and after_script: entries, inline, as YAML block scalars, or as lists.
+func ciCommands(text string) []string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimLeft(lines[i], " \t")
+		line = strings.TrimPrefix(line, "- ")
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(key) {
+		case "run", "script", "before_script", "after_script", "command", "commands":
+		default:
+			continue
+		}
+		val = strings.TrimSpace(val)
+		indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " \t"))
+		switch {
+		case val == "|" || val == ">" || strings.HasPrefix(val, "|") || strings.HasPrefix(val, ">") || val == "":
+			// A block scalar or a list on the following, deeper lines.
+			var block []string
+			for i+1 < len(lines) {
+				next := lines[i+1]
+				if strings.TrimSpace(next) != "" && len(next)-len(strings.TrimLeft(next, " \t")) <= indent {
+					break
+				}
+				i++
+				t := strings.TrimSpace(next)
+				if strings.HasPrefix(t, "- ") {
+					out = append(out, unquoteYAML(strings.TrimPrefix(t, "- ")))
+					continue
+				}
+				block = append(block, t)
+			}
+			if len(block) > 0 {
+				out = append(out, strings.Join(block, "\n"))
+			}
+		default:
+			out = append(out, unquoteYAML(val))
+		}
+	}
+	return out
+}
+
+func unquoteYAML(s string) string {
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// applyDeferred analyses what a call writes into files whose content runs
+// later, and raises the action when that code would send secrets to a host
+// (a send of sensitive data) or run code fetched from the network.
+func applyDeferred(b *builder, call *Call, parsers *sync.Pool) {
+	var kind deferredKind
+	file := ""
+	for _, p := range b.a.Paths {
+		if p.Access == Write {
+			if k := deferredFile(p.Path); k != notDeferred {
+				kind, file = k, p.Path
+				break
+			}
+		}
+	}
+	if kind == notDeferred {
+		return
+	}
+	var texts []string
+	writtenText(call.Args, "", &texts, 0)
+	var scripts []string
+	for _, t := range texts {
+		if kind == deferredCI {
+			scripts = append(scripts, ciCommands(t)...)
+		} else {
+			scripts = append(scripts, t)
+		}
+	}
+	for _, s := range scripts {
+		res := analyzeShell(s, call.WorkingDir, call.HomeDir, parsers)
+		secret := res.sensitive || res.kinds.has(Credential) || slices.ContainsFunc(res.paths, func(p PathRef) bool { return p.Sensitive })
+		leaks := secret && (res.kinds.has(Send) || res.kinds.has(Fetch)) && len(res.hosts) > 0
+		if leaks {
+			b.kind(Send)
+			b.external = true
+			b.a.Sensitive = true
+			for _, h := range res.hosts {
+				b.host(h)
+			}
+			b.note("the code it writes into " + file + " runs later and sends secrets to " + strings.Join(res.hosts, ", "))
+		}
+		for _, c := range res.commands {
+			if c.RunsFetched {
+				c.Via = append(slices.Clip(c.Via), "written to "+file)
+				b.command(c)
+				for _, h := range res.hosts {
+					b.host(h)
+				}
+				b.note("the code it writes into " + file + " runs code fetched from the network")
+			}
+		}
+	}
+}
