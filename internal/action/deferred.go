@@ -18,9 +18,9 @@ import (
 type deferredKind uint8
 
 const (
-	notDeferred deferredKind = iota
-	deferredCI               // YAML: the commands are in run:/script: entries
-	deferredShell            // the whole content is a shell script
+	notDeferred   deferredKind = iota
+	deferredCI                 // YAML: the commands are in run:/script: entries
+	deferredShell              // the whole content is a shell script
 )
 
 // deferredFile reports how the file at p (normalised) runs its content.
