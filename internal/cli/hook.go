@@ -257,6 +257,9 @@ Create it first with a hook token — never the admin token:
 				return err
 			}
 			if server == "" {
+				server = env.Getenv("MANDATE_URL")
+			}
+			if server == "" {
 				server = DefaultServer
 			}
 			if command == "" {
@@ -287,7 +290,7 @@ Create it first with a hook token — never the admin token:
 		},
 	}
 	sf.register(cmd)
-	cmd.Flags().StringVar(&server, "server", "", "Mandate server URL the hook asks (default "+DefaultServer+")")
+	cmd.Flags().StringVar(&server, "server", "", "Mandate server URL the hook asks (default $MANDATE_URL, else "+DefaultServer+")")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file holding the hook token (default "+defaultTokenFileHelp+")")
 	cmd.Flags().StringVar(&command, "command", "", "how to run mandate (default: this binary's absolute path)")
 	return cmd
