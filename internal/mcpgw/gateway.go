@@ -142,6 +142,9 @@ type progressRoute struct {
 	token any
 }
 
+// progressGrace is how long a call's progress route outlives the call.
+const progressGrace = 2 * time.Second
+
 // maxListedSessions bounds the sessions remembered for re-pinning.
 const maxListedSessions = 10000
 
@@ -534,7 +537,11 @@ func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, u *upst
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	if tok := req.Params.GetProgressToken(); tok != nil {
 		gt := g.routeProgress(req.Session, tok)
-		defer g.unrouteProgress(gt)
+		// The upstream's progress notifications are handled after its
+		// result has been delivered (the SDK queues notifications and
+		// answers responses at once), so the route outlives the call a
+		// little.
+		defer time.AfterFunc(progressGrace, func() { g.unrouteProgress(gt) })
 		params.SetProgressToken(gt)
 	}
 	res, err := cs.CallTool(cctx, params)

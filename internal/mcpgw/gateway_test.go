@@ -46,6 +46,7 @@ type fixture struct {
 	sid    string
 	peer   func() *peer
 	listCh chan struct{}
+	ended  chan error // what Run returned
 }
 
 // newFixture runs a gateway over one in-process peer with an embedded
@@ -69,9 +70,9 @@ func newFixture(t *testing.T, intent string, mutate func(*Options)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	f := &fixture{a: a, g: g, sid: sid, peer: last, listCh: make(chan struct{}, 16)}
+	f := &fixture{a: a, g: g, sid: sid, peer: last, listCh: make(chan struct{}, 16), ended: make(chan error, 1)}
 	ct, st := mcp.NewInMemoryTransports()
-	go g.Run(ctx, st)
+	go func() { f.ended <- g.Run(ctx, st) }()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { f.listCh <- struct{}{} },
 	})
@@ -441,4 +442,74 @@ func TestNewRejectsBadOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestProgressIsRouted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "Count to three.", nil)
+	got := make(chan *mcp.ProgressNotificationParams, 8)
+	c := mcp.NewClient(&mcp.Implementation{Name: "progress-client"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { got <- req.Params },
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	go f.g.Run(context.Background(), st)
+	cs, err := c.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "count"}
+	params.SetProgressToken("client-token-7")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("count: %v %s", err, resultText(res))
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case p := <-got:
+			if p.ProgressToken != "client-token-7" || p.Progress != float64(i) {
+				t.Fatalf("progress %d: %+v", i, p)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("progress %d did not arrive", i)
+		}
+	}
+}
+
+func TestLostUpstream(t *testing.T) {
+	t.Parallel()
+	t.Run("stdio: Run ends", func(t *testing.T) {
+		f := newFixture(t, "Greet Ada.", nil)
+		f.peer().hangUp()
+		select {
+		case err := <-f.ended:
+			if err == nil || !strings.Contains(err.Error(), `upstream "peer" ended`) {
+				t.Fatalf("Run: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Run did not end when the upstream went away")
+		}
+	})
+	t.Run("serve: dialled again", func(t *testing.T) {
+		f := newFixture(t, "Greet Ada.", func(o *Options) { o.Reconnect = true; o.ForwardClientFeatures = false })
+		first := f.peer()
+		first.hangUp()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			res := f.call(t, "greet", map[string]any{"name": "Ada"})
+			if !res.IsError {
+				break
+			}
+			if !strings.Contains(resultText(res), `upstream "peer"`) {
+				t.Fatalf("while the upstream is down: %s", resultText(res))
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("not reconnected: %s", resultText(res))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if f.peer() == first {
+			t.Fatal("the call succeeded without a new connection")
+		}
+	})
 }

@@ -32,8 +32,19 @@ func TestMain(m *testing.M) {
 
 // peer records the calls that reached the upstream.
 type peer struct {
-	mu    sync.Mutex
-	calls []string
+	mu      sync.Mutex
+	calls   []string
+	session *mcp.ServerSession
+}
+
+// hangUp ends the peer's side of the connection, as a crashing server would.
+func (p *peer) hangUp() {
+	p.mu.Lock()
+	ss := p.session
+	p.mu.Unlock()
+	if ss != nil {
+		ss.Close()
+	}
 }
 
 func (p *peer) record(name string, args json.RawMessage) {
@@ -120,6 +131,16 @@ func newPeer() (*mcp.Server, *peer) {
 			}
 			return text(string(b)), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "count", Description: "Count to three, reporting progress.", InputSchema: obj(nil), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			p.record("count", req.Params.Arguments)
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				for i := 1; i <= 3; i++ {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3})
+				}
+			}
+			return text("3"), nil
+		})
 	s.AddPrompt(&mcp.Prompt{Name: "hello", Description: "Say hello."}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
 	})
@@ -138,11 +159,13 @@ func inMemory(name string) (Upstream, func() *peer) {
 	return Upstream{Name: name, dial: func() mcp.Transport {
 			s, p := newPeer()
 			ct, st := mcp.NewInMemoryTransports()
-			go func() {
-				if _, err := s.Connect(context.Background(), st, nil); err != nil {
-					panic(fmt.Sprintf("peer connect: %v", err))
-				}
-			}()
+			ss, err := s.Connect(context.Background(), st, nil)
+			if err != nil {
+				panic(fmt.Sprintf("peer connect: %v", err))
+			}
+			p.mu.Lock()
+			p.session = ss
+			p.mu.Unlock()
 			mu.Lock()
 			last = p
 			mu.Unlock()

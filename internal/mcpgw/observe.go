@@ -58,9 +58,15 @@ func observation(result any, max int) (json.RawMessage, error) {
 			}
 		}
 	}
-	// Leave room for the envelope and JSON escaping.
-	summary["text"] = cutUTF8(text.String(), max/2)
-	return json.Marshal(summary)
+	// Keep as much of the text as fits once escaped.
+	all := text.String()
+	for n := max / 2; ; n /= 2 {
+		summary["text"] = cutUTF8(all, n)
+		out, err := json.Marshal(summary)
+		if err != nil || len(out) <= max || n == 0 {
+			return out, err
+		}
+	}
 }
 
 // digestBinary replaces a content item's binary payload with its digest and
