@@ -171,12 +171,16 @@ func TestDurabilityUnderSIGKILL(t *testing.T) {
 		}()
 	}
 	// Kill it once it has acknowledged a good number of decisions.
+	target := 800
+	if raceEnabled {
+		target = 200 // the clients run under the race detector
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
-		if n >= 800 || time.Now().After(deadline) {
+		if n >= target || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
