@@ -335,7 +335,7 @@ func (b *build) at(toks []token, i int, r role) (*entry, int) {
 	var best *entry
 	for _, l := range b.langs {
 		for _, e := range l.index[toks[i].text] {
-			if e.role != r || (best != nil && len(e.words) <= len(best.words)) {
+			if e.role != r || e.tail != nil || (best != nil && len(e.words) <= len(best.words)) {
 				continue
 			}
 			if wordsAt(toks, i, e.words) {
@@ -683,6 +683,23 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 		if st.consumed[i] || toks[i].kind != tokWord {
 			continue
 		}
+		if e, n := b.at(toks, i, roleVerb); e != nil && n > 1 && free(i, n) && b.verbHere(st, i, e) && !b.longerNoun(toks, i, n) {
+			// A verb of several words wins over one with a gap or a
+			// particle: "let me know" is not "let … know".
+			mark(i, n)
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+n)})
+			i += n - 1
+			continue
+		}
+		if e, n, j, m := b.gapAt(st, i); e != nil && free(i, n) && free(j, m) && b.verbHere(st, i, e) {
+			// "let #general know": the verb's object stands inside it.
+			mark(i, n)
+			mark(j, m)
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, web: e.web, narrow: !e.general,
+				word: b.span(toks, i, i+n) + " … " + b.span(toks, j, j+m)})
+			i += n - 1
+			continue
+		}
 		if e, j := b.separableAt(st, i); e != nil && free(i, 1) && free(j, 1) && b.verbHere(st, i, e) {
 			// "Lade Paula zum Fest ein": the verb's particle closes its
 			// clause.
@@ -692,7 +709,7 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 				word: b.span(toks, i, i+1) + " … " + b.span(toks, j, j+1)})
 			continue
 		}
-		if e, n := b.at(toks, i, roleVerb); e != nil && free(i, n) && b.verbHere(st, i, e) {
+		if e, n := b.at(toks, i, roleVerb); e != nil && free(i, n) && b.verbHere(st, i, e) && !b.longerNoun(toks, i, n) {
 			mark(i, n)
 			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+n)})
 			i += n - 1
@@ -721,6 +738,30 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+1), typoOf: e.words[0]})
 		}
 	}
+}
+
+// gapAt finds a verb written with a gap ("let … know", "gib … Bescheid")
+// whose head starts at token i and whose tail follows within four words.
+// It returns the entry, the head's length, and the tail's index and length.
+func (b *build) gapAt(st *segState, i int) (*entry, int, int, int) {
+	toks := st.toks
+	if toks[i].kind != tokWord {
+		return nil, 0, 0, 0
+	}
+	for _, l := range b.langs {
+		for _, e := range l.index[toks[i].text] {
+			if e.tail == nil || e.role != roleVerb || !wordsAt(toks, i, e.words) {
+				continue
+			}
+			n := len(e.words)
+			for j := i + n + 1; j < len(toks) && j <= i+n+4; j++ {
+				if wordsAt(toks, j, e.tail) {
+					return e, n, j, len(e.tail)
+				}
+			}
+		}
+	}
+	return nil, 0, 0, 0
 }
 
 // separableAt finds a verb of two words whose second is a separable
@@ -818,6 +859,9 @@ func (b *build) resolveLight(st *segState) {
 				k++
 				nn = st.nouns[k]
 			}
+			if !b.headNoun(st, nn) {
+				continue // "a ✅ on every deploy request": the head is "request"
+			}
 			kinds, a.object, a.narrow = nn.kinds, nn.word, nn.narrow
 			break
 		}
@@ -832,6 +876,31 @@ func (b *build) resolveLight(st *segState) {
 			a.kinds = kinds
 		}
 	}
+}
+
+// longerNoun reports whether a noun phrase longer than n words starts at
+// token i: "read access" is a noun, not the verb "read".
+func (b *build) longerNoun(toks []token, i, n int) bool {
+	_, nn := b.at(toks, i, roleNoun)
+	return nn > n
+}
+
+// headNoun reports whether a noun heads its phrase rather than modifying
+// the word after it: it ends the segment or is followed by a function
+// word, a verb, an entity, a number or punctuation — not by a plain word
+// ("deploy request", "build job").
+func (b *build) headNoun(st *segState, nn *anchor) bool {
+	if nn.end >= len(st.toks) {
+		return true
+	}
+	t := st.toks[nn.end]
+	if t.kind != tokWord {
+		return true
+	}
+	if e, _ := b.at(st.toks, nn.end, roleVerb); e != nil {
+		return true
+	}
+	return b.is(t, roleMarker) || b.is(t, roleDeterminer) || b.is(t, roleCue) || b.is(t, roleConj)
 }
 
 // introduces reports whether a word can introduce a light verb's object:
@@ -1317,7 +1386,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		if a.negated || a.noun || a.anyKind {
 			continue
 		}
-		phrase := b.span(toks, a.pos, a.end)
+		phrase := a.word // "let … know" as written
 		if a.noGrant {
 			b.recognise(phrase, "nothing granted", fmt.Sprintf("verb %q (%s), but %s", phrase, kindsString(a.kinds), a.noGrantW))
 			continue
@@ -1338,9 +1407,72 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		if !a.web && webCue != "" && slices.Contains(a.kinds, action.Read) {
 			b.allow(action.Fetch, phrase, fmt.Sprintf("%s (read); web-ish: %q", why, webCue))
 		}
+		if to := b.addressee(st, a); to != "" {
+			b.allow(action.Send, phrase, fmt.Sprintf("%s with %s as its addressee: writing to someone is sending", why, to))
+		}
 	}
+	b.deliveredAs(st, inherited)
 	if st.nothing != "" {
 		b.recognise(st.nothing, "nothing beyond what was named", "restrictor: the scope holds only the resources named")
+	}
+}
+
+// addressee returns the recipient (an address or a channel) that a verb
+// of writing is addressed to in its clause — "Schreib in #marketing, …",
+// "write to ops@example.com" — or "". Drafting verbs are not in that
+// list: a draft to someone is not sent.
+func (b *build) addressee(st *segState, a *anchor) string {
+	if e, n := b.at(st.toks, a.pos, roleSay); e == nil || n != a.end-a.pos {
+		return ""
+	}
+	from, to := st.clauseOf(a.pos)
+	for j := max(from, a.end); j < to; j++ {
+		if t := st.toks[j]; t.kind == tokEntity {
+			if e := b.ents[t.ent]; e.kind == entEmail || e.kind == entChannel {
+				return e.raw
+			}
+		}
+	}
+	return ""
+}
+
+// deliveredAs reads "as a PR", "als PR", "comme commentaire": the work
+// asked for in the clause (or the sentence's last verb, for a clause
+// without one) is to be handed over as that thing, which asks for the
+// thing's kind too ("fix the workflow, but as a PR": send).
+func (b *build) deliveredAs(st *segState, inherited *anchor) {
+	if len(st.negBef)+len(st.negAft) > 0 {
+		return
+	}
+	for i := range st.toks {
+		e, n := b.at(st.toks, i, roleAs)
+		if e == nil {
+			continue
+		}
+		var verb *anchor
+		for _, a := range st.anchors {
+			if a.pos < i && !a.noun {
+				verb = a
+			}
+		}
+		if verb == nil && len(st.anchors) == 0 {
+			verb = inherited
+		}
+		if verb == nil || verb.negated || verb.noGrant || verb.noun {
+			continue
+		}
+		for _, nn := range st.nouns {
+			if nn.pos < i+n || nn.pos > i+n+2 {
+				continue
+			}
+			phrase := b.span(st.toks, i, nn.end)
+			for _, k := range nn.kinds {
+				if k != action.Read {
+					b.allow(k, phrase, fmt.Sprintf("the work asked for by %q is to be delivered as %q (%s)", verb.word, nn.word, k))
+				}
+			}
+			break
+		}
 	}
 }
 
@@ -1678,6 +1810,11 @@ func (b *build) limits(st *segState, inherited *anchor) map[action.Kind]bool {
 		a := nearestAnchor(st.anchors, i)
 		if a == nil {
 			a = inherited
+			// "…, tip 3 €": in a clause of its own, an amount after a
+			// noun prices that thing, not the whole payment.
+			if i > 0 && toks[i-1].kind == tokWord && !b.is(toks[i-1], roleMarker) && !b.is(toks[i-1], roleDeterminer) && !b.is(toks[i-1], roleCue) {
+				continue
+			}
 		}
 		if a != nil && !a.negated && !a.noun && !a.noGrant && (a.money || slices.Contains(a.kinds, action.Pay)) {
 			e := b.ents[t.ent]

@@ -57,6 +57,48 @@ var lightVerbCases = []compileCase{
 		allow: []action.Kind{r, w}},
 	{text: "Mach mir eine Liste der offenen Rechnungen", lang: "de", // a read noun: nothing to change
 		allow: []action.Kind{r}},
+	// The head of a compound decides: "read access" is access, not reading.
+	{text: "give the auditor read access to the ledger", lang: "en",
+		allow: []action.Kind{r, w, s}},
+	// …and a noun that only modifies another is not the object.
+	{text: "put a label on every deploy request", lang: "en",
+		allow: []action.Kind{r, w}},
+	{text: "schedule a post in #news for Monday", lang: "en",
+		allow: []action.Kind{r, s}, recipients: []string{"#news"}},
+}
+
+// Verbs whose object stands inside them, verbs of writing addressed to
+// someone, and work to be delivered as something.
+var constructionCases = []compileCase{
+	{text: "let the on-call channel know the backup finished", lang: "en",
+		allow: []action.Kind{r, s}},
+	{text: "let me know what you find", lang: "en", // "let me know" is a report to the user
+		allow: []action.Kind{r}},
+	{text: "Gib dem Team Bescheid, dass der Server läuft", lang: "de",
+		allow: []action.Kind{r, s}},
+	{text: "write in #standup that the build is green", lang: "en",
+		allow: []action.Kind{r, w, s}, recipients: []string{"#standup"}},
+	{text: "Écris à paul@exemple.fr que la réunion est annulée", lang: "fr",
+		allow: []action.Kind{r, s}, recipients: []string{"paul@exemple.fr"}},
+	{text: "draft a note to ops@example.com about the outage", lang: "en", // drafting is not sending
+		allow: []action.Kind{r, w}, recipients: []string{"ops@example.com"}},
+	{text: "update the changelog, but as a pull request", lang: "en",
+		allow: []action.Kind{r, w, s}},
+	{text: "Corrige la config, mais seulement sous forme de PR", lang: "fr",
+		allow: []action.Kind{r, w, s}},
+}
+
+// An amount after a noun in a clause of its own prices that thing: it
+// is not the cap on the whole payment.
+var amountCases = []compileCase{
+	{text: "order the groceries on my list, delivery fee 4 €", lang: "en",
+		allow: []action.Kind{r, w, p}},
+	{text: "pay the deposit to the landlord, 800 EUR", lang: "en",
+		allow: []action.Kind{r, w, p}, spend: "800 EUR"},
+	{text: "Überweise Jonas 150 € fürs Konzert", lang: "de",
+		allow: []action.Kind{r, w, p}, spend: "150 EUR"},
+	{text: "compra el regalo, envío 5 €", lang: "es",
+		allow: []action.Kind{r, w, p}},
 }
 
 // Negations that are not prohibitions, and prohibitions narrower than
@@ -158,6 +200,8 @@ func TestCompileNounOrVerb(t *testing.T)    { runCompileCases(t, nounOrVerbCases
 func TestCompileEnclitics(t *testing.T)     { runCompileCases(t, encliticCases) }
 func TestCompileAccessLevel(t *testing.T)   { runCompileCases(t, accessLevelCases) }
 func TestCompileBranchTargets(t *testing.T) { runCompileCases(t, branchCases) }
+func TestCompileConstructions(t *testing.T) { runCompileCases(t, constructionCases) }
+func TestCompileItemAmounts(t *testing.T)   { runCompileCases(t, amountCases) }
 
 // TestCompileExplainsNewRules holds that the rules above say why in the
 // draft: the user must see why a kind was granted, kept or left open.
@@ -170,6 +214,8 @@ func TestCompileExplainsNewRules(t *testing.T) {
 		{"archive them, I never delete them", "nothing ruled out", "their own action"},
 		{"never push to main", "prohibit send on branch:main", "other pushes are not"},
 		{"Book the hotel. Actually, don't book anything.", "drop allow write", "only implied by pay"},
+		{"write in #ops that the deploy is done", "allow send", "as its addressee"},
+		{"fix it, but as a PR", "allow send", "delivered as"},
 	}
 	for _, tc := range tests {
 		dr, err := Compile(tc.text, WithNow(testNow))
@@ -230,7 +276,9 @@ separable_particles: [up]
 		"code: xx\nenclitics: [two words]\n",                // not one word
 		"code: xx\nseparable_particles: [two words]\n",      // not one word
 		"code: xx\nverbs: {any: [touch], write: [touch]}\n", // "any" and a kind
-		"code: xx\nobject_nouns: {shop: [x]}\n",             // unknown kind
+		"code: xx\nobject_nouns: {shop: [x]}\n",
+		"code: xx\nnouns: {pay: [a … b]}\n",  // a gap outside a verb
+		"code: xx\nverbs: {send: [let …]}\n", // nothing after the gap             // unknown kind
 	} {
 		if _, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte(bad)}}); err == nil {
 			t.Errorf("loaded %q", bad)

@@ -83,8 +83,10 @@ type langTable struct {
 	GeneralVerbs   []string `yaml:"general_verbs"`
 	// Separable are the particles a verb may leave at the end of its
 	// clause ("Lade Paula zum Fest ein" is "lade ein").
-	Separable []string `yaml:"separable_particles"`
-	Conditionals   []string `yaml:"conditionals"`
+	Separable    []string `yaml:"separable_particles"`
+	Conditionals []string `yaml:"conditionals"`
+	AsWords      []string `yaml:"as_words"`
+	SayVerbs     []string `yaml:"say_verbs"`
 }
 
 // role is what a lexicon phrase does.
@@ -126,12 +128,17 @@ const (
 	roleBranch
 	roleBranchPrep
 	roleConditional
+	roleAs
+	roleSay
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
 type entry struct {
 	words []string
-	role  role
+	// tail, for a verb written with a gap ("let … know"), are the words
+	// after the gap; words are those before it.
+	tail []string
+	role role
 	// kinds for verbs and nouns; a verb of the "fetch" list grants read and
 	// fetch; "any" verbs have none and concern every kind.
 	kinds     []action.Kind
@@ -232,16 +239,27 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		l.separable[w[0]] = true
 	}
 	add := func(phrase string, e entry) error {
-		words := lx.phraseWords(phrase)
+		head, tail, gap := strings.Cut(phrase, "…")
+		words := lx.phraseWords(head)
 		if len(words) == 0 {
 			return fmt.Errorf("empty phrase in %v list", e.role)
+		}
+		if gap {
+			// "let … know": a verb whose object stands inside it.
+			e.tail = lx.phraseWords(tail)
+			if e.role != roleVerb || len(e.tail) == 0 || strings.Contains(tail, "…") {
+				return fmt.Errorf("%q: a gap (…) needs a verb with words on both sides", phrase)
+			}
+			for _, w := range e.tail {
+				l.vocab[w] = true
+			}
 		}
 		e.words, e.lang = words, t.Code
 		if e.role == roleVerb || e.role == roleNoun || e.role == roleLight {
 			// A phrase listed under several kinds asks for all of them
 			// ("install" writes files and runs code): one entry, the union.
 			for _, old := range l.index[words[0]] {
-				if old.role != e.role || !slices.Equal(old.words, words) {
+				if old.role != e.role || !slices.Equal(old.words, words) || !slices.Equal(old.tail, e.tail) {
 					continue
 				}
 				if old.anyKind || e.anyKind {
@@ -264,7 +282,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		for _, w := range words {
 			l.vocab[w] = true
 		}
-		if e.role == roleVerb && len(words) == 1 {
+		if e.role == roleVerb && len(words) == 1 && e.tail == nil {
 			lx.verbForms = append(lx.verbForms, &e)
 		}
 		return nil
@@ -314,6 +332,8 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.Branches, entry{role: roleBranch}},
 		{t.BranchPreps, entry{role: roleBranchPrep}},
 		{t.Conditionals, entry{role: roleConditional}},
+		{t.AsWords, entry{role: roleAs}},
+		{t.SayVerbs, entry{role: roleSay}},
 	} {
 		if err := addAll(group.list, group.e); err != nil {
 			return nil, err
