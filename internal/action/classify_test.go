@@ -521,3 +521,32 @@ func TestCICommands(t *testing.T) {
 		}
 	}
 }
+
+func TestPaymentsCatalog(t *testing.T) {
+	c := newTestClassifier(t)
+	tests := []struct {
+		name, tool, args string
+		want             expect
+	}{
+		{"add payee is a write with its account", "add_payee", `{"name": "Braun", "iban": "DE20700202700015200360"}`,
+			expect{kind: Write, notKinds: []Kind{Pay}, family: "payments", accounts: []string{"DE20700202700015200360"}, financial: no()}},
+		{"wise recipient account", "createRecipientAccount", `{"profileId": 1, "currency": "EUR", "type": "iban", "details": {"iban": "AT082011182813456789"}}`,
+			expect{kind: Write, notKinds: []Kind{Pay}, accounts: []string{"AT082011182813456789"}}},
+		{"bizum is in euros", "bizum_send", `{"phone": "+34612489307", "amount": "12.00", "concept": "regalo"}`,
+			expect{kind: Pay, amounts: []Amount{{12, "EUR"}}, accounts: []string{"+34612489307"}}},
+		{"venmo is in dollars", "venmo_pay", `{"username": "@sam", "amount": 20, "note": "pizza"}`, expect{kind: Pay, amounts: []Amount{{20, "USD"}}, accounts: []string{"@sam"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args map[string]any
+			if err := json.Unmarshal([]byte(tt.args), &args); err != nil {
+				t.Fatal(err)
+			}
+			a := c.Classify(Call{Tool: tt.tool, Args: args, WorkingDir: testWD, HomeDir: testHome})
+			tt.want.check(t, a)
+			if t.Failed() {
+				t.Logf("action: kind=%s kinds=%v accounts=%v amounts=%v notes=%q", a.Kind, a.Kinds, a.Accounts, a.Amounts, a.Notes)
+			}
+		})
+	}
+}

@@ -274,6 +274,19 @@ func copyCmd(inv *invocation, s *cmdSpec) {
 	for _, i := range ops {
 		inv.addPath(i, srcAccess)
 	}
+	if inv.name() == "cp" && !hasTarget && len(ops) == 1 && envNotSecret[path.Base(inv.argv[ops[0]])] &&
+		(p.has("n", "no-clobber") || strings.HasPrefix(valueOr(p, "update"), "none")) {
+		// cp -n .env.example .env creates the env file from its
+		// example and never overwrites a real one: no secret is
+		// touched. Without -n it could replace the user's secrets.
+		dst := inv.w.resolve(inv.argv[p.ops[len(p.ops)-1]], inv.env)
+		for k := range inv.w.res.paths {
+			if r := &inv.w.res.paths[k]; r.Path == dst && r.Access == Write {
+				r.Sensitive, r.Why = false, ""
+			}
+		}
+		inv.note("creates " + dst + " from its example without overwriting an existing one")
+	}
 	if inv.name() == "ln" && p.has("s", "symbolic") {
 		inv.note("creates a symbolic link")
 	}
@@ -924,4 +937,10 @@ func openCmd(inv *invocation, _ *cmdSpec) {
 		inv.addPath(i, Execute)
 	}
 	inv.note("opens files or URLs with their default application")
+}
+
+// valueOr returns the value of flag name, or "".
+func valueOr(p parsedArgs, name string) string {
+	v, _ := p.value(name)
+	return v
 }

@@ -568,6 +568,13 @@ func kubectlSpecial(inv *invocation, sub int) bool {
 		for _, i := range p.ops {
 			r := strings.ToLower(inv.argv[i])
 			if r == "secret" || r == "secrets" || strings.HasPrefix(r, "secret/") || strings.HasPrefix(r, "secrets/") {
+				if verb != "edit" && !secretValuesShown(verb, p) {
+					// describe, the default table and -o name
+					// show names, types and sizes, never values.
+					inv.act(rd, "")
+					inv.note("lists Kubernetes secrets without their values")
+					return true
+				}
 				inv.act(cred, "")
 				inv.note("reads Kubernetes secrets")
 				if verb == "edit" {
@@ -618,6 +625,38 @@ func kubectlSpecial(inv *invocation, sub int) bool {
 		}
 	}
 	return false
+}
+
+// secretValuesShown reports whether kubectl get/describe prints the values
+// of the secrets it reads: -o yaml/json do, and so does a jsonpath,
+// go-template or custom-columns output that mentions data (or whose
+// template is not known); describe, the default table, -o wide and -o name
+// do not.
+func secretValuesShown(verb string, p parsedArgs) bool {
+	if verb == "describe" {
+		return false
+	}
+	o, ok := p.value("o", "output")
+	if !ok {
+		return false
+	}
+	format, tmpl, _ := strings.Cut(o, "=")
+	switch format {
+	case "name", "wide":
+		return false
+	case "jsonpath", "go-template", "custom-columns", "jsonpath-as-json", "template":
+		if tmpl == "" {
+			return true // the template is in a file or the next argument
+		}
+		t := strings.ToLower(tmpl)
+		for _, m := range []string{".data", "stringdata", "'data'", `"data"`, "{.}", "{@}", "..", "{{.}}", "{{ . }}"} {
+			if strings.Contains(t, m) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 func terraformSpecial(inv *invocation, sub int) bool {
