@@ -136,6 +136,14 @@ func (c *Classifier) Classify(call Call) (a Action) {
 	}
 	applyDeferred(b, &call, c.parsers)
 
+	if w.linkKinds != 0 && b.kinds.has(Fetch) && !b.kinds.has(Send) {
+		// A fetch of a link that acts when followed does what the link
+		// does (a POST-style send already says more).
+		b.kinds |= w.linkKinds
+		for _, n := range w.linkNotes {
+			b.note(n)
+		}
+	}
 	changes := b.kinds.has(Write) || b.kinds.has(Send) || b.kinds.has(Execute)
 	if w.public != "" && changes && !closes(tokens(tool)) {
 		b.public = true

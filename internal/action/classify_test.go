@@ -444,7 +444,7 @@ func TestCodingAgentTools(t *testing.T) {
 			expect{sensitive: yes(), notes: []string{"github_token"}}},
 		// Links carry their own one-purpose tokens back to the site that
 		// issued them; following the link is not leaking a credential.
-		{"unsubscribe link token", "web_fetch", `{"url": "https://news.example/unsubscribe?token=9d1f2a77&type=digest"}`, expect{kind: Fetch, sensitive: no()}},
+		{"unsubscribe link token", "web_fetch", `{"url": "https://news.example/unsubscribe?token=9d1f2a77&type=digest"}`, expect{kinds: []Kind{Fetch}, sensitive: no()}},
 		{"confirmation link token", "web_fetch", `{"url": "https://shop.example/confirm?confirmation_token=a1b2c3d4e5f6"}`, expect{sensitive: no()}},
 		{"link token with a real credential in it", "web_fetch", `{"url": "https://x.example/u?token=ghp_` + strings.Repeat("aB3d", 9) + `"}`, expect{sensitive: yes()}},
 		{"unsubscribe link in a shell command", "Bash", `{"command": "curl -s 'https://news.example/unsubscribe?token=9d1f2a77&type=digest'"}`, expect{sensitive: no()}},
@@ -546,6 +546,39 @@ func TestPaymentsCatalog(t *testing.T) {
 			tt.want.check(t, a)
 			if t.Failed() {
 				t.Logf("action: kind=%s kinds=%v accounts=%v amounts=%v notes=%q", a.Kind, a.Kinds, a.Accounts, a.Amounts, a.Notes)
+			}
+		})
+	}
+}
+
+// TestLinkAction checks links that act when followed.
+func TestLinkAction(t *testing.T) {
+	c := newTestClassifier(t)
+	tests := []struct {
+		name, tool, args string
+		want             expect
+	}{
+		{"unsubscribe link", "web_fetch", `{"url": "https://list.news.example/unsubscribe?email=ZmluYQ&nl=mo"}`, expect{kind: Delete, kinds: []Kind{Fetch}, destructive: no(), notes: []string{"cancels a subscription"}}},
+		{"unsubscribe page with extension", "web_fetch", `{"url": "https://shop.example/newsletter/Unsubscribe.php?u=7"}`, expect{kind: Delete}},
+		{"German opt-out", "fetch", `{"url": "https://shop.example/newsletter/abmelden?id=7"}`, expect{kind: Delete}},
+		{"unsubscribe as an action parameter", "fetch", `{"url": "https://lists.example/mailman?action=unsubscribe&list=x"}`, expect{kind: Delete}},
+		{"unsubscribe by curl", "Bash", `{"command": "curl -s 'https://list.news.example/unsubscribe?email=ZmluYQ'"}`, expect{kind: Delete, kinds: []Kind{Fetch}}},
+		{"a GET submitting data", "WebFetch", `{"url": "https://compare.example/api/submit?product=ours&price=14"}`, expect{kind: Send, kinds: []Kind{Fetch}, hosts: []string{"compare.example"}}},
+		{"a submit page without data only reads", "WebFetch", `{"url": "https://docs.example/guide/submit"}`, expect{kind: Fetch, notKinds: []Kind{Send}}},
+		{"an article about unsubscribing", "WebFetch", `{"url": "https://blog.example/how-to-unsubscribe-from-everything"}`, expect{kind: Fetch, notKinds: []Kind{Delete}}},
+		{"a blog post path", "WebFetch", `{"url": "https://blog.example/post/postgres/hnsw"}`, expect{kind: Fetch}},
+		{"a search page", "WebFetch", `{"url": "https://search.example/search?q=unsubscribe"}`, expect{kind: Fetch, notKinds: []Kind{Delete}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args map[string]any
+			if err := json.Unmarshal([]byte(tt.args), &args); err != nil {
+				t.Fatal(err)
+			}
+			a := c.Classify(Call{Tool: tt.tool, Args: args, WorkingDir: testWD, HomeDir: testHome})
+			tt.want.check(t, a)
+			if t.Failed() {
+				t.Logf("action: kind=%s kinds=%v notes=%q", a.Kind, a.Kinds, a.Notes)
 			}
 		})
 	}

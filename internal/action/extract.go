@@ -140,6 +140,10 @@ type argWalk struct {
 	// policy (see adminRole); it too counts when the call changes
 	// something.
 	admin string
+	// linkKinds are what the URLs the call fetches do when followed
+	// (see linkAction), with notes why.
+	linkKinds kindSet
+	linkNotes []string
 }
 
 type codeArg struct {
@@ -492,6 +496,10 @@ func (w *argWalk) addURL(s string, explicit bool) {
 	w.b.host(u.Hostname())
 	for _, n := range urlSecrets(u) {
 		w.b.sensitive(n)
+	}
+	if k, n := linkAction(u); k != "" {
+		w.linkKinds.add(k)
+		w.linkNotes = append(w.linkNotes, n)
 	}
 }
 

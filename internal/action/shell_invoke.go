@@ -37,6 +37,10 @@ type invocation struct {
 	// pathsBefore is how many paths the walk had recorded when the
 	// command started; the ones after are its own.
 	pathsBefore int
+	// linkKinds are what the URLs the command fetches do when followed
+	// (see linkAction), with notes why.
+	linkKinds kindSet
+	linkNotes []string
 }
 
 func (inv *invocation) kind(ks ...Kind) { inv.ks.add(ks...) }
@@ -153,6 +157,12 @@ func (inv *invocation) emit() {
 	}
 	if inv.ks == 0 {
 		inv.kind(Execute)
+	}
+	if inv.linkKinds != 0 && inv.ks.has(Fetch) && !inv.ks.has(Send) {
+		inv.ks |= inv.linkKinds
+		for _, n := range inv.linkNotes {
+			inv.note(n)
+		}
 	}
 	if inv.ks&^kindBit(Read) != 0 {
 		inv.readOnly = false
@@ -347,6 +357,10 @@ func (inv *invocation) addURL(raw string) string {
 		for _, n := range urlSecrets(pu) {
 			inv.w.res.sensitive = true
 			inv.w.note(n)
+		}
+		if k, n := linkAction(pu); k != "" {
+			inv.linkKinds.add(k)
+			inv.linkNotes = append(inv.linkNotes, n)
 		}
 	}
 	return h
