@@ -593,7 +593,10 @@ func (b *build) qualify(st *segState) {
 			}
 		}
 		for _, sp := range st.self {
-			if (sp[1] <= a.pos && a.pos-sp[1] <= 2) || (sp[0] >= a.end && sp[0]-a.end <= 0) {
+			// Before the verb, or right after it ("Das mache ich selbst") —
+			// unless it is an article there ("fai girare i test").
+			after := sp[0] >= a.end && sp[0]-a.end <= 0 && !b.is(st.toks[sp[0]], roleDeterminer)
+			if (sp[1] <= a.pos && a.pos-sp[1] <= 2) || after {
 				if !a.noGrant || !a.self {
 					a.noGrant, a.self, a.noGrantW = true, true, fmt.Sprintf("the user speaks of their own action (%q)", b.span(st.toks, sp[0], sp[1]))
 				}
@@ -814,9 +817,15 @@ func (b *build) enclitic(w string) *entry {
 			if !ok || utf8.RuneCountInString(stem) < 2 {
 				continue
 			}
-			for _, e := range l.index[stem] {
-				if (e.role == roleVerb || e.role == roleLight) && len(e.words) == 1 {
-					return e
+			for f := -1; f < len(l.encliticFill); f++ {
+				form := stem
+				if f >= 0 {
+					form += l.encliticFill[f]
+				}
+				for _, e := range l.index[form] {
+					if (e.role == roleVerb || e.role == roleLight) && len(e.words) == 1 && e.tail == nil {
+						return e
+					}
 				}
 			}
 		}
@@ -1083,6 +1092,12 @@ func (b *build) negatesForward(st *segState, n [2]int) bool {
 	_, to := st.clauseOf(n[0])
 	for _, a := range st.anchors {
 		if a.pos >= n[1] && a.pos <= n[1]+2 && a.pos < to {
+			return true
+		}
+	}
+	// "…e niente pagamenti": a noun right after it, which it negates.
+	for _, nn := range st.nouns {
+		if nn.pos == n[1] {
 			return true
 		}
 	}

@@ -193,6 +193,27 @@ var branchCases = []compileCase{
 		allow: []action.Kind{r}, deny: []action.Kind{w}, prohibit: []string{"write:"}},
 }
 
+// Italian is a table like the others.
+var italianCases = []compileCase{
+	{text: "Confronta i prezzi su due negozi online, non comprare niente", lang: "it",
+		allow: []action.Kind{r, f}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
+	{text: "Riordina la mia casella di posta ma non cancellare nulla", lang: "it",
+		allow: []action.Kind{r, w}, deny: []action.Kind{d}},
+	{text: "Paga la bolletta della luce, 84,20 € a IT60 X054 2811 1010 0000 0123 456", lang: "it",
+		allow: []action.Kind{r, w, p}, accounts: []string{"IT60X0542811101000000123456"}, spend: "84.2 EUR"},
+	{text: "Sola lettura: riassumi le email di oggi", lang: "it",
+		allow: []action.Kind{r}, deny: readOnlyDeny},
+	{text: "Manda il report a luca@esempio.it, a nessun altro", lang: "it",
+		allow: []action.Kind{r, s}, recipients: []string{"luca@esempio.it"}},
+	{text: "correggi il test in ./pkg/auth e fai girare i test", lang: "it",
+		allow: []action.Kind{r, w, x}, paths: []string{"pkg/auth/**"}},
+	{text: "inviagli il contratto e niente pagamenti per ora", lang: "it", // an enclitic; "per ora" is no duration
+		allow: []action.Kind{r, s}, deny: []action.Kind{p}},
+	{text: "non pushare su main", lang: "it",
+		allow: []action.Kind{r}, deny: []action.Kind{}, prohibit: []string{"send:branch:main"}},
+}
+
+func TestCompileItalian(t *testing.T)       { runCompileCases(t, italianCases) }
 func TestCompileImpliedKinds(t *testing.T)  { runCompileCases(t, impliedKindCases) }
 func TestCompileLightVerbs(t *testing.T)    { runCompileCases(t, lightVerbCases) }
 func TestCompileNegations(t *testing.T)     { runCompileCases(t, negationCases) }

@@ -503,7 +503,7 @@ func TestLexiconsLoad(t *testing.T) {
 	for _, l := range lx.langs {
 		codes = append(codes, l.code)
 	}
-	for _, want := range []string{"de", "en", "es", "fr"} {
+	for _, want := range []string{"de", "en", "es", "fr", "it"} {
 		if !slices.Contains(codes, want) {
 			t.Errorf("no %s lexicon; have %v", want, codes)
 		}
@@ -572,7 +572,7 @@ func TestCompileBriefPhrases(t *testing.T) {
 }
 
 // TestLanguageIsATable adds a language by adding a file: a tiny Italian
-// lexicon beside the shipped ones.
+// lexicon beside English and German, in a file system of its own.
 func TestLanguageIsATable(t *testing.T) {
 	fsys := fstest.MapFS{
 		"lang/it.yaml": {Data: []byte(`code: it

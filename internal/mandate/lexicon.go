@@ -80,6 +80,7 @@ type langTable struct {
 	Branches       []string `yaml:"branches"`
 	BranchPreps    []string `yaml:"branch_prepositions"`
 	Enclitics      []string `yaml:"enclitics"`
+	EncliticFill   []string `yaml:"enclitic_restore"`
 	GeneralVerbs   []string `yaml:"general_verbs"`
 	// Separable are the particles a verb may leave at the end of its
 	// clause ("Lade Paula zum Fest ein" is "lade ein").
@@ -168,6 +169,9 @@ type language struct {
 	// enclitics are pronoun endings a verb form may carry ("guárdala",
 	// "envíalo"), folded, longest first.
 	enclitics []string
+	// encliticFill are endings a verb drops before an enclitic and that
+	// are put back to find it ("mandar" + "gli" is "mandare").
+	encliticFill []string
 	// separable are particles a verb leaves at its clause's end.
 	separable map[string]bool
 }
@@ -398,6 +402,13 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		l.enclitics = append(l.enclitics, w[0])
 	}
 	slices.SortStableFunc(l.enclitics, func(a, b string) int { return len(b) - len(a) })
+	for _, f := range t.EncliticFill {
+		w := lx.phraseWords(f)
+		if len(w) != 1 {
+			return nil, fmt.Errorf("enclitic_restore: %q is not one word", f)
+		}
+		l.encliticFill = append(l.encliticFill, w[0])
+	}
 	for _, nouns := range []struct {
 		list   map[string][]string
 		name   string
