@@ -171,7 +171,7 @@ func (h *ClaudeCode) callSession(ev *Event) (id string, ensure func(context.Cont
 		}
 	}
 	return SubagentSessionID(main, ev.AgentID), func(ctx context.Context) error {
-		return h.startSubagent(ctx, ev)
+		return h.ensureSubagent(ctx, ev)
 	}
 }
 
@@ -322,15 +322,19 @@ func (h *ClaudeCode) capOutput(resp json.RawMessage) json.RawMessage {
 // subagentStart starts the sub-agent's session, under the launch session
 // its Task/Agent call created when there is one.
 func (h *ClaudeCode) subagentStart(ctx context.Context, ev *Event) error {
-	main := MainSessionID(ev.SessionID)
-	err := retry(ctx, func(ctx context.Context) error {
+	if err := h.ensureSubagent(ctx, ev); err != nil {
+		return fmt.Errorf("start sub-agent %s in session %s: %w", ev.AgentID, MainSessionID(ev.SessionID), err)
+	}
+	return nil
+}
+
+// ensureSubagent starts the sub-agent's session, and the main session
+// first if that was never seen either.
+func (h *ClaudeCode) ensureSubagent(ctx context.Context, ev *Event) error {
+	return retry(ctx, func(ctx context.Context) error {
 		_, err := h.createMain(ctx, ev, "")
 		return err
 	}, func() error { return h.startSubagent(ctx, ev) })
-	if err != nil {
-		return fmt.Errorf("start sub-agent %s in session %s: %w", ev.AgentID, main, err)
-	}
-	return nil
 }
 
 func (h *ClaudeCode) startSubagent(ctx context.Context, ev *Event) error {

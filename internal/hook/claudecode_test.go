@@ -170,6 +170,12 @@ func TestEventsWithoutSessionStart(t *testing.T) {
 	if err != nil || s.ParentID != MainSessionID(sid(t, "s1")) || s.Agent.ID != "claude-code:Explore" {
 		t.Fatalf("lazily started sub-agent: %+v %v", s, err)
 	}
+	// A sub-agent of a session never seen at all: both are made.
+	preToolUse(t, h, map[string]any{"session_id": sid(t, "s3"), "agent_id": "ag3", "agent_type": "Plan", "tool_name": "Read",
+		"tool_input": map[string]any{"file_path": "/home/dev/api/README.md"}, "tool_use_id": "t3"})
+	if s, err := a.Store.GetSession(ctx, SubagentSessionID(MainSessionID(sid(t, "s3")), "ag3")); err != nil || s.ParentID != MainSessionID(sid(t, "s3")) {
+		t.Fatalf("sub-agent of an unseen session: %+v %v", s, err)
+	}
 	// Its SubagentStart arriving late changes nothing.
 	answer(t, h, event(t, EventSubagentStart, map[string]any{"agent_id": "ag1", "agent_type": "Explore"}))
 	// A SubagentStop or SessionEnd of something never seen is no error.
