@@ -287,7 +287,7 @@ func (e *Engine) CreateSession(ctx context.Context, p auth.Principal, req Sessio
 		return nil, err
 	}
 	now := e.now().UTC()
-	m, draft, err := buildMandate(req.Intent, req.Mandate, source, now)
+	m, draft, err := buildMandate(req.Intent, ownWords(p, req.Mandate, source), source, now)
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +480,7 @@ func (e *Engine) AmendMandate(ctx context.Context, p auth.Principal, id string, 
 	var next *mandate.Mandate
 	var draft *mandate.Draft
 	if req.Mandate != nil {
-		next, draft, err = buildMandate(req.Intent, req.Mandate, source, now)
+		next, draft, err = buildMandate(req.Intent, ownWords(p, req.Mandate, source), source, now)
 	} else {
 		var add *mandate.Mandate
 		add, draft, err = buildMandate(req.Intent, nil, source, now)
