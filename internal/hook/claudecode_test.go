@@ -309,3 +309,22 @@ func TestSessionIDs(t *testing.T) {
 		t.Errorf("default agent type: %s", got)
 	}
 }
+
+func TestGapsAreRedacted(t *testing.T) {
+	h, a := inProcess(t)
+	ctx := context.Background()
+	secret := "AKIAIOSFODNN7EXAMPLE"
+	out := answer(t, h, event(t, EventPostToolUse, map[string]any{"tool_name": "Bash", "tool_use_id": "never",
+		"tool_input":    map[string]any{"command": "aws configure set aws_access_key_id " + secret},
+		"tool_response": map[string]any{"stdout": "key " + secret}}))
+	if out == nil || !strings.Contains(out.SystemMessage, "gap") {
+		t.Fatalf("no gap reported: %+v", out)
+	}
+	gaps, err := a.Store.ListGaps(ctx, store.GapFilter{SessionID: MainSessionID(sid(t, "s1"))})
+	if err != nil || len(gaps) != 1 {
+		t.Fatalf("gaps: %v %v", gaps, err)
+	}
+	if strings.Contains(string(gaps[0].Args), secret) || strings.Contains(string(gaps[0].Output), secret) {
+		t.Fatalf("a secret was stored with the gap: args %s output %s", gaps[0].Args, gaps[0].Output)
+	}
+}
