@@ -220,7 +220,8 @@ type build struct {
 // Ways a denial is narrower than its kind.
 const (
 	narrowElsewhere = "elsewhere" // "don't post it anywhere else": all but what was named
-	narrowObject    = "object"    // "don't modify the staging database", "no PR", "no apply": one thing of the kind
+	narrowObject    = "object"    // "don't modify the staging database", "no PR": one thing the draft cannot name
+	narrowOperation = "operation" // "no apply", "don't merge": one operation of the kind
 	narrowCondition = "condition" // "if there's an error, don't change anything": only then
 )
 
@@ -1369,8 +1370,10 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		switch {
 		case st.nothingPos > a.pos && st.nothingPos < to:
 			narrow = narrowElsewhere // "don't post it anywhere else"
-		case a.narrow || b.hasObject(st, a):
+		case b.hasObject(st, a) || (a.narrow && (a.noun || a.light)):
 			narrow = narrowObject // "don't modify the staging database", "no PR"
+		case a.narrow:
+			narrow = narrowOperation // "no apply", "don't push"
 		}
 		for _, k := range b.negKinds(a) {
 			if limited[k] {
@@ -1556,13 +1559,24 @@ func (b *build) notAName(toks []token, i int) bool {
 // its negation and function words: "without touching the logic" has one,
 // "don't touch anything" has none.
 func (b *build) hasObject(st *segState, a *anchor) bool {
-	from, to := st.clauseOf(a.pos)
+	_, to := st.clauseOf(a.pos)
+	// The object follows the verb ("don't modify the schema"), or, where
+	// a language puts it first, stands between the negation and the verb
+	// ("keine neuen Pakete installieren"); what precedes the negation is
+	// another part of the clause.
+	from := a.end
+	if a.negStart < a.pos && !a.noun {
+		from = a.negEnd
+	}
 	for j := from; j < to; j++ {
 		t := st.toks[j]
 		if (j >= a.pos && j < a.end) || (j >= a.negStart && j < a.negEnd) || st.consumed[j] {
 			continue
 		}
-		if t.kind == tokEntity || (t.kind == tokWord && !b.is(t, roleMarker) && !b.is(t, roleDeterminer) && !b.is(t, roleCue)) {
+		// Entities are not counted: a negated verb with one is a targeted
+		// prohibition, and one after an exception ("anyone outside
+		// orbit-saas.com") is what stays allowed.
+		if t.kind == tokWord && !b.is(t, roleMarker) && !b.is(t, roleDeterminer) && !b.is(t, roleCue) {
 			return true
 		}
 	}
@@ -1901,6 +1915,11 @@ func (b *build) finish() {
 			b.settleConflict(k)
 		}
 	}
+	for _, k := range slices.Clone(b.m.Deny) {
+		if !slices.Contains(b.m.Allow, k) {
+			b.settleObjectDenial(k)
+		}
+	}
 	for _, k := range slices.Clone(b.m.Allow) {
 		if from, ok := b.impliedBy[k]; ok && (!slices.Contains(b.m.Allow, from) || slices.Contains(b.m.Deny, from)) {
 			b.m.Allow = slices.DeleteFunc(b.m.Allow, func(x action.Kind) bool { return x == k })
@@ -1968,6 +1987,38 @@ func (b *build) settleConflict(k action.Kind) {
 	b.undecided = append(b.undecided, k)
 	b.recognise(b.denyBy[k], "neither allow nor deny "+string(k),
 		fmt.Sprintf("%s is asked for (by %q) and ruled out (by %q) for something the draft cannot tell apart: each such call is for a person to decide", k, b.allowBy[k], b.denyBy[k]))
+}
+
+// settleObjectDenial takes back the denial of a kind nothing asked for
+// when every denial of it concerns one thing the draft cannot name
+// ("check why, but don't modify the staging database"): denying the kind
+// would forbid what the words did not (editing a local file), so the kind
+// stays merely ungranted and each such call is put to a person.
+func (b *build) settleObjectDenial(k action.Kind) {
+	if k == action.Read {
+		return
+	}
+	var ds []denial
+	for _, d := range b.denials {
+		if d.kind == k {
+			if d.narrow != narrowObject {
+				return
+			}
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 {
+		return
+	}
+	b.m.Deny = slices.DeleteFunc(b.m.Deny, func(x action.Kind) bool { return x == k })
+	for _, d := range ds {
+		b.m.Prohibitions = slices.DeleteFunc(b.m.Prohibitions, func(p Prohibition) bool {
+			return p.Kind == k && p.Target == "" && p.Text == d.clause
+		})
+	}
+	b.undecided = append(b.undecided, k)
+	b.recognise(b.denyBy[k], "neither allow nor deny "+string(k),
+		fmt.Sprintf("%q rules out %s for one thing the draft cannot name: %s is not granted, and each such call is for a person to decide", b.denyBy[k], k, k))
 }
 
 func roundCents(v float64) float64 {

@@ -129,9 +129,16 @@ var negationCases = []compileCase{
 	// A general "don't" of the same kind still wins.
 	{text: "Clean up my downloads. Don't delete anything.", lang: "en",
 		allow: []action.Kind{r}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
-	// With nothing granted, a narrow "don't" still denies its kind.
+	// With nothing granted, a "don't" about one thing leaves its kind
+	// ungranted rather than denied: editing a local file was not ruled out.
 	{text: "check the staging database but don't modify the schema", lang: "en",
-		allow: []action.Kind{r}, deny: []action.Kind{w}},
+		allow: []action.Kind{r}},
+	// …while a "don't" about one operation still denies its kind.
+	{text: "commit the fix but don't push", lang: "en",
+		allow: []action.Kind{r, w}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
+	// Where the object comes first: "keine neuen Pakete installieren".
+	{text: "Repariere den Build, aber keine neuen Pakete installieren", lang: "de",
+		allow: []action.Kind{r}},
 	// A verb after "before" has the subject of the verb it follows.
 	{text: "add it to the basket, I want to compare before buying", lang: "en",
 		allow: []action.Kind{r, w}},
@@ -190,7 +197,7 @@ var branchCases = []compileCase{
 	{text: "don't push anything", lang: "en", // no branch: every push
 		allow: []action.Kind{r}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
 	{text: "don't change the main config", lang: "en", // "main" as a word, not a branch
-		allow: []action.Kind{r}, deny: []action.Kind{w}, prohibit: []string{"write:"}},
+		allow: []action.Kind{r}},
 }
 
 // Italian is a table like the others.
