@@ -34,8 +34,10 @@ type canonicalizer struct {
 	strict bool
 	// members is a stack shared by the objects being read, innermost last.
 	members []member
-	// tmp holds an object's members while they are written back sorted.
-	tmp []byte
+	// tmp holds an object's members while they are written back sorted,
+	// in the order in order.
+	tmp   []byte
+	order []int32
 }
 
 // run appends the canonical form of data to dst. Without strict, duplicate
@@ -176,13 +178,25 @@ func (c *canonicalizer) object(dst []byte, depth int) ([]byte, error) {
 		}
 	}
 	if !sorted {
-		// Stable, so that of duplicate names the last one is last.
-		slices.SortStableFunc(ms, func(a, b member) int { return compareUTF16(a.name, b.name) })
+		// Sort indices (cheaper to move than members), ties in source
+		// order, so that of duplicate names the last one is last.
+		order := c.order[:0]
+		for i := range ms {
+			order = append(order, int32(i))
+		}
+		slices.SortFunc(order, func(a, b int32) int {
+			if c := compareUTF16(ms[a].name, ms[b].name); c != 0 {
+				return c
+			}
+			return int(a - b)
+		})
+		c.order = order
 		c.tmp = append(c.tmp[:0], dst[body:]...)
 		dst = dst[:body]
 		first := true
-		for i, m := range ms {
-			if i+1 < len(ms) && bytes.Equal(ms[i+1].name, m.name) {
+		for k, oi := range order {
+			m := ms[oi]
+			if k+1 < len(order) && bytes.Equal(ms[order[k+1]].name, m.name) {
 				if c.strict {
 					return nil, c.errorf("duplicate member name %q", m.name)
 				}
