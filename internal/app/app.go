@@ -67,6 +67,8 @@ type App struct {
 	// store and the log.
 	Evidence *evidence.Log
 	Redactor *redact.Redactor
+	// unlock releases the data directory's lock.
+	unlock func()
 }
 
 // DatabaseFile is the SQLite file inside the data directory.
@@ -76,7 +78,7 @@ const DatabaseFile = "mandate.db"
 const AdminTokenFile = "admin.token"
 
 // Open creates the data directory if needed and opens everything.
-func Open(ctx context.Context, cfg Config) (*App, error) {
+func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -90,13 +92,22 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	dbPath := ":memory:"
 	var (
-		key  *evidence.Key
-		rkey []byte
+		key    *evidence.Key
+		rkey   []byte
+		unlock = func() {}
 	)
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
+		if unlock, err = lockDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				unlock()
+			}
+		}()
 		dbPath = filepath.Join(cfg.DataDir, DatabaseFile)
 		if key, err = evidence.LoadOrCreateKey(cfg.DataDir); err != nil {
 			return nil, err
@@ -134,7 +145,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	lg.Store(ev)
-	a := &App{Config: cfg, Store: st, Logger: cfg.Logger, Evidence: ev, Redactor: red}
+	a := &App{Config: cfg, Store: st, Logger: cfg.Logger, Evidence: ev, Redactor: red, unlock: unlock}
 	opts := engine.Options{Store: st, Classifier: cls, Policy: pol, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes, Now: cfg.Now,
 		Recorder: evidence.NewRecorder(cfg.Now), Redactor: red}
 	opts.Self = SelfFacts(cfg)
@@ -211,5 +222,8 @@ func (a *App) Close() error {
 		errs = append(errs, fmt.Errorf("last evidence checkpoint: %w", err))
 	}
 	errs = append(errs, a.Store.Close())
+	if a.unlock != nil {
+		a.unlock()
+	}
 	return errors.Join(errs...)
 }
