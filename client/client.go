@@ -191,6 +191,9 @@ type Call struct {
 	// tool_use_id, an MCP request id). Mandate stores it with the decision
 	// so the result can be observed by it later, from another process.
 	CallID string
+	// Surface names the integration the call came through ("api", "mcp",
+	// "hook", "sdk"); empty lets the server choose from the token's role.
+	Surface string
 }
 
 // EvaluateCall asks whether a call may run, with the harness's call id.
@@ -203,6 +206,9 @@ func (c *Client) EvaluateCall(ctx context.Context, call Call) (*Decision, error)
 	body := map[string]any{"session_id": call.SessionID, "tool": call.Tool, "args": args}
 	if call.CallID != "" {
 		body["call_id"] = call.CallID
+	}
+	if call.Surface != "" {
+		body["surface"] = call.Surface
 	}
 	var d Decision
 	if err := c.do(ctx, http.MethodPost, "/v1/evaluate", body, &d); err != nil {

@@ -198,7 +198,7 @@ func (b *ClientBackend) PinTools(ctx context.Context, sessionID string, tools []
 
 // Evaluate implements Backend.
 func (b *ClientBackend) Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*Verdict, error) {
-	d, err := b.Client.Evaluate(ctx, sessionID, tool, args)
+	d, err := b.Client.EvaluateCall(ctx, client.Call{SessionID: sessionID, Tool: tool, Args: args, Surface: "mcp"})
 	if err != nil {
 		return nil, err
 	}

@@ -187,15 +187,26 @@ type evaluateRequest struct {
 	// reasoning), kept as reported evidence; it does not affect the
 	// decision.
 	Reported json.RawMessage `json:"reported"`
+	// Surface names the integration the call came through; it labels the
+	// record and does not affect the decision.
+	Surface string `json:"surface"`
 }
 
 // surface names where a call came from by who relays it: a hook token is
 // an agent runtime's hook, anything else the plain API.
-func surface(p auth.Principal) string {
-	if p.Role == auth.RoleHook {
-		return "hook"
+// surface labels a decision with the integration it came through: what the
+// caller says, from a fixed set, or its token's role.
+func surface(p auth.Principal, requested string) (string, error) {
+	switch requested {
+	case "api", "mcp", "hook", "sdk":
+		return requested, nil
+	case "":
+		if p.Role == auth.RoleHook {
+			return "hook", nil
+		}
+		return "api", nil
 	}
-	return "api"
+	return "", fmt.Errorf("%w: surface %q: want api, mcp, hook or sdk", engine.ErrInvalid, requested)
 }
 
 func (s *Server) evaluate(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -208,7 +219,12 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request, p auth.Princip
 		s.fail(w, r, err)
 		return
 	}
-	d, err := s.eng.Evaluate(r.Context(), p, engine.EvaluateRequest{SessionID: req.SessionID, Tool: req.Tool, Args: args, RawArgs: raw, Surface: surface(p), CallID: req.CallID, Reported: req.Reported})
+	surf, err := surface(p, req.Surface)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := s.eng.Evaluate(r.Context(), p, engine.EvaluateRequest{SessionID: req.SessionID, Tool: req.Tool, Args: args, RawArgs: raw, Surface: surf, CallID: req.CallID, Reported: req.Reported})
 	if err != nil {
 		s.failEvaluate(w, r, err)
 		return

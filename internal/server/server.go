@@ -55,6 +55,9 @@ type Server struct {
 	version string
 	mux     *http.ServeMux
 	tokens  tokenCache
+	// routes are the /v1 API's patterns, kept so a test can hold the
+	// OpenAPI document to them.
+	routes []string
 }
 
 // New builds the API.
@@ -141,6 +144,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p auth.Principal)
 
 func (s *Server) handle(pattern string, h handlerFunc) {
+	s.routes = append(s.routes, pattern)
 	s.mux.Handle(pattern, s.authenticate(h))
 }
 

@@ -144,6 +144,7 @@ func TestErrors(t *testing.T) {
 		{"oversized body", "POST", "/v1/evaluate", "admin", big, 413, "too_large", "bytes"},
 		{"args over the cap", "POST", "/v1/evaluate", "admin", nearCap, 400, "invalid_request", "limit"},
 		{"unknown session", "POST", "/v1/evaluate", "admin", `{"session_id":"nope","tool":"Read","args":{}}`, 404, "not_found", "nope"},
+		{"unknown surface", "POST", "/v1/evaluate", "admin", `{"session_id":"` + sid + `","tool":"Read","args":{},"surface":"telepathy"}`, 400, "invalid_request", "surface"},
 		{"missing tool", "POST", "/v1/evaluate", "admin", `{"session_id":"` + sid + `","args":{}}`, 400, "invalid_request", "tool"},
 		{"agent of another session", "POST", "/v1/evaluate", "agent:other", `{"session_id":"` + sid + `","tool":"Read","args":{}}`, 403, "forbidden", "mailer"},
 		{"agent creating a session", "POST", "/v1/sessions", "agent:mailer", `{"agent_id":"mailer","intent":"x"}`, 403, "forbidden", ""},
