@@ -699,8 +699,14 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			// "let #general know": the verb's object stands inside it.
 			mark(i, n)
 			mark(j, m)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, web: e.web, narrow: !e.general,
-				word: b.span(toks, i, i+n) + " … " + b.span(toks, j, j+m)})
+			a := &anchor{pos: i, end: i + n, kinds: e.kinds, web: e.web, narrow: !e.general,
+				word: b.span(toks, i, i+n) + " … " + b.span(toks, j, j+m)}
+			if e.role == roleHandsOff {
+				// "leave the open ones alone": "don't touch" without a
+				// negation word. Its object stands inside it.
+				a.anyKind, a.negated, a.negStart, a.negEnd, a.neg = true, true, i, i+n, a.word
+			}
+			st.anchors = append(st.anchors, a)
 			i += n - 1
 			continue
 		}
@@ -754,7 +760,7 @@ func (b *build) gapAt(st *segState, i int) (*entry, int, int, int) {
 	}
 	for _, l := range b.langs {
 		for _, e := range l.index[toks[i].text] {
-			if e.tail == nil || e.role != roleVerb || !wordsAt(toks, i, e.words) {
+			if e.tail == nil || (e.role != roleVerb && e.role != roleHandsOff) || !wordsAt(toks, i, e.words) {
 				continue
 			}
 			n := len(e.words)
@@ -1358,11 +1364,19 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			continue
 		}
 		if a.anyKind {
-			// "don't touch anything" is read-only; "without touching the
-			// logic" names something no scope entry can hold: nothing.
-			if st.readOnly == "" && !b.hasObject(st, a) {
-				st.readOnly, st.roWhy, st.roPos = phrase, why+": touch nothing", a.pos
+			// "don't touch anything" is read-only. "Without touching the
+			// logic" names something no scope entry can hold: changing it
+			// is ruled out, which leaves writing to a person wherever it
+			// is also asked for. (Deleting is an act users name; a delete
+			// left undecided would be refused outright as destructive.)
+			if !b.hasObject(st, a) {
+				if st.readOnly == "" {
+					st.readOnly, st.roWhy, st.roPos = phrase, why+": touch nothing", a.pos
+				}
+				continue
 			}
+			from, to := st.clauseOf(a.pos)
+			b.denyNarrow(action.Write, phrase, b.span(toks, from, to), why+": changing that one thing", narrowObject)
 			continue
 		}
 		from, to := st.clauseOf(a.pos)

@@ -139,6 +139,20 @@ var negationCases = []compileCase{
 	// Where the object comes first: "keine neuen Pakete installieren".
 	{text: "Repariere den Build, aber keine neuen Pakete installieren", lang: "de",
 		allow: []action.Kind{r}},
+	// "Don't touch" one thing the draft cannot name, with writing asked
+	// for: writing is left to a person. Deleting, an act users name,
+	// stays as asked.
+	{text: "fix the flaky test without touching the retry logic", lang: "en",
+		allow: []action.Kind{r}},
+	{text: "prune the old preview environments, leave the demo ones alone", lang: "en",
+		allow: []action.Kind{r, d}},
+	{text: "Räum die Ablage auf, aber lass die Verträge in Ruhe", lang: "de",
+		allow: []action.Kind{r}},
+	{text: "leave it alone", lang: "en", // nothing named: hands off everything
+		allow: []action.Kind{r}, deny: readOnlyDeny},
+	// Ruling out substitutions is one thing of writing.
+	{text: "reorder the usual groceries, no substitutions", lang: "en",
+		allow: []action.Kind{r, p}},
 	// A verb after "before" has the subject of the verb it follows.
 	{text: "add it to the basket, I want to compare before buying", lang: "en",
 		allow: []action.Kind{r, w}},
@@ -304,9 +318,10 @@ separable_particles: [up]
 		"code: xx\nenclitics: [two words]\n",                // not one word
 		"code: xx\nseparable_particles: [two words]\n",      // not one word
 		"code: xx\nverbs: {any: [touch], write: [touch]}\n", // "any" and a kind
-		"code: xx\nobject_nouns: {shop: [x]}\n",
-		"code: xx\nnouns: {pay: [a … b]}\n",  // a gap outside a verb
-		"code: xx\nverbs: {send: [let …]}\n", // nothing after the gap             // unknown kind
+		"code: xx\nobject_nouns: {shop: [x]}\n",             // unknown kind
+		"code: xx\nnouns: {pay: [a … b]}\n",                 // a gap outside a verb
+		"code: xx\nverbs: {send: [let …]}\n",                // nothing after the gap
+		"code: xx\nhands_off: [stay away]\n",                // hands off without a gap
 	} {
 		if _, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte(bad)}}); err == nil {
 			t.Errorf("loaded %q", bad)

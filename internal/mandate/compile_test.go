@@ -106,8 +106,10 @@ var qualifiedCases = []compileCase{
 		allow: []action.Kind{r, w}, paths: []string{"/Clients/Acme/**"}},
 	{text: "send Lukas 23,50 € on paypal for dinner", lang: "en",
 		allow: []action.Kind{r, w, s, p}, spend: "23.5 EUR"},
+	// Writing is asked for, and ruled out for "the production code", which
+	// no scope entry can name: a person decides each write.
 	{text: "Ajoute des tests pour parse_iban() mais ne touche pas au code de prod", lang: "fr",
-		allow: []action.Kind{r, w}},
+		allow: []action.Kind{r}},
 	{text: "Delete everything in ~/tmp except ~/tmp/keep/", lang: "en",
 		allow: []action.Kind{r, d}, paths: []string{"~/tmp/**"}, prohibit: []string{"delete:~/tmp/keep/**"}},
 	{text: "Email everyone at orbit-saas.com the agenda", lang: "en",

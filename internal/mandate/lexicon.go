@@ -88,6 +88,9 @@ type langTable struct {
 	Conditionals []string `yaml:"conditionals"`
 	AsWords      []string `yaml:"as_words"`
 	SayVerbs     []string `yaml:"say_verbs"`
+	// HandsOff are phrases that say "don't touch" with no negation word,
+	// their object inside them ("leave … alone", "lass … in Ruhe").
+	HandsOff []string `yaml:"hands_off"`
 }
 
 // role is what a lexicon phrase does.
@@ -131,6 +134,7 @@ const (
 	roleConditional
 	roleAs
 	roleSay
+	roleHandsOff
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -248,10 +252,13 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		if len(words) == 0 {
 			return fmt.Errorf("empty phrase in %v list", e.role)
 		}
+		if e.role == roleHandsOff && !gap {
+			return fmt.Errorf("hands_off: %q needs a gap (…) where its object stands", phrase)
+		}
 		if gap {
 			// "let … know": a verb whose object stands inside it.
 			e.tail = lx.phraseWords(tail)
-			if e.role != roleVerb || len(e.tail) == 0 || strings.Contains(tail, "…") {
+			if (e.role != roleVerb && e.role != roleHandsOff) || len(e.tail) == 0 || strings.Contains(tail, "…") {
 				return fmt.Errorf("%q: a gap (…) needs a verb with words on both sides", phrase)
 			}
 			for _, w := range e.tail {
@@ -338,6 +345,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.Conditionals, entry{role: roleConditional}},
 		{t.AsWords, entry{role: roleAs}},
 		{t.SayVerbs, entry{role: roleSay}},
+		{t.HandsOff, entry{role: roleHandsOff}},
 	} {
 		if err := addAll(group.list, group.e); err != nil {
 			return nil, err
