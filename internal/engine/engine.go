@@ -85,6 +85,8 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[string]*live
+	// decisions maps recent decision ids to their sessions.
+	decisions *decisionIndex
 	// tools holds sessions' tool pins (tools.go).
 	tools toolCache
 }
@@ -95,16 +97,17 @@ func New(opts Options) (*Engine, error) {
 		return nil, errors.New("engine: store, classifier and policy are required")
 	}
 	e := &Engine{
-		store:    opts.Store,
-		cls:      opts.Classifier,
-		log:      opts.Logger,
-		now:      opts.Now,
-		maxArgs:  opts.MaxArgsBytes,
-		recorder: opts.Recorder,
-		redactor: opts.Redactor,
-		metrics:  opts.Metrics,
-		self:     opts.Self,
-		sessions: make(map[string]*live),
+		store:     opts.Store,
+		cls:       opts.Classifier,
+		log:       opts.Logger,
+		now:       opts.Now,
+		maxArgs:   opts.MaxArgsBytes,
+		recorder:  opts.Recorder,
+		redactor:  opts.Redactor,
+		metrics:   opts.Metrics,
+		self:      opts.Self,
+		sessions:  make(map[string]*live),
+		decisions: newDecisionIndex(1 << 16),
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)

@@ -99,6 +99,7 @@ func (e *Engine) Evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 		}
 		return nil, fmt.Errorf("persist decision: %w", err)
 	}
+	e.decisions.put(d.ID, d.SessionID)
 	e.metrics.decided(req.Surface, string(d.Effect), time.Since(start))
 	return d, nil
 }
@@ -300,18 +301,22 @@ func (e *Engine) Observe(ctx context.Context, p auth.Principal, req ObserveReque
 	if !json.Valid(req.Output) {
 		return nil, invalid("output is not valid JSON")
 	}
-	d, err := e.store.GetDecision(ctx, req.DecisionID)
-	if err != nil {
-		return nil, err
+	sessionID, ok := e.decisions.get(req.DecisionID)
+	if !ok {
+		d, err := e.store.GetDecision(ctx, req.DecisionID)
+		if err != nil {
+			return nil, err
+		}
+		sessionID = d.SessionID
 	}
-	l, err := e.live(ctx, d.SessionID)
+	l, err := e.live(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	if !p.Owns(l.sess.Agent.ID) {
 		return nil, fmt.Errorf("%w: decision %s belongs to another agent's session", ErrForbidden, req.DecisionID)
 	}
-	o := &store.Observation{ID: newID(), DecisionID: d.ID, SessionID: d.SessionID, Output: req.Output, Origin: req.Origin, CreatedAt: e.now().UTC()}
+	o := &store.Observation{ID: newID(), DecisionID: req.DecisionID, SessionID: sessionID, Output: req.Output, Origin: req.Origin, CreatedAt: e.now().UTC()}
 	if err := e.commit(ctx, &store.Change{Observation: o}); err != nil {
 		return nil, fmt.Errorf("observe: %w", err)
 	}
