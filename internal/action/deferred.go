@@ -173,6 +173,8 @@ func applyDeferred(b *builder, call *Call, parsers *sync.Pool) {
 			if c.RunsFetched {
 				c.Via = append(slices.Clip(c.Via), "written to "+file)
 				b.command(c)
+				// It runs, and fetches, when the file's content does.
+				b.kind(Execute, Fetch)
 				for _, h := range res.hosts {
 					b.host(h)
 				}

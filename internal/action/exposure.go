@@ -40,27 +40,33 @@ func isAddrByte(c byte) bool {
 // Cloud's allUsers and allAuthenticatedUsers, S3's AllUsers group (as a
 // grantee URI too), Azure's "*" is not matched here (too common a value).
 func publicPrincipal(s string) bool {
-	l := strings.ToLower(s)
-	return strings.Contains(l, "allusers") || strings.Contains(l, "allauthenticatedusers") ||
-		strings.Contains(l, "acs.amazonaws.com/groups/global/")
+	// allauthenticatedusers contains no "allusers"; both are tested.
+	return hasStemFold(s, publicPrincipals)
 }
+
+// publicPrincipals name everyone (lower case, matched ignoring case).
+var publicPrincipals = []string{"allusers", "allauthenticatedusers", "acs.amazonaws.com/groups/global/"}
 
 // publicACL reports whether s is a canned ACL that lets anyone read or
 // write (S3's public-read, public-read-write; GCS's publicRead).
 func publicACL(s string) bool {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "public-read", "public-read-write", "publicread", "publicreadwrite", "public_read", "public_read_write":
-		return true
+	s = strings.TrimSpace(s)
+	for _, a := range publicACLs {
+		if strings.EqualFold(s, a) {
+			return true
+		}
 	}
 	return false
 }
 
+// publicACLs are the canned ACLs that let anyone in.
+var publicACLs = []string{"public-read", "public-read-write", "publicRead", "publicReadWrite", "public_read", "public_read_write"}
+
 // closingVerbs are words in a command or tool name that take access away
 // ("revoke-security-group-ingress", "firewall-rules delete"): a world range
 // in them closes a hole rather than opening one.
-var closingVerbs = map[string]bool{
-	"revoke": true, "delete": true, "remove": true, "rm": true, "deny": true, "block": true,
-	"disable": true, "deregister": true, "detach": true, "disassociate": true, "unset": true,
+var closingVerbs = []string{
+	"revoke", "delete", "remove", "rm", "deny", "block", "disable", "deregister", "detach", "disassociate", "unset",
 }
 
 // closes reports whether any word of the argv (split on '-' and '_')
@@ -70,10 +76,30 @@ func closes(words []string) bool {
 		if strings.HasPrefix(w, "-") {
 			continue
 		}
-		for _, part := range strings.FieldsFunc(strings.ToLower(w), func(r rune) bool { return r == '-' || r == '_' }) {
-			if closingVerbs[part] {
+		for w != "" {
+			i := strings.IndexAny(w, "-_")
+			part := w
+			if i >= 0 {
+				part, w = w[:i], w[i+1:]
+			} else {
+				w = ""
+			}
+			if closingVerb(part) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// closingVerb reports whether word is one of closingVerbs, ignoring case.
+func closingVerb(word string) bool {
+	if len(word) < 2 || len(word) > 12 {
+		return false
+	}
+	for _, v := range closingVerbs {
+		if strings.EqualFold(word, v) {
+			return true
 		}
 	}
 	return false
@@ -135,19 +161,21 @@ func publicCommand(name string, argv []string) string {
 // Owner and User Access Administrator.
 func adminRole(s string) bool {
 	s = strings.TrimSpace(s)
-	l := strings.ToLower(s)
-	switch {
-	case l == "cluster-admin", l == "roles/owner", l == "roles/editor", l == "roles/resourcemanager.organizationadmin",
-		l == "roles/iam.securityadmin":
-		return true
-	case strings.HasPrefix(l, "arn:aws:iam::aws:policy/"):
-		p := l[len("arn:aws:iam::aws:policy/"):]
-		return p == "administratoraccess" || p == "iamfullaccess"
-	case azureRoleName(s):
-		return true
+	for _, r := range adminRoles {
+		if strings.EqualFold(s, r) {
+			return true
+		}
 	}
-	return false
+	const awsPolicy = "arn:aws:iam::aws:policy/"
+	if len(s) > len(awsPolicy) && strings.EqualFold(s[:len(awsPolicy)], awsPolicy) {
+		p := s[len(awsPolicy):]
+		return strings.EqualFold(p, "AdministratorAccess") || strings.EqualFold(p, "IAMFullAccess")
+	}
+	return azureRoleName(s)
 }
+
+// adminRoles are administrator roles by their exact names (any case).
+var adminRoles = []string{"cluster-admin", "roles/owner", "roles/editor", "roles/resourcemanager.organizationAdmin", "roles/iam.securityAdmin"}
 
 // azureRoleName reports whether s is one of Azure's administrator role
 // names. They are ordinary words, so a tool argument counts only under a

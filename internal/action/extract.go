@@ -802,6 +802,21 @@ func lookupKey(m map[string]any, key string, depth int) (any, bool) {
 	if depth >= 6 {
 		return nil, false
 	}
+	nested := false
+	for _, v := range m {
+		switch v.(type) {
+		case map[string]any, []any:
+			nested = true
+		}
+		if nested {
+			break
+		}
+	}
+	if !nested {
+		// Flat arguments, the common case: nothing deeper to search,
+		// and no key list to sort.
+		return nil, false
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -104,6 +104,10 @@ func TestSensitivePath(t *testing.T) {
 		{"/home/u/Downloads/1PasswordExport-2025.1pux", true},
 		{"/home/u/Downloads/lastpass_export.csv", true},
 		{"/home/u/old.kdb", true},
+		{"/home/u/Documenten/wachtwoorden.txt", true},
+		{"/home/u/Dokumente/Kennwörter.txt", true},
+		{"/home/u/Documents/senhas.txt", true},
+		{"/home/u/Documents/identifiants.pdf", true},
 		// Not password stores: code and documents about passwords.
 		{"/home/u/proj/src/password_reset.go", false},
 		{"/home/u/proj/src/PasswordField.tsx", false},

@@ -27,26 +27,33 @@ var submitWords = map[string]bool{
 }
 
 // linkAction returns what following u does besides fetching it, with a
-// note, or (0, "") when it only reads.
+// note, or ("", "") when it only reads. It allocates only for a link that
+// acts.
 func linkAction(u *url.URL) (Kind, string) {
-	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
-	for _, s := range segs {
-		if unsubscribeWords[linkWord(s)] {
+	p := strings.Trim(u.Path, "/")
+	last := ""
+	for p != "" {
+		seg, rest, _ := strings.Cut(p, "/")
+		if unsubscribeWords[linkWord(seg)] {
 			return Delete, "following the unsubscribe link " + redactURL(u) + " cancels a subscription"
 		}
+		last, p = seg, rest
 	}
-	q := u.Query()
-	for _, k := range []string{"action", "do", "op", "cmd"} {
-		if unsubscribeWords[strings.ToLower(q.Get(k))] {
-			return Delete, "following the unsubscribe link " + redactURL(u) + " cancels a subscription"
+	if u.RawQuery == "" {
+		return "", ""
+	}
+	if strings.Contains(strings.ToLower(u.RawQuery), "unsub") || strings.Contains(strings.ToLower(u.RawQuery), "opt") {
+		q := u.Query()
+		for _, k := range []string{"action", "do", "op", "cmd"} {
+			if unsubscribeWords[strings.ToLower(q.Get(k))] {
+				return Delete, "following the unsubscribe link " + redactURL(u) + " cancels a subscription"
+			}
 		}
 	}
-	if last := linkWord(segs[len(segs)-1]); submitWords[last] {
-		for _, vs := range q {
-			for _, v := range vs {
-				if v != "" {
-					return Send, "the link " + redactURL(u) + " submits the data in its query string"
-				}
+	if submitWords[linkWord(last)] {
+		for _, kv := range strings.Split(u.RawQuery, "&") {
+			if _, v, ok := strings.Cut(kv, "="); ok && v != "" {
+				return Send, "the link " + redactURL(u) + " submits the data in its query string"
 			}
 		}
 	}
@@ -56,9 +63,13 @@ func linkAction(u *url.URL) (Kind, string) {
 // linkWord is a path segment in lower case without its extension
 // ("Unsubscribe.php" is "unsubscribe").
 func linkWord(s string) string {
-	s = strings.ToLower(s)
 	if ext := path.Ext(s); ext != "" && len(ext) <= 5 {
-		s = strings.TrimSuffix(s, ext)
+		s = s[:len(s)-len(ext)]
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
 	}
 	return s
 }

@@ -196,13 +196,42 @@ var (
 	}
 )
 
+// passwordStems is a cheap first test: every password word and manager
+// name contains one of these (compared ignoring ASCII case), so most file
+// names are rejected without being split into words.
+var passwordStems = []string{"pass", "wort", "word", "contras", "credenc", "credential", "zugang", "login",
+	"identifiant", "senha", "lösenord", "kennw", "wacht", "bitwarden", "keepass", "dashlane", "enpass", "roboform", "mot"}
+
+// hasStemFold reports whether s contains one of the lower-case stems,
+// ignoring ASCII case, without allocating.
+func hasStemFold(s string, stems []string) bool {
+	for _, st := range stems {
+		for i := 0; i+len(st) <= len(s); i++ {
+			j := 0
+			for ; j < len(st); j++ {
+				c := s[i+j]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				if c != st[j] {
+					break
+				}
+			}
+			if j == len(st) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // passwordDocument reports why a file named base holds passwords, or "".
 func passwordDocument(base string) string {
 	stem, ext := base, ""
 	if i := strings.LastIndexByte(base, '.'); i > 0 {
 		stem, ext = base[:i], strings.ToLower(base[i:])
 	}
-	if !passwordDocExts[ext] {
+	if !passwordDocExts[ext] || !hasStemFold(stem, passwordStems) {
 		return ""
 	}
 	lower := strings.ToLower(stem)
