@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -122,8 +123,10 @@ func BenchmarkExport10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var buf bytes.Buffer
-		bu.WriteTo(&buf)
+		// Written out as to a file or an HTTP response.
+		if _, err := bu.WriteTo(io.Discard); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
