@@ -27,15 +27,33 @@ const BranchTarget = "branch:"
 // matchesNothing reports whether dimension dim is listed in s.None.
 func (s *Scope) matchesNothing(dim string) bool { return slices.Contains(s.None, dim) }
 
-// Check holds a classified action against the mandate and reports, for each
-// kind of resource, what lies outside the scope, which prohibitions apply,
-// whether the action's kinds are allowed or denied, and whether the mandate
-// has expired. It does no I/O and is safe on a nil mandate (which grants
-// nothing) and on nil fields. workDir is the session's working directory:
-// relative paths and relative scope globs are taken against it, and
-// everything under it is in scope for PathsOutside. The Report's lists are
-// never nil, so that policy rules can take their size.
+// Env is where a session runs, as far as Check needs to know.
+type Env struct {
+	// WorkDir is the session's working directory: relative paths and
+	// relative scope globs are taken against it, and everything under it
+	// is in scope.
+	WorkDir string
+	// HomeDir is the user's home directory: "~/…" globs and targets are
+	// taken against it. When it is empty, a "~/…" glob matches "~/…"
+	// paths and the same path under any conventional home directory
+	// ("/home/<user>/…", "/Users/<user>/…", "/root/…"), since the user
+	// who wrote "~/Documents" meant their own.
+	HomeDir string
+}
+
+// Check is CheckIn with only the working directory known.
 func (m *Mandate) Check(a *action.Action, workDir string, now time.Time) Report {
+	return m.CheckIn(a, Env{WorkDir: workDir}, now)
+}
+
+// CheckIn holds a classified action against the mandate and reports, for
+// each kind of resource, what lies outside the scope, which prohibitions
+// apply, whether the action's kinds are allowed or denied, and whether the
+// mandate has expired. It does no I/O and is safe on a nil mandate (which
+// grants nothing) and on nil fields. The Report's lists are never nil, so
+// that policy rules can take their size.
+func (m *Mandate) CheckIn(a *action.Action, env Env, now time.Time) Report {
+	workDir, home := env.WorkDir, env.HomeDir
 	r := Report{
 		PathsOutside:          []string{},
 		SensitivePathsOutside: []string{},
@@ -53,6 +71,9 @@ func (m *Mandate) Check(a *action.Action, workDir string, now time.Time) Report 
 	}
 	if workDir != "" {
 		workDir = path.Clean(workDir)
+	}
+	if home != "" {
+		home = path.Clean(home)
 	}
 	s := &m.Scope
 
@@ -73,7 +94,7 @@ func (m *Mandate) Check(a *action.Action, workDir string, now time.Time) Report 
 			continue
 		}
 		p := resolvePath(pr.Path, workDir)
-		explicit := !nonePaths && anyGlob(s.Paths, p, workDir)
+		explicit := !nonePaths && anyGlob(s.Paths, p, workDir, home)
 		inWorkDir := !nonePaths && underDir(p, workDir)
 		if !explicit && !inWorkDir && !slices.Contains(r.PathsOutside, p) {
 			r.PathsOutside = append(r.PathsOutside, p)
@@ -126,7 +147,7 @@ func (m *Mandate) Check(a *action.Action, workDir string, now time.Time) Report 
 		if p.Kind != "" && !slices.Contains(kinds, p.Kind) {
 			continue
 		}
-		if p.Target != "" && !touches(p.Target, a, workDir) {
+		if p.Target != "" && !touches(p.Target, a, workDir, home) {
 			continue
 		}
 		if !slices.Contains(r.Prohibited, p.Text) {
@@ -153,13 +174,58 @@ func actionKinds(a *action.Action) []action.Kind {
 
 // anyGlob reports whether p (resolved) matches one of the globs, each
 // resolved against workDir.
-func anyGlob(globs []string, p, workDir string) bool {
+func anyGlob(globs []string, p, workDir, home string) bool {
 	for _, g := range globs {
-		if g != "" && matchIn(g, p, workDir) {
+		if g == "" {
+			continue
+		}
+		if isHomePath(g) {
+			if q, ok := homeForm(p, home); ok && matchGlob(path.Clean(g), q) {
+				return true
+			}
+			continue
+		}
+		if matchIn(g, p, workDir) {
 			return true
 		}
 	}
 	return false
+}
+
+func isHomePath(p string) bool { return p == "~" || strings.HasPrefix(p, "~/") }
+
+// homeForm writes a resolved path relative to the home directory ("~/…"),
+// for matching against "~/…" globs: a path already so written stays; with
+// home known, one under it is rewritten; with home unknown, one under a
+// conventional home directory ("/home/<user>", "/Users/<user>", "/root")
+// is. It reports false for a path in none of them.
+func homeForm(p, home string) (string, bool) {
+	switch {
+	case isHomePath(p):
+		return p, true
+	case home != "":
+		if underDir(p, home) && home != "/" {
+			return "~" + p[len(home):], true
+		}
+		return "", false
+	case p == "/root" || strings.HasPrefix(p, "/root/"):
+		return "~" + p[len("/root"):], true
+	}
+	for _, base := range [...]string{"/home/", "/Users/"} {
+		rest, ok := strings.CutPrefix(p, base)
+		if !ok {
+			continue
+		}
+		user, sub, _ := strings.Cut(rest, "/")
+		if user == "" {
+			return "", false
+		}
+		if sub == "" {
+			return "~", true
+		}
+		return "~/" + sub, true
+	}
+	return "", false
 }
 
 // matchIn matches a scope glob against a resolved path, taking a relative
@@ -236,7 +302,7 @@ func hostOfURL(u string) string {
 // touches reports whether the action touches a prohibition's target in
 // any dimension. A path target is also touched by an action on one of its
 // ancestors ("rm -rf ." touches "prod/**").
-func touches(target string, a *action.Action, workDir string) bool {
+func touches(target string, a *action.Action, workDir, home string) bool {
 	if branch, ok := strings.CutPrefix(target, BranchTarget); ok {
 		return pushesBranch(a, branch)
 	}
@@ -247,6 +313,15 @@ func touches(target string, a *action.Action, workDir string) bool {
 				continue
 			}
 			p := resolvePath(pr.Path, workDir)
+			if isHomePath(t) {
+				// "don't touch ~/Documents" is touched by the same folder
+				// under the home directory.
+				q, ok := homeForm(p, home)
+				if !ok {
+					continue
+				}
+				p = q
+			}
 			if matchGlob(t, p) || underDir(globPrefix(t), p) {
 				return true
 			}

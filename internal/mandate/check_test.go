@@ -262,6 +262,44 @@ func TestCheckBranchProhibition(t *testing.T) {
 	}
 }
 
+func TestCheckHome(t *testing.T) {
+	m := &Mandate{
+		Scope:        Scope{Paths: []string{"~/Documents/invoices/**"}},
+		Prohibitions: []Prohibition{{Target: "~/Private/**", Text: "don't touch ~/Private"}},
+	}
+	tests := []struct {
+		name     string
+		env      Env
+		path     string
+		outside  bool
+		prohibit bool
+	}{
+		{"symbolic path", Env{}, "~/Documents/invoices/a.pdf", false, false},
+		{"known home", Env{HomeDir: "/home/nora"}, "/home/nora/Documents/invoices/a.pdf", false, false},
+		{"known home, another user's folder", Env{HomeDir: "/home/nora"}, "/home/bob/Documents/invoices/a.pdf", true, false},
+		{"unknown home, Linux layout", Env{}, "/home/nora/Documents/invoices/a.pdf", false, false},
+		{"unknown home, macOS layout", Env{}, "/Users/nora/Documents/invoices/a.pdf", false, false},
+		{"unknown home, root", Env{}, "/root/Documents/invoices/a.pdf", false, false},
+		{"not under a home", Env{}, "/srv/Documents/invoices/a.pdf", true, false},
+		{"another folder of the home", Env{}, "/Users/nora/Documents/taxes/a.pdf", true, false},
+		{"prohibited folder under the home", Env{}, "/Users/nora/Private/diary.txt", true, true},
+		{"the home itself, an ancestor of the prohibited folder", Env{HomeDir: "/home/nora"}, "/home/nora", true, true},
+		{"the working directory still counts", Env{WorkDir: "/w", HomeDir: "/home/nora"}, "/w/x", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &action.Action{Kind: action.Write, Paths: paths(tt.path)}
+			r := m.CheckIn(a, tt.env, testNow)
+			if got := len(r.PathsOutside) > 0; got != tt.outside {
+				t.Errorf("outside = %v (%q), want %v", got, r.PathsOutside, tt.outside)
+			}
+			if got := len(r.Prohibited) > 0; got != tt.prohibit {
+				t.Errorf("prohibited = %v, want %v", got, tt.prohibit)
+			}
+		})
+	}
+}
+
 func TestCheckKinds(t *testing.T) {
 	m := &Mandate{Allow: []action.Kind{action.Read, action.Fetch, action.Write}, Deny: []action.Kind{action.Pay}}
 	tests := []struct {

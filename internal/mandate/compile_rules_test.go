@@ -234,6 +234,21 @@ var italianCases = []compileCase{
 		allow: []action.Kind{r}, deny: []action.Kind{}, prohibit: []string{"send:branch:main"}},
 }
 
+// Folders of the user's home named in words.
+var homeFolderCases = []compileCase{
+	{text: "tidy up my Desktop folder", lang: "en",
+		allow: []action.Kind{r, w}, paths: []string{"~/Desktop/**"}},
+	{text: "delete the duplicates in my Pictures", lang: "en",
+		allow: []action.Kind{r, d}, paths: []string{"~/Pictures/**"}},
+	{text: "email my documents to bob@example.com", lang: "en", // "documents", not the Documents folder
+		allow: []action.Kind{r, s}, recipients: []string{"bob@example.com"}},
+	{text: "Sortiere den Ordner Dokumente nach Jahr", lang: "de",
+		allow: []action.Kind{r, w}, paths: []string{"~/Dokumente/**"}},
+	{text: "vacía la carpeta Descargas", lang: "es",
+		allow: []action.Kind{r, d}, paths: []string{"~/Descargas/**"}},
+}
+
+func TestCompileHomeFolders(t *testing.T)   { runCompileCases(t, homeFolderCases) }
 func TestCompileItalian(t *testing.T)       { runCompileCases(t, italianCases) }
 func TestCompileImpliedKinds(t *testing.T)  { runCompileCases(t, impliedKindCases) }
 func TestCompileLightVerbs(t *testing.T)    { runCompileCases(t, lightVerbCases) }
@@ -322,6 +337,7 @@ separable_particles: [up]
 		"code: xx\nnouns: {pay: [a … b]}\n",                 // a gap outside a verb
 		"code: xx\nverbs: {send: [let …]}\n",                // nothing after the gap
 		"code: xx\nhands_off: [stay away]\n",                // hands off without a gap
+		"code: xx\nhome_folders: {names: [a/b]}\n",          // not a folder name
 	} {
 		if _, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte(bad)}}); err == nil {
 			t.Errorf("loaded %q", bad)

@@ -189,6 +189,7 @@ func (lx *lexicon) extractEntities(text string, re *entityRegexps) []entity {
 			add(e)
 		}
 	}
+	lx.homeFolderEntities(text, add)
 	for _, m := range re.channel.FindAllStringIndex(text, -1) {
 		if m[0] > 0 {
 			if r, _ := utf8.DecodeLastRuneInString(text[:m[0]]); !unicode.IsSpace(r) && r != '(' {
@@ -202,6 +203,63 @@ func (lx *lexicon) extractEntities(text string, re *entityRegexps) []entity {
 		add(q)
 	}
 	return ents
+}
+
+// homeFolderEntities finds folders of the user's home named in words: a
+// folder name next to a word for "folder" ("my Downloads folder", "le
+// dossier Téléchargements"), or capitalised after "my" ("my Pictures").
+// Each becomes the glob "~/<name>/**".
+func (lx *lexicon) homeFolderEntities(text string, add func(entity)) {
+	if len(lx.homeFolders) == 0 {
+		return
+	}
+	// Words are runs of letters; only those as long as a folder name are
+	// folded and looked up, and their neighbours only then.
+	type span struct{ start, end int }
+	var prev span
+	wordAt := func(from int) (span, bool) {
+		i := from
+		for i < len(text) {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if unicode.IsLetter(r) {
+				break
+			}
+			i += n
+		}
+		if i >= len(text) {
+			return span{}, false
+		}
+		j := i
+		for j < len(text) {
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if !unicode.IsLetter(r) {
+				break
+			}
+			j += n
+		}
+		return span{i, j}, true
+	}
+	cur, ok := wordAt(0)
+	for ok {
+		next, more := wordAt(cur.end)
+		if n := cur.end - cur.start; n >= lx.folderMin && n <= lx.folderMax {
+			w := text[cur.start:cur.end]
+			if name, found := lx.homeFolders[fold(w)]; found {
+				before, after := "", ""
+				if prev.end > 0 {
+					before = fold(text[prev.start:prev.end])
+				}
+				if more {
+					after = fold(text[next.start:next.end])
+				}
+				r, _ := utf8.DecodeRuneInString(w)
+				if lx.folderWords[before] || lx.folderWords[after] || (lx.mine[before] && unicode.IsUpper(r)) {
+					add(entity{kind: entPath, start: cur.start, end: cur.end, value: "~/" + name + "/**", why: "a folder of the user's home, named in words"})
+				}
+			}
+		}
+		prev, cur, ok = cur, next, more
+	}
 }
 
 func (lx *lexicon) extractAmounts(text string, re *entityRegexps, add func(entity)) {

@@ -88,6 +88,13 @@ type langTable struct {
 	Conditionals []string `yaml:"conditionals"`
 	AsWords      []string `yaml:"as_words"`
 	SayVerbs     []string `yaml:"say_verbs"`
+	// HomeFolders are the folders of a user's home directory, named in
+	// words: "my Downloads folder", "le dossier Téléchargements".
+	HomeFolders struct {
+		Names   []string `yaml:"names"`
+		Mine    []string `yaml:"mine"`
+		Folders []string `yaml:"folders"`
+	} `yaml:"home_folders"`
 	// HandsOff are phrases that say "don't touch" with no negation word,
 	// their object inside them ("leave … alone", "lass … in Ruhe").
 	HandsOff []string `yaml:"hands_off"`
@@ -189,7 +196,16 @@ type lexicon struct {
 	currencies map[string]string // folded word → ISO code, all languages
 	// rawCurrencies are the currency words as the tables spell them.
 	rawCurrencies []string
-	verbForms     []*entry // single-word verb entries, for typo matching
+	// homeFolders maps a folded home-folder name to its spelling on disk;
+	// mine and folderWords are the words that make a name one ("my",
+	// "folder"), folded. All languages.
+	homeFolders map[string]string
+	mine        map[string]bool
+	folderWords map[string]bool
+	// folderMin and folderMax bound the byte length of the names as
+	// written, so most words need not be folded to be ruled out.
+	folderMin, folderMax int
+	verbForms            []*entry // single-word verb entries, for typo matching
 }
 
 func loadLexicon() (*lexicon, error) { return loadLexiconFS(langFS) }
@@ -203,7 +219,8 @@ func loadLexiconFS(fsys fs.FS) (*lexicon, error) {
 	if len(files) == 0 {
 		return nil, errors.New("no lang/*.yaml lexicons")
 	}
-	lx := &lexicon{elisions: map[string]bool{}, abbrevs: map[string]bool{}, currencies: map[string]string{}}
+	lx := &lexicon{elisions: map[string]bool{}, abbrevs: map[string]bool{}, currencies: map[string]string{},
+		homeFolders: map[string]string{}, mine: map[string]bool{}, folderWords: map[string]bool{}}
 	tables := make([]langTable, 0, len(files))
 	for _, f := range files {
 		data, err := fs.ReadFile(fsys, f)
@@ -225,6 +242,24 @@ func loadLexiconFS(fsys fs.FS) (*lexicon, error) {
 		}
 		for _, a := range t.Abbreviations {
 			lx.abbrevs[fold(a)] = true
+		}
+		for _, n := range t.HomeFolders.Names {
+			if n == "" || strings.ContainsAny(n, "/ ") {
+				return nil, fmt.Errorf("%s: home_folders: %q is not a folder name", f, n)
+			}
+			lx.homeFolders[fold(n)] = n
+			// A name written without its accents is shorter, with other
+			// case mappings longer: leave room both ways.
+			if lx.folderMin == 0 || len(n)-4 < lx.folderMin {
+				lx.folderMin = max(1, len(n)-4)
+			}
+			lx.folderMax = max(lx.folderMax, len(n)+4)
+		}
+		for _, w := range t.HomeFolders.Mine {
+			lx.mine[fold(w)] = true
+		}
+		for _, w := range t.HomeFolders.Folders {
+			lx.folderWords[fold(w)] = true
 		}
 	}
 	for _, t := range tables {
