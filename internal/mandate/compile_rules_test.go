@@ -86,6 +86,10 @@ var constructionCases = []compileCase{
 		allow: []action.Kind{r, w, s}},
 	{text: "Corrige la config, mais seulement sous forme de PR", lang: "fr",
 		allow: []action.Kind{r, w, s}},
+	{text: "add Sam to #release-crew", lang: "en", // adding to a channel sends (an invitation)
+		allow: []action.Kind{r, w, s}, recipients: []string{"#release-crew"}},
+	{text: "sign me up for the newsletter with jo@example.org", lang: "en",
+		allow: []action.Kind{r, w, s}, recipients: []string{"jo@example.org"}},
 }
 
 // An amount after a noun in a clause of its own prices that thing: it
@@ -126,9 +130,10 @@ var negationCases = []compileCase{
 	// …or only under a condition.
 	{text: "label the invoices. If one looks like phishing, don't change anything", lang: "en",
 		allow: []action.Kind{r}},
-	// A general "don't" of the same kind still wins.
+	// A general "don't" of the same kind still wins: cleaning up is
+	// tidying then, not deleting.
 	{text: "Clean up my downloads. Don't delete anything.", lang: "en",
-		allow: []action.Kind{r}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+		allow: []action.Kind{r, w}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
 	// With nothing granted, a "don't" about one thing leaves its kind
 	// ungranted rather than denied: editing a local file was not ruled out.
 	{text: "check the staging database but don't modify the schema", lang: "en",

@@ -70,7 +70,7 @@ var englishCases = []compileCase{
 	{text: "Reply to the thread in #release-notes, at most 3 messages", lang: "en",
 		allow: []action.Kind{r, s}, recipients: []string{"#release-notes"}, counts: map[action.Kind]int{s: 3}},
 	{text: "Clean up old branches in ~/code/mandate but never force push", lang: "en",
-		allow: []action.Kind{r, d}, deny: []action.Kind{s}, paths: []string{"~/code/mandate/**"}},
+		allow: []action.Kind{r, w, d}, deny: []action.Kind{s}, paths: []string{"~/code/mandate/**"}},
 	{text: "Run the tests and deploy to staging.example.com for the next 2 hours", lang: "en",
 		allow: []action.Kind{r, f, w, x}, hosts: []string{"staging.example.com"}, expires: 2 * time.Hour},
 	{text: "Just look at my calendar, no changes", lang: "en",
