@@ -541,6 +541,13 @@ func TestPaymentsCatalog(t *testing.T) {
 			expect{kind: Write, notKinds: []Kind{Pay}, family: "payments", accounts: []string{"DE20700202700015200360"}, financial: no()}},
 		{"wise recipient account", "createRecipientAccount", `{"profileId": 1, "currency": "EUR", "type": "iban", "details": {"iban": "AT082011182813456789"}}`,
 			expect{kind: Write, notKinds: []Kind{Pay}, accounts: []string{"AT082011182813456789"}}},
+		{"the account paid from is no payee", "pay_bill", `{"bill_id": "eb-1", "from_account": "acc-giro", "amount": "84.20", "currency": "EUR"}`,
+			expect{kind: Pay, notes: []string{"paid from the account acc-giro"}}},
+		{"a transfer's payee, not its source", "transfer_funds", `{"from_account": "acc-giro", "to_iban": "DE49100700240612345601", "amount": "500.00", "currency": "EUR"}`,
+			expect{kind: Pay, accounts: []string{"DE49100700240612345601"}}},
+		{"a debtor IBAN is the source", "sepa_transfer", `{"debtor_iban": "DE89370400440532013000", "creditor_iban": "DE49100700240612345601", "amount": 10}`,
+			expect{kind: Pay, accounts: []string{"DE49100700240612345601"}}},
+		{"wise transfer is prepared, not paid", "mcp__wise__create_transfer", `{"targetAccount": 709915, "quoteUuid": "q-1"}`, expect{kind: Write, notKinds: []Kind{Pay}}},
 		{"bizum is in euros", "bizum_send", `{"phone": "+34612489307", "amount": "12.00", "concept": "regalo"}`,
 			expect{kind: Pay, amounts: []Amount{{12, "EUR"}}, accounts: []string{"+34612489307"}}},
 		{"venmo is in dollars", "venmo_pay", `{"username": "@sam", "amount": 20, "note": "pizza"}`, expect{kind: Pay, amounts: []Amount{{20, "USD"}}, accounts: []string{"@sam"}}},
@@ -590,5 +597,21 @@ func TestLinkAction(t *testing.T) {
 				t.Logf("action: kind=%s kinds=%v notes=%q", a.Kind, a.Kinds, a.Notes)
 			}
 		})
+	}
+}
+
+func TestSourceAccountIsNoAccount(t *testing.T) {
+	c := newTestClassifier(t)
+	for _, args := range []map[string]any{
+		{"bill_id": "eb-1", "from_account": "acc-giro", "amount": "84.20"},
+		{"debtor_iban": "DE89370400440532013000", "amount": 10, "payee_id": "py-1"},
+		{"source_account": "DE89 3704 0044 0532 0130 00", "to_account": "py-1", "amount": 10},
+	} {
+		a := c.Classify(Call{Tool: "pay_bill", Args: args})
+		for _, acct := range a.Accounts {
+			if acct == "acc-giro" || strings.HasPrefix(strings.ReplaceAll(acct, " ", ""), "DE8937040044") {
+				t.Errorf("%v: source account %s listed among the accounts paid", args, acct)
+			}
+		}
 	}
 }

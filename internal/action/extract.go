@@ -32,6 +32,7 @@ const (
 	keyHost
 	keyRecipient
 	keyAccount
+	keySourceAccount
 	keyAmount
 	keyAmountMinor
 	keyCurrency
@@ -65,10 +66,14 @@ var keyClasses = func() map[string]keyClass {
 		email_to emails email email_address email_addresses reply_to attendees attendee invitees
 		guests participants share_with shared_with members channel channel_id channel_name
 		user_id users phone phone_number to_number to_phone chat_id conversation_id`)
-	set(keyAccount, `iban account account_number account_id destination_account source_account
-		to_account from_account recipient_account beneficiary_account beneficiary_iban creditor_iban
-		debtor_iban creditor_account debtor_account payee payee_id payee_account wallet_address
-		destination_iban to_iban from_iban counterparty_account bank_account`)
+	set(keyAccount, `iban account account_number account_id destination_account
+		to_account recipient_account beneficiary_account beneficiary_iban creditor_iban
+		creditor_account payee payee_id payee_account wallet_address
+		destination_iban to_iban counterparty_account bank_account`)
+	// The account money is taken from is the user's own, not where it
+	// goes: recorded in a note, never as one of Accounts.
+	set(keySourceAccount, `from_account source_account debtor_iban debtor_account from_iban
+		funding_account debit_account`)
 	set(keyAmount, `amount price total total_amount cost sum payment_amount transfer_amount
 		max_price unit_price budget fee value_amount grand_total subtotal`)
 	set(keyAmountMinor, `amount_cents cents amount_minor unit_amount amount_in_cents price_cents
@@ -282,6 +287,10 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 	}
 	if w.admin == "" && !isContent(ctx) && adminRole(s) && (!azureRoleName(s) || strings.Contains(ctx.path, "role")) {
 		w.admin = s
+	}
+	if ctx.class == keySourceAccount && ctx.rule == nil {
+		w.b.note("paid from the account " + strings.TrimSpace(s))
+		return
 	}
 	if ibans := findIBANs(s); len(ibans) > 0 {
 		for _, ib := range ibans {

@@ -379,6 +379,17 @@ func builtinCases() []builtinCase {
 			}
 		})), want: Allow, notFired: []string{"builtin.remote-code"}},
 
+		// payee-unstated
+		{name: "a bill paid by its id asks", in: in(pay, readPay, tool("pay_bill"), with(func(i *Input) {
+			i.Action.Family = "payments"
+			i.Action.Amounts = []action.Amount{{Value: 84.2, Currency: "EUR"}}
+		})), want: Ask, fired: []string{"builtin.payee-unstated"}, reason: "pay_bill does not say whom it pays"},
+		{name: "a transfer to a stated account is checked by scope instead", in: in(pay, readPay, with(func(i *Input) {
+			i.Action.Family = "payments"
+			i.Action.Accounts = []string{"DE49100700240612345601"}
+		})), want: Allow, notFired: []string{"builtin.payee-unstated"}},
+		{name: "a shop checkout is not a bank payment", in: in(pay, readPay, with(func(i *Input) { i.Action.Family = "shopping" })), want: Allow, notFired: []string{"builtin.payee-unstated"}},
+
 		// public-exposure
 		{name: "a public link asks even with send granted", in: in(send, readSend, tool("drive_share_file"), with(func(i *Input) {
 			i.Action.Effects.Public = true
