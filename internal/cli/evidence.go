@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -27,7 +26,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
-func newEvidenceCmd(env Env, logger func() *slog.Logger) *cobra.Command {
+func newEvidenceCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "evidence",
 		Short: "Export, verify and prove the evidence log",
@@ -40,8 +39,8 @@ See docs/evidence.md.`,
 	}
 	cmd.AddCommand(
 		newEvidencePubkeyCmd(env),
-		newEvidenceCheckpointCmd(env, logger),
-		newEvidenceExportCmd(env, logger),
+		newEvidenceCheckpointCmd(env),
+		newEvidenceExportCmd(env),
 		newEvidenceVerifyCmd(env),
 		newEvidenceProveSecretCmd(env),
 	)
@@ -96,12 +95,26 @@ func (s *source) check(env Env) error {
 	return nil
 }
 
-// openData opens an existing data directory with its evidence log.
-func openData(ctx context.Context, data string, log *slog.Logger) (*app.App, error) {
-	if _, err := os.Stat(filepath.Join(data, app.DatabaseFile)); err != nil {
-		return nil, fmt.Errorf("no Mandate database in %s: %w", data, err)
+// openData opens an existing data directory's evidence log read-only, so
+// it works beside a server that has the directory open. A checkpoint the
+// export needs beyond the stored ones is signed (with the directory's key)
+// but not stored.
+func openData(ctx context.Context, data string) (*evidence.Log, func(), error) {
+	st, err := sqlite.OpenReadOnly(ctx, filepath.Join(data, app.DatabaseFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("no Mandate database in %s: %w", data, err)
 	}
-	return app.Open(ctx, app.Config{DataDir: data, Logger: log})
+	key, err := evidence.LoadKey(data)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	lg, err := evidence.Open(ctx, evidence.Options{Store: st, Key: key, ReadOnly: true})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return lg, func() { lg.Close(context.Background()); st.Close() }, nil
 }
 
 // get fetches a path from the server into w.
@@ -159,7 +172,7 @@ func output(env Env, out string) (io.Writer, func(error) error, error) {
 	}, nil
 }
 
-func newEvidenceCheckpointCmd(env Env, logger func() *slog.Logger) *cobra.Command {
+func newEvidenceCheckpointCmd(env Env) *cobra.Command {
 	var (
 		src source
 		out string
@@ -182,12 +195,12 @@ verify --data DIR --since-checkpoint FILE' later proves the log still extends it
 			if src.server != "" {
 				return finish(src.get(cmd.Context(), "/v1/evidence/checkpoint?format=note", w))
 			}
-			a, err := openData(cmd.Context(), src.data, logger())
+			lg, done, err := openData(cmd.Context(), src.data)
 			if err != nil {
 				return finish(err)
 			}
-			defer a.Close()
-			cp, err := a.Evidence.Checkpoint(cmd.Context(), 0)
+			defer done()
+			cp, err := lg.Checkpoint(cmd.Context(), lg.Size())
 			if err == nil {
 				_, err = w.Write(cp.Note)
 			}
@@ -199,7 +212,7 @@ verify --data DIR --since-checkpoint FILE' later proves the log still extends it
 	return cmd
 }
 
-func newEvidenceExportCmd(env Env, logger func() *slog.Logger) *cobra.Command {
+func newEvidenceExportCmd(env Env) *cobra.Command {
 	var (
 		src     source
 		session string
@@ -226,12 +239,12 @@ FILE --key KEY' checks it with nothing else.`,
 			if src.server != "" {
 				return finish(src.get(cmd.Context(), "/v1/evidence/sessions/"+url.PathEscape(session)+"/bundle", w))
 			}
-			a, err := openData(cmd.Context(), src.data, logger())
+			lg, done, err := openData(cmd.Context(), src.data)
 			if err != nil {
 				return finish(err)
 			}
-			defer a.Close()
-			b, err := a.Evidence.Export(cmd.Context(), session)
+			defer done()
+			b, err := lg.Export(cmd.Context(), session)
 			if err == nil {
 				_, err = b.WriteTo(w)
 			}

@@ -108,6 +108,21 @@ func TestEvidenceExportFromServer(t *testing.T) {
 	srv := httptest.NewServer(server.New(server.Options{Engine: a.Engine, Evidence: a.Evidence}))
 	defer srv.Close()
 
+	// The server holds the data directory; --data still reads it.
+	if _, err := a.Engine.Evaluate(ctx, auth.Principal{Role: auth.RoleAdmin, TokenID: "t"}, engine.EvaluateRequest{SessionID: session, Tool: "Read", Args: map[string]any{"file_path": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(t.TempDir(), "beside.json")
+	if code, o, errs := run(t, "", "evidence", "export", "--session", session, "--data", dir, "--out", beside); code != 0 {
+		t.Fatalf("export --data beside a running server: %d %s %s", code, o, errs)
+	}
+	if code, o, errs := run(t, "", "evidence", "verify", beside, "--key", a.Evidence.Key().VerifierKey()); code != 0 || !strings.Contains(o, "decisions:  1 to 3") {
+		t.Fatalf("verify: %d %s %s", code, o, errs)
+	}
+	if code, o, errs := run(t, "", "evidence", "checkpoint", "--data", dir); code != 0 || !strings.HasPrefix(o, a.Evidence.Key().Name()+"\n") {
+		t.Fatalf("checkpoint --data beside a running server: %d %s %s", code, o, errs)
+	}
+
 	out := filepath.Join(t.TempDir(), "b.json")
 	if code, o, errs := run(t, "", "evidence", "export", "--session", session, "--server", srv.URL, "--token", tok, "--out", out); code != 0 {
 		t.Fatalf("export --server: %d %s %s", code, o, errs)

@@ -94,7 +94,7 @@ func newRoot(env Env) *cobra.Command {
 		newEvalCmd(env, logger),
 		newHookCmd(env),
 		newMCPCmd(env, logger),
-		newEvidenceCmd(env, logger),
+		newEvidenceCmd(env),
 		newVersionCmd(env),
 	)
 	return root

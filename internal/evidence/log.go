@@ -38,6 +38,10 @@ type Options struct {
 	Interval time.Duration
 	// Now is the clock for checkpoint times (default time.Now).
 	Now func() time.Time
+	// ReadOnly opens the log of a store opened read-only (a data
+	// directory a server has open): nothing is published in the
+	// background, and a checkpoint it needs is signed but not stored.
+	ReadOnly bool
 }
 
 // Log is the evidence log of one store: its Merkle tree, its checkpoints and
@@ -48,6 +52,7 @@ type Log struct {
 	log      *slog.Logger
 	now      func() time.Time
 	interval time.Duration
+	readOnly bool
 	tree     *tree
 
 	// failed is set when the tree fell out of step with the store; no
@@ -72,7 +77,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		return nil, errors.New("evidence: store and key are required")
 	}
 	l := &Log{
-		st: opts.Store, key: opts.Key, log: opts.Logger, now: opts.Now, interval: opts.Interval,
+		st: opts.Store, key: opts.Key, log: opts.Logger, now: opts.Now, interval: opts.Interval, readOnly: opts.ReadOnly,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if l.log == nil {
@@ -94,6 +99,10 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	}
 	if err := l.checkLatest(ctx); err != nil {
 		return nil, err
+	}
+	if l.readOnly {
+		close(l.done)
+		return l, nil
 	}
 	if _, err := l.publish(ctx, 0); err != nil {
 		return nil, err
@@ -206,6 +215,10 @@ func (l *Log) publish(ctx context.Context, atLeast uint64) (*Checkpoint, error) 
 	if err != nil {
 		return nil, err
 	}
+	if l.readOnly {
+		l.latest.Store(cp)
+		return cp, nil
+	}
 	if err := l.st.AddCheckpoint(ctx, &store.Checkpoint{Size: cp.Size, RootHash: cp.Root, Note: cp.Note, CreatedAt: cp.Time}); err != nil {
 		return nil, fmt.Errorf("store checkpoint: %w", err)
 	}
@@ -220,7 +233,9 @@ func (l *Log) Close(ctx context.Context) error {
 	l.closeOnce.Do(func() {
 		close(l.stop)
 		<-l.done
-		_, l.closeErr = l.publish(ctx, 0)
+		if !l.readOnly {
+			_, l.closeErr = l.publish(ctx, 0)
+		}
 	})
 	return l.closeErr
 }

@@ -286,3 +286,54 @@ func TestOpenRefusesTamperedLog(t *testing.T) {
 		})
 	}
 }
+
+// TestReadOnlyLog reads a data directory another process has open: a
+// checkpoint it needs is signed, not stored, and a tampered log is refused
+// as the server refuses it.
+func TestReadOnlyLog(t *testing.T) {
+	ctx := context.Background()
+	h := makeHistory(t)
+	in := open(t, h.dir) // the server, holding the directory
+	s := in.session("late", "Read the README")
+	in.calls(s, 2)
+
+	st, err := sqlite.OpenReadOnly(ctx, filepath.Join(h.dir, app.DatabaseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key, err := evidence.LoadKey(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := st.ListCheckpoints(ctx, 0, 100000)
+	lg, err := evidence.Open(ctx, evidence.Options{Store: st, Key: key, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lg.Close(ctx)
+	b, err := lg.Export(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	b.WriteTo(&buf)
+	if _, err := evidence.VerifyBundle(buf.Bytes(), key.Verifier()); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := st.ListCheckpoints(ctx, 0, 100000)
+	if len(after) > len(before)+1 { // the server itself may have signed one
+		t.Errorf("the read-only log stored checkpoints: %d → %d", len(before), len(after))
+	}
+
+	in.close()
+	dir := h.tamper(t, func(db *sql.DB) { mustExec(t, db, `DELETE FROM evidence WHERE idx >= ?`, h.size-2) })
+	ro, err := sqlite.OpenReadOnly(ctx, filepath.Join(dir, app.DatabaseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := evidence.Open(ctx, evidence.Options{Store: ro, Key: key, ReadOnly: true}); !errors.Is(err, evidence.ErrTampered) {
+		t.Errorf("read-only open of a truncated log: %v", err)
+	}
+}
