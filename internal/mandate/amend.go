@@ -8,10 +8,10 @@ import (
 
 // Amend merges the user's further words (compiled into add) into the current
 // mandate, for a conversation where each prompt adds to the task. The newer
-// words win where they speak: a kind they grant is lifted from Deny (with the
-// untargeted prohibitions of that kind — the user changed their mind), a
-// kind they deny leaves Allow, and a limit or expiry they state replaces the
-// old one. Scope grows by what they name. Instructions accumulate, so every
+// words win where they speak: a kind they grant is lifted from Deny and Ask
+// (with the untargeted prohibitions of that kind — the user changed their
+// mind), a kind they deny leaves Allow and Ask, a kind they leave to a person
+// leaves Allow, and a limit or expiry they state replaces the old one. Scope grows by what they name. Instructions accumulate, so every
 // version keeps all the user's words. Version and Parent stay for the caller.
 //
 // Only the user's own words may be amended in: callers must never pass text
@@ -27,6 +27,7 @@ func Amend(prev, add *Mandate) *Mandate {
 		if slices.Contains(add.Deny, k) {
 			continue
 		}
+		out.Ask = slices.DeleteFunc(out.Ask, func(a action.Kind) bool { return a == k })
 		if !slices.Contains(out.Allow, k) {
 			out.Allow = append(out.Allow, k)
 		}
@@ -36,6 +37,16 @@ func Amend(prev, add *Mandate) *Mandate {
 	for _, k := range add.Deny {
 		if !slices.Contains(out.Deny, k) {
 			out.Deny = append(out.Deny, k)
+		}
+		out.Allow = slices.DeleteFunc(out.Allow, func(a action.Kind) bool { return a == k })
+		out.Ask = slices.DeleteFunc(out.Ask, func(a action.Kind) bool { return a == k })
+	}
+	for _, k := range add.Ask {
+		if slices.Contains(out.Deny, k) || slices.Contains(add.Allow, k) {
+			continue
+		}
+		if !slices.Contains(out.Ask, k) {
+			out.Ask = append(out.Ask, k)
 		}
 		out.Allow = slices.DeleteFunc(out.Allow, func(a action.Kind) bool { return a == k })
 	}

@@ -56,6 +56,21 @@ func TestAmend(t *testing.T) {
 	}
 }
 
+func TestAmendAsk(t *testing.T) {
+	prev := &Mandate{Allow: []action.Kind{action.Read, action.Write, action.Delete}, Ask: []action.Kind{action.Send}}
+	// The user now wants to be asked about deleting, and allows sending.
+	got := Amend(prev, &Mandate{Allow: []action.Kind{action.Send}, Ask: []action.Kind{action.Delete}})
+	sameKinds(t, "allow", got.Allow, []action.Kind{action.Read, action.Write, action.Send})
+	sameKinds(t, "ask", got.Ask, []action.Kind{action.Delete})
+	// …and then rules writing out altogether.
+	got = Amend(got, &Mandate{Deny: []action.Kind{action.Write}, Ask: []action.Kind{action.Write}})
+	sameKinds(t, "ask", got.Ask, []action.Kind{action.Delete})
+	sameKinds(t, "deny", got.Deny, []action.Kind{action.Write})
+	if err := got.Validate(); err != nil {
+		t.Errorf("amended mandate does not validate: %v", err)
+	}
+}
+
 func TestAmendGrantAndDenySameKind(t *testing.T) {
 	got := Amend(&Mandate{Allow: []action.Kind{action.Read}}, &Mandate{Allow: []action.Kind{action.Send}, Deny: []action.Kind{action.Send}})
 	if slices.Contains(got.Allow, action.Send) || !slices.Contains(got.Deny, action.Send) {

@@ -83,6 +83,9 @@ func (m *Mandate) CheckIn(a *action.Action, env Env, now time.Time) Report {
 		if slices.Contains(m.Deny, k) {
 			r.KindDenied = true
 		}
+		if slices.Contains(m.Ask, k) {
+			r.KindAsk = true
+		}
 		if !slices.Contains(m.Allow, k) {
 			r.KindAllowed = false
 		}

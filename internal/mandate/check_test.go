@@ -300,6 +300,16 @@ func TestCheckHome(t *testing.T) {
 	}
 }
 
+func TestCheckAsk(t *testing.T) {
+	m := &Mandate{Allow: []action.Kind{action.Read, action.Write}, Ask: []action.Kind{action.Delete}}
+	if r := m.Check(&action.Action{Kind: action.Delete, Kinds: []action.Kind{action.Write, action.Delete}}, "/w", testNow); !r.KindAsk || r.KindAllowed || r.KindDenied {
+		t.Errorf("a delete left to a person: %+v", r)
+	}
+	if r := m.Check(&action.Action{Kind: action.Write}, "/w", testNow); r.KindAsk || !r.KindAllowed {
+		t.Errorf("a write: %+v", r)
+	}
+}
+
 func TestCheckKinds(t *testing.T) {
 	m := &Mandate{Allow: []action.Kind{action.Read, action.Fetch, action.Write}, Deny: []action.Kind{action.Pay}}
 	tests := []struct {

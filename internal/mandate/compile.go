@@ -178,6 +178,10 @@ type anchor struct {
 	narrow bool
 	// needless marks "no need to reply": nothing asked, nothing ruled out.
 	needless bool
+	// askFirst marks a verb the user wants to be asked about first ("ask
+	// me before deleting anything"): treated as ruled out for something
+	// the draft cannot name, so a person decides those calls.
+	askFirst bool
 }
 
 type segment struct {
@@ -223,6 +227,7 @@ const (
 	narrowObject    = "object"    // "don't modify the staging database", "no PR": one thing the draft cannot name
 	narrowOperation = "operation" // "no apply", "don't merge": one operation of the kind
 	narrowCondition = "condition" // "if there's an error, don't change anything": only then
+	narrowAsk       = "ask"       // "ask me before deleting anything": a person decides
 )
 
 // roPhrase is the reason recorded for a read-only phrase ("read only").
@@ -436,6 +441,7 @@ type segState struct {
 	embedded   []int    // embedded-question markers ("whether", "ob")
 	self       [][2]int // the user speaking of themself ("I'll", "ich")
 	needless   [][2]int // "no need to", "pas besoin de"
+	askFirst   [][2]int // "ask me before", "frag mich, bevor"
 	exceptions [][2]int // "outside", "except", "außer"
 	today      [][2]int // "today" phrases, settled once anchors are known
 	// cuts are conjunctions that start a new clause within the segment
@@ -537,6 +543,7 @@ func (b *build) analyse(toks []token) *segState {
 			}
 		}
 	}
+	scan(roleAskFirst, func(_ *entry, i, n int) { st.askFirst = append(st.askFirst, [2]int{i, i + n}) })
 	scan(roleIgnore, func(*entry, int, int) {})
 	scan(roleNeedless, func(_ *entry, i, n int) { st.needless = append(st.needless, [2]int{i, i + n}) })
 	scan(roleReadOnly, func(_ *entry, i, n int) {
@@ -617,6 +624,12 @@ func (b *build) qualify(st *segState) {
 		for _, nd := range st.needless {
 			if nd[1] <= a.pos && a.pos-nd[1] <= 1 {
 				a.noGrant, a.needless, a.noGrantW = true, true, fmt.Sprintf("%q asks for nothing", b.span(st.toks, nd[0], nd[1]))
+			}
+		}
+		for _, af := range st.askFirst {
+			if af[1] <= a.pos && a.pos-af[1] <= 2 && !a.noun {
+				a.askFirst, a.negated, a.negStart, a.negEnd = true, true, af[0], af[1]
+				a.neg = b.span(st.toks, af[0], af[1])
 			}
 		}
 		if a.noun || a.anyKind || a.typoOf != "" {
@@ -1291,12 +1304,21 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			}
 		default:
 			u.a = inherited
+			if inherited != nil && inherited.negated && !inherited.self {
+				// "Don't email alice@x.com, bob@y.com": the clause
+				// continues a negated verb.
+				u.negated, u.negFrom = true, 0
+				u.why = fmt.Sprintf("a clause continuing negated verb %q (%s)", inherited.word, kindsString(b.negKinds(inherited)))
+			}
 		}
 		// "don't email anyone outside orbit-saas.com": the entity after
 		// an exception is what stays allowed; "delete everything except
 		// invoices/": what is spared.
+		// An inherited verb stands in an earlier clause: "archive the old
+		// channels, except #general" spares #general.
+		local := u.a != nil && slices.Contains(st.anchors, u.a)
 		for _, x := range st.exceptions {
-			if x[1] <= i && i-x[1] <= 3 && (u.a == nil || u.a.pos < x[0] || u.a.pos > i) {
+			if x[1] <= i && i-x[1] <= 3 && (u.a == nil || !local || u.a.pos < x[0] || u.a.pos > i) {
 				ex := b.span(toks, x[0], x[1])
 				if u.negated {
 					u.negated = false
@@ -1382,6 +1404,9 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		from, to := st.clauseOf(a.pos)
 		narrow := ""
 		switch {
+		case a.askFirst:
+			narrow = narrowAsk // "ask me before deleting anything big"
+			why = fmt.Sprintf("%q: the user wants to be asked before %q (%s)", a.neg, a.word, kindsString(a.kinds))
 		case st.nothingPos > a.pos && st.nothingPos < to:
 			narrow = narrowElsewhere // "don't post it anywhere else"
 		case b.hasObject(st, a) || (a.narrow && (a.noun || a.light)):
@@ -1947,6 +1972,11 @@ func (b *build) finish() {
 				fmt.Sprintf("%s is both granted (by %q) and denied (by %q): denied wins", k, b.allowBy[k], b.denyBy[k]))
 		}
 	}
+	for _, k := range b.undecided {
+		if !slices.Contains(b.m.Allow, k) && !slices.Contains(b.m.Deny, k) && !slices.Contains(b.m.Ask, k) {
+			b.m.Ask = append(b.m.Ask, k)
+		}
+	}
 	if !slices.Contains(b.m.Deny, action.Read) && !slices.Contains(b.m.Allow, action.Read) {
 		b.m.Allow = append(b.m.Allow, action.Read)
 		b.recognise("(implicit)", "allow read", "implicit: an agent must look before it acts")
@@ -1954,6 +1984,7 @@ func (b *build) finish() {
 	byRank := func(x, y action.Kind) int { return x.Rank() - y.Rank() }
 	slices.SortFunc(b.m.Allow, byRank)
 	slices.SortFunc(b.m.Deny, byRank)
+	slices.SortFunc(b.m.Ask, byRank)
 }
 
 // settleConflict weighs the denials of a kind that was also granted.
@@ -1999,7 +2030,7 @@ func (b *build) settleConflict(k action.Kind) {
 	}
 	b.m.Allow = slices.DeleteFunc(b.m.Allow, func(x action.Kind) bool { return x == k })
 	b.undecided = append(b.undecided, k)
-	b.recognise(b.denyBy[k], "neither allow nor deny "+string(k),
+	b.recognise(b.denyBy[k], "ask "+string(k),
 		fmt.Sprintf("%s is asked for (by %q) and ruled out (by %q) for something the draft cannot tell apart: each such call is for a person to decide", k, b.allowBy[k], b.denyBy[k]))
 }
 
@@ -2015,7 +2046,7 @@ func (b *build) settleObjectDenial(k action.Kind) {
 	var ds []denial
 	for _, d := range b.denials {
 		if d.kind == k {
-			if d.narrow != narrowObject {
+			if d.narrow != narrowObject && d.narrow != narrowAsk {
 				return
 			}
 			ds = append(ds, d)
@@ -2031,7 +2062,7 @@ func (b *build) settleObjectDenial(k action.Kind) {
 		})
 	}
 	b.undecided = append(b.undecided, k)
-	b.recognise(b.denyBy[k], "neither allow nor deny "+string(k),
+	b.recognise(b.denyBy[k], "ask "+string(k),
 		fmt.Sprintf("%q rules out %s for one thing the draft cannot name: %s is not granted, and each such call is for a person to decide", b.denyBy[k], k, k))
 }
 

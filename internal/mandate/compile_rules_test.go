@@ -122,14 +122,14 @@ var negationCases = []compileCase{
 	// A kind asked for and ruled out for one thing the draft cannot name:
 	// neither granted nor denied.
 	{text: "tidy the config files but don't change the database schema", lang: "en",
-		allow: []action.Kind{r}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
 	// …or for one operation of the kind: "no apply" is not "run nothing"
 	// (applying also writes, which nothing else asked for: denied).
 	{text: "run terraform plan for dev. No apply.", lang: "en",
-		allow: []action.Kind{r}, deny: []action.Kind{w}},
+		allow: []action.Kind{r}, ask: []action.Kind{x}, deny: []action.Kind{w}},
 	// …or only under a condition.
 	{text: "label the invoices. If one looks like phishing, don't change anything", lang: "en",
-		allow: []action.Kind{r}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
 	// A general "don't" of the same kind still wins: cleaning up is
 	// tidying then, not deleting.
 	{text: "Clean up my downloads. Don't delete anything.", lang: "en",
@@ -137,27 +137,34 @@ var negationCases = []compileCase{
 	// With nothing granted, a "don't" about one thing leaves its kind
 	// ungranted rather than denied: editing a local file was not ruled out.
 	{text: "check the staging database but don't modify the schema", lang: "en",
-		allow: []action.Kind{r}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
 	// …while a "don't" about one operation still denies its kind.
 	{text: "commit the fix but don't push", lang: "en",
 		allow: []action.Kind{r, w}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
 	// Where the object comes first: "keine neuen Pakete installieren".
 	{text: "Repariere den Build, aber keine neuen Pakete installieren", lang: "de",
-		allow: []action.Kind{r}},
+		allow: []action.Kind{r}, ask: []action.Kind{w, x}},
 	// "Don't touch" one thing the draft cannot name, with writing asked
 	// for: writing is left to a person. Deleting, an act users name,
 	// stays as asked.
 	{text: "fix the flaky test without touching the retry logic", lang: "en",
-		allow: []action.Kind{r}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
 	{text: "prune the old preview environments, leave the demo ones alone", lang: "en",
-		allow: []action.Kind{r, d}},
+		allow: []action.Kind{r, d}, ask: []action.Kind{w}},
 	{text: "Räum die Ablage auf, aber lass die Verträge in Ruhe", lang: "de",
-		allow: []action.Kind{r}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
 	{text: "leave it alone", lang: "en", // nothing named: hands off everything
 		allow: []action.Kind{r}, deny: readOnlyDeny},
+	// "Ask me before …": the user wants a person to decide those calls.
+	{text: "delete the duplicates, but ask me before deleting anything over 1 GB", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "tidy my inbox and ask me before you send anything", lang: "en",
+		allow: []action.Kind{r, w}, ask: []action.Kind{s}},
+	{text: "Range mes fichiers, demande-moi avant de supprimer quoi que ce soit", lang: "fr",
+		allow: []action.Kind{r, w}, ask: []action.Kind{d}},
 	// Ruling out substitutions is one thing of writing.
 	{text: "reorder the usual groceries, no substitutions", lang: "en",
-		allow: []action.Kind{r, p}},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}},
 	// A verb after "before" has the subject of the verb it follows.
 	{text: "add it to the basket, I want to compare before buying", lang: "en",
 		allow: []action.Kind{r, w}},
@@ -216,7 +223,7 @@ var branchCases = []compileCase{
 	{text: "don't push anything", lang: "en", // no branch: every push
 		allow: []action.Kind{r}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
 	{text: "don't change the main config", lang: "en", // "main" as a word, not a branch
-		allow: []action.Kind{r}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
 }
 
 // Italian is a table like the others.
@@ -271,7 +278,7 @@ func TestCompileExplainsNewRules(t *testing.T) {
 	tests := []struct{ text, meaning, why string }{
 		{"Buy two tickets", "allow write", "prepared first"},
 		{"open a pull request", "allow send", `with object "pull request"`},
-		{"run terraform plan for dev. No apply.", "neither allow nor deny execute", "a person to decide"},
+		{"run terraform plan for dev. No apply.", "ask execute", "a person to decide"},
 		{"post it in #ops, don't post it anywhere else", "keep allow send", "beyond what was named"},
 		{"archive them, I never delete them", "nothing ruled out", "their own action"},
 		{"never push to main", "prohibit send on branch:main", "other pushes are not"},

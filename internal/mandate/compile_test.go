@@ -39,6 +39,7 @@ type compileCase struct {
 	lang       string // the first detected language
 	allow      []action.Kind
 	deny       []action.Kind
+	ask        []action.Kind
 	prohibit   []string
 	paths      []string
 	hosts      []string
@@ -109,7 +110,7 @@ var qualifiedCases = []compileCase{
 	// Writing is asked for, and ruled out for "the production code", which
 	// no scope entry can name: a person decides each write.
 	{text: "Ajoute des tests pour parse_iban() mais ne touche pas au code de prod", lang: "fr",
-		allow: []action.Kind{r}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
 	{text: "Delete everything in ~/tmp except ~/tmp/keep/", lang: "en",
 		allow: []action.Kind{r, d}, paths: []string{"~/tmp/**"}, prohibit: []string{"delete:~/tmp/keep/**"}},
 	{text: "Email everyone at orbit-saas.com the agenda", lang: "en",
@@ -280,6 +281,7 @@ func runCompileCases(t *testing.T, cases []compileCase) {
 			}
 			sameKinds(t, "allow", m.Allow, tc.allow)
 			sameKinds(t, "deny", m.Deny, tc.deny)
+			sameKinds(t, "ask", m.Ask, tc.ask)
 			for _, want := range tc.prohibit {
 				kind, target, _ := strings.Cut(want, ":")
 				if !slices.ContainsFunc(m.Prohibitions, func(p Prohibition) bool {
@@ -352,6 +354,14 @@ func checkDraftInvariants(t *testing.T, text string, dr *Draft) {
 	for _, k := range m.Deny {
 		if !explained("deny " + string(k)) {
 			t.Errorf("deny %s is not explained", k)
+		}
+	}
+	for _, k := range m.Ask {
+		if !explained("ask " + string(k)) {
+			t.Errorf("ask %s is not explained", k)
+		}
+		if slices.Contains(m.Allow, k) || slices.Contains(m.Deny, k) {
+			t.Errorf("ask %s is also allowed or denied", k)
 		}
 	}
 	for dim, list := range map[string][]string{"path": m.Scope.Paths, "host": m.Scope.Hosts,

@@ -12,7 +12,8 @@ import (
 // result is never wider than the parent in any dimension:
 //
 //   - Allow is the kinds both grant (the parent's, when the child states
-//     none), less every denied kind; Deny and Prohibitions are the union.
+//     none), less every denied or asked kind; Deny and Prohibitions are the
+//     union, and so is Ask (less the denied kinds).
 //   - Each scope dimension: a parent that named nothing leaves the child's
 //     entries; a child that named nothing inherits the parent's; otherwise
 //     only child entries provably inside a parent entry survive, and if none
@@ -46,6 +47,12 @@ func Intersect(parent, child *Mandate) *Mandate {
 	}
 
 	out.Deny = unionKinds(parent.Deny, child.Deny)
+	// What either side leaves to a person stays with a person.
+	for _, k := range unionKinds(parent.Ask, child.Ask) {
+		if !slices.Contains(out.Deny, k) {
+			out.Ask = append(out.Ask, k)
+		}
+	}
 	allow := parent.Allow
 	if len(child.Allow) > 0 {
 		allow = nil
@@ -56,7 +63,7 @@ func Intersect(parent, child *Mandate) *Mandate {
 		}
 	}
 	for _, k := range allow {
-		if !slices.Contains(out.Deny, k) && !slices.Contains(out.Allow, k) {
+		if !slices.Contains(out.Deny, k) && !slices.Contains(out.Ask, k) && !slices.Contains(out.Allow, k) {
 			out.Allow = append(out.Allow, k)
 		}
 	}
@@ -229,6 +236,7 @@ func (m *Mandate) clone() *Mandate {
 	out.Instructions = slices.Clone(m.Instructions)
 	out.Allow = slices.Clone(m.Allow)
 	out.Deny = slices.Clone(m.Deny)
+	out.Ask = slices.Clone(m.Ask)
 	out.Prohibitions = slices.Clone(m.Prohibitions)
 	out.Notes = slices.Clone(m.Notes)
 	out.Scope = Scope{

@@ -36,6 +36,12 @@ func TestIntersectKindsAndProhibitions(t *testing.T) {
 	if got.Version != 0 || got.Parent != "" {
 		t.Errorf("version/parent set: %d %q", got.Version, got.Parent)
 	}
+	// What either side leaves to a person is left to a person, and so no
+	// longer allowed.
+	got = Intersect(&Mandate{Allow: []action.Kind{action.Read, action.Write, action.Delete}, Ask: []action.Kind{action.Send}},
+		&Mandate{Allow: []action.Kind{action.Read, action.Write, action.Send}, Ask: []action.Kind{action.Write}})
+	sameKinds(t, "allow", got.Allow, []action.Kind{action.Read})
+	sameKinds(t, "ask", got.Ask, []action.Kind{action.Write, action.Send})
 	// A child that states no kinds gets the parent's.
 	got = Intersect(parent, &Mandate{})
 	sameKinds(t, "allow", got.Allow, parent.Allow)
@@ -199,6 +205,7 @@ func randomMandate(rng *rand.Rand) *Mandate {
 	m := &Mandate{
 		Allow: pick(rng, poolKinds, 5),
 		Deny:  pick(rng, poolKinds, 2),
+		Ask:   []action.Kind{},
 		Scope: Scope{
 			Paths:      pick(rng, poolPaths, 3),
 			Hosts:      pick(rng, poolHosts, 3),
@@ -206,6 +213,11 @@ func randomMandate(rng *rand.Rand) *Mandate {
 			Accounts:   pick(rng, poolAccounts, 2),
 			Names:      pick(rng, poolNames, 2),
 		},
+	}
+	for _, k := range pick(rng, poolKinds, 2) {
+		if !slices.Contains(m.Allow, k) && !slices.Contains(m.Deny, k) && !slices.Contains(m.Ask, k) {
+			m.Ask = append(m.Ask, k)
+		}
 	}
 	for _, dim := range dimensions {
 		if rng.IntN(8) != 0 {
@@ -311,6 +323,9 @@ func TestIntersectNeverWidens(t *testing.T) {
 			}
 			if rp.KindDenied && !rc.KindDenied {
 				fail("kinds %v denied by the parent, not the child", kinds)
+			}
+			if rp.KindAsk && !rc.KindAsk && !rc.KindDenied {
+				fail("kinds %v left to a person by the parent, not the child", kinds)
 			}
 			for _, text := range rp.Prohibited {
 				if !slices.Contains(rc.Prohibited, text) {

@@ -95,6 +95,9 @@ type langTable struct {
 		Mine    []string `yaml:"mine"`
 		Folders []string `yaml:"folders"`
 	} `yaml:"home_folders"`
+	// AskFirst are phrases after which a verb needs the user's say-so
+	// ("ask me before deleting", "frag mich, bevor du …").
+	AskFirst []string `yaml:"ask_first"`
 	// HandsOff are phrases that say "don't touch" with no negation word,
 	// their object inside them ("leave … alone", "lass … in Ruhe").
 	HandsOff []string `yaml:"hands_off"`
@@ -142,6 +145,7 @@ const (
 	roleAs
 	roleSay
 	roleHandsOff
+	roleAskFirst
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -381,6 +385,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.AsWords, entry{role: roleAs}},
 		{t.SayVerbs, entry{role: roleSay}},
 		{t.HandsOff, entry{role: roleHandsOff}},
+		{t.AskFirst, entry{role: roleAskFirst}},
 	} {
 		if err := addAll(group.list, group.e); err != nil {
 			return nil, err

@@ -27,6 +27,11 @@ type Mandate struct {
 	// Deny lists kinds the user ruled out; they are denied even if allowed
 	// elsewhere.
 	Deny []action.Kind `json:"deny" yaml:"deny"`
+	// Ask lists kinds the user asked for and restricted in a way no scope
+	// entry can hold ("ask me before deleting anything big", "fix the
+	// tests without touching the logic"): neither allowed nor denied, each
+	// call of them is for a person to decide.
+	Ask []action.Kind `json:"ask,omitempty" yaml:"ask,omitempty"`
 	// Prohibitions are the user's explicit "don't"s with their words.
 	Prohibitions []Prohibition `json:"prohibitions" yaml:"prohibitions,omitempty"`
 	Scope        Scope         `json:"scope" yaml:"scope,omitempty"`
@@ -122,6 +127,8 @@ type Report struct {
 	// Deny; KindAllowed when every kind it involves is in Allow.
 	KindDenied  bool `json:"kind_denied"`
 	KindAllowed bool `json:"kind_allowed"`
+	// KindAsk is true when one of the action's kinds is in Ask.
+	KindAsk bool `json:"kind_ask"`
 	// Expired is true when the mandate has expired.
 	Expired bool `json:"expired"`
 }

@@ -197,6 +197,15 @@ func (m *Mandate) Validate() error {
 	}
 	checkKinds("allow", m.Allow)
 	checkKinds("deny", m.Deny)
+	checkKinds("ask", m.Ask)
+	for i, k := range m.Ask {
+		switch {
+		case slices.Contains(m.Allow, k):
+			bad(fmt.Sprintf("ask[%d]", i), "%s is also in allow; a kind is allowed, denied or asked, not two of them", k)
+		case slices.Contains(m.Deny, k):
+			bad(fmt.Sprintf("ask[%d]", i), "%s is also in deny; a kind is allowed, denied or asked, not two of them", k)
+		}
+	}
 	for i, p := range m.Prohibitions {
 		f := fmt.Sprintf("prohibitions[%d]", i)
 		if p.Kind != "" && !p.Kind.Valid() {
