@@ -787,6 +787,10 @@ func (b *build) gapAt(st *segState, i int) (*entry, int, int, int) {
 	return nil, 0, 0, 0
 }
 
+// separableReach is how many words after its stem a separable particle
+// is looked for.
+const separableReach = 16
+
 // separableAt finds a verb of two words whose second is a separable
 // particle left at the end of the clause ("lade … ein", "teile … auf"),
 // the stem at token i. It returns the entry and the particle's index.
@@ -805,7 +809,9 @@ func (b *build) separableAt(st *segState, i int) (*entry, int) {
 			if e.role != roleVerb || len(e.words) != 2 || !l.separable[e.words[1]] {
 				continue
 			}
-			for j := i + 2; j < len(toks); j++ {
+			// A clause rarely runs past a dozen words; looking no further
+			// keeps a long run of stems from costing quadratic time.
+			for j := i + 2; j < len(toks) && j <= i+separableReach; j++ {
 				if toks[j].kind != tokWord || toks[j].text != e.words[1] {
 					continue
 				}
