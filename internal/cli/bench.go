@@ -275,7 +275,7 @@ func startBenchServer(ctx context.Context, log *slog.Logger, data string) (*benc
 	if err != nil {
 		return fail(err)
 	}
-	hs := &http.Server{Handler: server.New(server.Options{Engine: a.Engine, Logger: log}), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: server.New(server.Options{Engine: a.Engine, Logger: log, Evidence: a.Evidence}), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	return &benchServer{
 		app:   a,

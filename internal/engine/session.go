@@ -548,7 +548,7 @@ func (e *Engine) SetStatus(ctx context.Context, p auth.Principal, id, status str
 	now := e.now().UTC()
 	sess := copySession(&l.sess)
 	sess.Status, sess.UpdatedAt = status, now
-	if err := e.commit(ctx, &store.Change{Session: sess}); err != nil {
+	if err := e.commit(ctx, &store.Change{Session: sess, Actor: p.String()}); err != nil {
 		e.drop(id, l)
 		return nil, fmt.Errorf("set status: %w", err)
 	}

@@ -156,7 +156,7 @@ type Recorder struct {
 }
 
 // known are the Change fields Record handles by name.
-var knownChangeFields = []string{"NewSession", "Session", "Mandate", "Decision", "Observation", "ToolPins", "ToolChanges", "Reported", "Evidence"}
+var knownChangeFields = []string{"Actor", "NewSession", "Session", "Mandate", "Decision", "Observation", "ToolPins", "ToolChanges", "Reported", "Evidence"}
 
 // NewRecorder returns a Recorder; now is the clock for parts that carry no
 // time of their own (nil means time.Now).
@@ -192,6 +192,8 @@ type statusContent struct {
 	Status         string    `json:"status"`
 	MandateVersion int       `json:"mandate_version"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// By is who changed it, when the change says.
+	By string `json:"by,omitempty"`
 }
 
 // Record implements the engine's Recorder.
@@ -223,7 +225,7 @@ func (r *Recorder) Record(c *store.Change) ([]*store.EvidenceRecord, error) {
 			// A session update on its own is a lifecycle change; with a
 			// decision or a mandate version it carries their counters
 			// or version, which those records state.
-			if err := add(TypeSessionStatus, Observed, s.ID, s.UpdatedAt, statusContent{s.ID, s.Status, s.MandateVersion, s.UpdatedAt}); err != nil {
+			if err := add(TypeSessionStatus, Observed, s.ID, s.UpdatedAt, statusContent{s.ID, s.Status, s.MandateVersion, s.UpdatedAt, c.Actor}); err != nil {
 				return nil, err
 			}
 		}

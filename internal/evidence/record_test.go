@@ -41,7 +41,7 @@ func TestRecordTypesAndOrigins(t *testing.T) {
 			[]string{TypeSession, TypeMandate}, []string{Observed, Observed}},
 		{"decision with counters", &store.Change{Session: sampleSession(), Decision: sampleDecision()},
 			[]string{TypeDecision}, []string{Observed}},
-		{"status change", &store.Change{Session: &store.Session{ID: "s1", Status: store.StatusSuspended, MandateVersion: 2, UpdatedAt: t0}},
+		{"status change", &store.Change{Actor: "user:tok_1", Session: &store.Session{ID: "s1", Status: store.StatusSuspended, MandateVersion: 2, UpdatedAt: t0}},
 			[]string{TypeSessionStatus}, []string{Observed}},
 		{"amendment", &store.Change{Session: sampleSession(), Mandate: &store.MandateVersion{SessionID: "s1", Version: 2, Mandate: &mandate.Mandate{Version: 2}, CreatedAt: t0}},
 			[]string{TypeMandate}, []string{Observed}},
@@ -132,6 +132,11 @@ func TestEveryChangeFieldIsRecorded(t *testing.T) {
 		switch {
 		case f.Name == "Evidence":
 			continue
+		case f.Name == "Actor":
+			// Who made the change: part of the lifecycle record, not a
+			// record of its own.
+			fv.SetString("user:tok_test")
+			continue
 		case fv.Kind() == reflect.Bool:
 			fv.SetBool(true)
 			continue
@@ -175,5 +180,15 @@ func BenchmarkRecordDecision(b *testing.B) {
 		if _, err := r.Record(c); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestStatusRecordNamesWhoChangedIt(t *testing.T) {
+	recs, err := NewRecorder(nil).Record(&store.Change{Actor: "user:tok_1", Session: &store.Session{ID: "s1", Status: store.StatusSuspended, MandateVersion: 2, UpdatedAt: t0}})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%v %v", recs, err)
+	}
+	if !strings.Contains(string(recs[0].Body), `"by":"user:tok_1"`) {
+		t.Errorf("status record does not name who suspended the session: %s", recs[0].Body)
 	}
 }

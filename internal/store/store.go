@@ -226,6 +226,9 @@ type Checkpoint struct {
 // a mandate version, a decision, an observation and the evidence records that
 // describe them. Nil fields are skipped.
 type Change struct {
+	// Actor is the principal that made the change (e.g. "user:tok_…"), for
+	// the record of a lifecycle change; decisions name theirs elsewhere.
+	Actor string
 	// NewSession inserts Session; otherwise Session (if set) updates the
 	// status, mandate version and counters of an existing row.
 	NewSession  bool
