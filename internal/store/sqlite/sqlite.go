@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	dsn := dataSource(path, opts.Synchronous)
 	memory := path == ":memory:"
+	if !memory {
+		// Decisions, mandates and observations are private: create the
+		// file owner-only before SQLite does (its WAL and shared-memory
+		// files take the same mode).
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
+		f.Close()
+	}
 	writeDSN := dsn
 	if !memory {
 		// The writer never checkpoints the WAL itself: a background

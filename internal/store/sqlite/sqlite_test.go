@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -221,4 +222,21 @@ func BenchmarkSubmitDecision(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestDatabaseFilesAreOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, filepath.Join(dir, "m.db"), Options{})
+	if err := store.Apply(context.Background(), s, newSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"m.db", "m.db-wal", "m.db-shm"} {
+		info, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := info.Mode().Perm(); perm&0o077 != 0 {
+			t.Errorf("%s has mode %v: others can read it", name, perm)
+		}
+	}
 }
