@@ -379,6 +379,17 @@ func builtinCases() []builtinCase {
 			}
 		})), want: Allow, notFired: []string{"builtin.remote-code"}},
 
+		// ask-first
+		{name: "a kind the user wants to decide asks", in: in(del, readWrite, with(func(i *Input) {
+			i.Mandate.Ask = []action.Kind{del}
+			i.Scope.KindAsk = true
+		})), want: Ask, fired: []string{"builtin.ask-first"}, notFired: []string{"builtin.kind-not-granted"}, reason: "the user asked to be asked before they delete"},
+		{name: "destruction the user wants to decide asks, not denies", in: in(del, readWrite, with(func(i *Input) {
+			i.Mandate.Ask = []action.Kind{del}
+			i.Scope.KindAsk = true
+			i.Action.Destructive = true
+		})), want: Ask, fired: []string{"builtin.ask-first"}, notFired: []string{"builtin.destructive"}},
+
 		// payee-unstated
 		{name: "a bill paid by its id asks", in: in(pay, readPay, tool("pay_bill"), with(func(i *Input) {
 			i.Action.Family = "payments"

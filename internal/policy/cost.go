@@ -31,7 +31,7 @@ const (
 // common `k in mandate.allow` comprehensions estimate cheaply.
 var kindPaths = map[string]bool{
 	"action.kind": true, "action.kinds": true,
-	"mandate.allow": true, "mandate.deny": true, "mandate.limits.counts": true,
+	"mandate.allow": true, "mandate.deny": true, "mandate.ask": true, "mandate.limits.counts": true,
 	"session.counts": true, "session.spend": true, "session.status": true,
 	"session.recent.kind": true, "session.recent.effect": true,
 }
@@ -229,6 +229,7 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 	}
 	f.kinds(m.Allow)
 	f.kinds(m.Deny)
+	f.kinds(m.Ask)
 	f.list(len(m.Prohibitions))
 	for _, p := range m.Prohibitions {
 		f.str(string(p.Kind))

@@ -41,6 +41,7 @@ type mandateView struct {
 	Instructions []mandate.Instruction `json:"instructions"`
 	Allow        []string              `json:"allow"`
 	Deny         []string              `json:"deny"`
+	Ask          []string              `json:"ask,omitempty"`
 	Prohibitions []mandate.Prohibition `json:"prohibitions"`
 	Scope        mandate.Scope         `json:"scope"`
 	Limits       limitsView            `json:"limits"`
@@ -104,6 +105,7 @@ func (v *mandateView) fill(m *mandate.Mandate, buf *kindBuf) {
 		Instructions: m.Instructions,
 		Allow:        buf.strings(m.Allow),
 		Deny:         buf.strings(m.Deny),
+		Ask:          buf.strings(m.Ask),
 		Prohibitions: m.Prohibitions,
 		Scope:        m.Scope,
 		Limits:       limitsView{Spend: m.Limits.Spend},
