@@ -17,9 +17,12 @@ type rule struct {
 	effect      Effect
 	when        string
 	prg         program
-	reason      reasonTemplate
-	file        string
-	line        int
+	// guard, when not nil, is a precondition of the condition that
+	// Evaluate checks in Go first (see guard.go).
+	guard  *guard
+	reason reasonTemplate
+	file   string
+	line   int
 }
 
 // let is a compiled named expression; rules use it like a variable.
@@ -104,6 +107,7 @@ func (c *compiler) compileRule(f *sourceFile, sr sourceRule, e *errs) (*rule, bo
 		ok = false
 	} else {
 		r.prg, ok = c.program(ast, f, sr.name, nodePos(sr.when), e)
+		r.guard = guardFor(ast)
 	}
 
 	if sr.reason == nil {

@@ -81,6 +81,9 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	}
 	var deciders []decider
 	for _, r := range p.rules {
+		if r.guard != nil && !r.guard.allows(av) {
+			continue // a conjunct is false: the rule cannot fire
+		}
 		fired, err := r.holds(vars)
 		if err != nil {
 			v.Errors = append(v.Errors, fmt.Sprintf("%s: %v", r.name, err))
