@@ -56,7 +56,7 @@ func (d *Decider) Decide(in *Input) (res Result, err error) {
 	if m == nil {
 		m = &mandate.Mandate{}
 	}
-	res.Scope = m.Check(&res.Action, in.Call.WorkingDir, in.Now)
+	res.Scope = m.CheckIn(&res.Action, mandate.Env{WorkDir: in.Call.WorkingDir, HomeDir: in.Call.HomeDir}, in.Now)
 	res.Verdict, err = d.Policy.Evaluate(&policy.Input{
 		Call:    policy.CallFacts{Tool: in.Call.Tool, Args: in.Call.Args},
 		Action:  &res.Action,
