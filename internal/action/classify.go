@@ -196,9 +196,25 @@ func (c *Classifier) find(server, tool string) (e *toolEntry, via string) {
 // applyWhen evaluates the entry's argument conditions; each one that holds
 // adds its kinds and flags (conditions only ever raise).
 func (c *Classifier) applyWhen(b *builder, e *toolEntry, args map[string]any) {
+	if len(e.when) == 0 {
+		return
+	}
+	// Most calls have flat arguments with snake_case names: then a
+	// condition's argument is found, or not, by one map lookup instead
+	// of a search through every key.
+	flat := flatSnake(args)
 	for i := range e.when {
 		cond := &e.when[i]
-		vals, present := argValues(args, cond.arg)
+		var vals []string
+		var present bool
+		if flat && !strings.Contains(cond.arg, ".") {
+			var v any
+			if v, present = args[cond.arg]; present {
+				collectScalars(v, &vals, 0)
+			}
+		} else {
+			vals, present = argValues(args, cond.arg)
+		}
 		// not_in holds for a missing argument too: what the call does
 		// not say cannot be one of the harmless values.
 		if !present && cond.op != "not_in" {
@@ -255,6 +271,21 @@ func (cond *condition) holds(vals []string) bool {
 		}
 	}
 	return false
+}
+
+// flatSnake reports whether args holds no objects or arrays and only
+// snake_case keys (as argument names are normalised to).
+func flatSnake(args map[string]any) bool {
+	for k, v := range args {
+		switch v.(type) {
+		case map[string]any, []any:
+			return false
+		}
+		if fastSnake(k) != k {
+			return false
+		}
+	}
+	return true
 }
 
 // defaultAccess is the access of paths found by key name: what the tool

@@ -26,17 +26,25 @@ const (
 // deferredFile reports how the file at p (normalised) runs its content.
 func deferredFile(p string) deferredKind {
 	base := path.Base(p)
+	switch base {
+	case ".gitlab-ci.yml", "bitbucket-pipelines.yml", "azure-pipelines.yml", ".travis.yml":
+		return deferredCI
+	case ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv", ".bash_login", ".envrc":
+		return deferredShell
+	}
+	// The rest live under a dot directory (.github, .git/hooks …): a
+	// path without one is ruled out at once.
+	if !strings.Contains(p, "/.") && !strings.HasPrefix(p, ".") {
+		return notDeferred
+	}
 	probe := "/" + strings.TrimPrefix(p, "/")
 	switch {
 	case strings.Contains(probe, "/.github/workflows/") && (strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")),
-		base == ".gitlab-ci.yml", base == "bitbucket-pipelines.yml", base == "azure-pipelines.yml", base == ".travis.yml",
 		strings.Contains(probe, "/.circleci/") && strings.HasSuffix(base, ".yml"),
 		strings.Contains(probe, "/.buildkite/") && (strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")),
 		strings.Contains(probe, "/.gitlab/ci/") && strings.HasSuffix(base, ".yml"):
 		return deferredCI
-	case strings.Contains(probe, "/.git/hooks/"), strings.Contains(probe, "/.husky/") && !strings.HasPrefix(base, "."),
-		base == ".bashrc", base == ".bash_profile", base == ".profile", base == ".zshrc", base == ".zprofile",
-		base == ".zshenv", base == ".bash_login", base == ".envrc":
+	case strings.Contains(probe, "/.git/hooks/"), strings.Contains(probe, "/.husky/") && !strings.HasPrefix(base, "."):
 		return deferredShell
 	}
 	return notDeferred

@@ -40,7 +40,13 @@ func isAddrByte(c byte) bool {
 // Cloud's allUsers and allAuthenticatedUsers, S3's AllUsers group (as a
 // grantee URI too), Azure's "*" is not matched here (too common a value).
 func publicPrincipal(s string) bool {
-	// allauthenticatedusers contains no "allusers"; both are tested.
+	// Every principal has "ll" (allUsers, allAuthenticatedUsers) or
+	// "/groups/global/" (S3's AllUsers URI): a byte scan rules most
+	// values out before the case-folded search. allauthenticatedusers
+	// contains no "allusers", so both are searched for.
+	if len(s) < 8 || !strings.Contains(s, "ll") && !strings.Contains(s, "LL") && !strings.Contains(s, "/groups/") {
+		return false
+	}
 	return hasStemFold(s, publicPrincipals)
 }
 
@@ -160,6 +166,11 @@ func publicCommand(name string, argv []string) string {
 // managed policies, Google Cloud's basic owner and editor roles, Azure's
 // Owner and User Access Administrator.
 func adminRole(s string) bool {
+	// Every name below starts with c, r, a, O, U or R and is 5 to 60
+	// bytes long: most argument values are ruled out by that alone.
+	if len(s) < 5 || len(s) > 64 || !strings.ContainsRune("cCrRaAoOuU \t", rune(s[0])) {
+		return false
+	}
 	s = strings.TrimSpace(s)
 	for _, r := range adminRoles {
 		if strings.EqualFold(s, r) {

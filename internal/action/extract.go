@@ -282,11 +282,13 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 		return
 	}
 	w.scanSecrets(s, ctx.key)
-	if w.public == "" && !isContent(ctx) && publicArg(ctx.key, s) {
-		w.public = ctx.key + " " + s
-	}
-	if w.admin == "" && !isContent(ctx) && adminRole(s) && (!azureRoleName(s) || strings.Contains(ctx.path, "role")) {
-		w.admin = s
+	if mayGrant(ctx) {
+		if w.public == "" && publicArg(ctx.key, s) {
+			w.public = ctx.key + " " + s
+		}
+		if w.admin == "" && adminRole(s) && (!azureRoleName(s) || strings.Contains(ctx.path, "role")) {
+			w.admin = s
+		}
 	}
 	if ctx.class == keySourceAccount && ctx.rule == nil {
 		w.b.note("paid from the account " + strings.TrimSpace(s))
@@ -616,22 +618,14 @@ func (w *argWalk) scanSecrets(s, key string) {
 	}
 }
 
-// isContent reports whether the value is free text (a message body, a
-// prompt) or a program (a command line, SQL, code, judged by its own
-// parser), by its catalog role or its key.
-func isContent(ctx walkCtx) bool {
+// mayGrant reports whether a value could grant access (an address range,
+// a principal, an ACL, a role): one with no role, or a remote name, not a
+// path, URL, amount or message text.
+func mayGrant(ctx walkCtx) bool {
 	if ctx.rule != nil {
-		switch ctx.rule.role {
-		case roleContent, roleShell, roleSQL, roleCode:
-			return true
-		}
-		return false
+		return ctx.rule.role == roleNone || ctx.rule.role == roleRemote
 	}
-	switch ctx.class {
-	case keyContent, keyShell, keySQL, keyCode:
-		return true
-	}
-	return false
+	return ctx.class == keyOther || ctx.class == keyRecipient
 }
 
 // findSecret returns the first secret-looking span of s, passing over the

@@ -229,9 +229,9 @@ func hasStemFold(s string, stems []string) bool {
 func passwordDocument(base string) string {
 	stem, ext := base, ""
 	if i := strings.LastIndexByte(base, '.'); i > 0 {
-		stem, ext = base[:i], strings.ToLower(base[i:])
+		stem, ext = base[:i], base[i:]
 	}
-	if !passwordDocExts[ext] || !hasStemFold(stem, passwordStems) {
+	if !passwordDocExts[ext] && !passwordDocExts[strings.ToLower(ext)] || !hasStemFold(stem, passwordStems) {
 		return ""
 	}
 	lower := strings.ToLower(stem)
