@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -238,5 +239,86 @@ func TestDatabaseFilesAreOwnerOnly(t *testing.T) {
 		if perm := info.Mode().Perm(); perm&0o077 != 0 {
 			t.Errorf("%s has mode %v: others can read it", name, perm)
 		}
+	}
+}
+
+func TestFailedWALSyncBreaksTheStore(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	fail := false
+	syncs := 0
+	s := open(t, filepath.Join(t.TempDir(), "m.db"), Options{syncWAL: func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		syncs++
+		if fail {
+			return errors.New("EIO")
+		}
+		return nil
+	}})
+	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if syncs == 0 {
+		t.Fatal("a durable commit was acknowledged without syncing the WAL")
+	}
+	fail = true
+	mu.Unlock()
+	err := store.Apply(ctx, s, decision("s1", 1))
+	if err == nil || !strings.Contains(err.Error(), "fsync") {
+		t.Fatalf("a change whose WAL sync failed was acknowledged: %v", err)
+	}
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	if err := store.Apply(ctx, s, decision("s1", 2)); err == nil {
+		t.Fatal("after a failed sync the store must refuse further changes")
+	}
+}
+
+func TestPipelinedCommitsAreDurableAndOrdered(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	var mu sync.Mutex
+	var firsts []uint64
+	s, err := Open(ctx, path, Options{OnEvidence: func(first uint64, h [][]byte) {
+		mu.Lock()
+		firsts = append(firsts, first, uint64(len(h)))
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := store.Apply(ctx, s, decision("s1", i+1)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	s.Close()
+	mu.Lock()
+	next := uint64(0)
+	for i := 0; i < len(firsts); i += 2 {
+		if firsts[i] != next {
+			t.Fatalf("evidence acknowledged out of order: batch starting at %d, expected %d", firsts[i], next)
+		}
+		next += firsts[i+1]
+	}
+	mu.Unlock()
+	if next != 301 {
+		t.Fatalf("%d evidence records acknowledged, want 301", next)
+	}
+	s2 := open(t, path, Options{})
+	if n, _ := s2.EvidenceSize(ctx); n != 301 {
+		t.Fatalf("after reopening: %d records", n)
 	}
 }

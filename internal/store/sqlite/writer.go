@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/mandate-dev/mandate/internal/store"
 )
@@ -90,6 +92,24 @@ type writer struct {
 	conn    *sql.Conn
 	stmts   map[string]*sql.Stmt
 	nextIdx uint64
+
+	// With syncq set (synchronous FULL on a file), committed batches go
+	// to the syncer, which fsyncs the WAL and then acknowledges them,
+	// while the writer commits the next batch.
+	syncq   chan *synced
+	syncWAL func() error
+	// syncing holds a token while a batch is being synced: the writer
+	// commits the next batch meanwhile, but no further, so batches grow
+	// while the disk is busy instead of fragmenting into small commits.
+	syncing chan struct{}
+}
+
+// synced is a committed batch waiting for the WAL to reach the disk.
+type synced struct {
+	batch    []job
+	errs     []error
+	startIdx uint64
+	hashes   [][]byte
 }
 
 // The statements the writer runs, prepared once.
@@ -139,9 +159,20 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 func (w *writer) run() {
 	defer close(w.s.done)
 	defer w.conn.Close()
-	batch := make([]job, 0, w.s.opts.MaxBatch)
+	var syncerDone chan struct{}
+	if w.syncq != nil {
+		syncerDone = make(chan struct{})
+		go w.syncer(syncerDone)
+		defer func() {
+			close(w.syncq)
+			<-syncerDone
+		}()
+	}
 	for first := range w.s.queue {
-		batch = append(batch[:0], first)
+		// A fresh slice each time: with the syncer, the last batch may
+		// still be waiting to be acknowledged.
+		batch := make([]job, 1, 16)
+		batch[0] = first
 	drain:
 		for len(batch) < w.s.opts.MaxBatch {
 			select {
@@ -156,6 +187,70 @@ func (w *writer) run() {
 		}
 		w.commit(batch)
 	}
+}
+
+// syncer fsyncs the WAL for committed batches, several at a time, and
+// acknowledges them in commit order. A failed fsync leaves what those batches
+// wrote in doubt: they fail, and the store takes nothing more.
+func (w *writer) syncer(done chan struct{}) {
+	defer close(done)
+	var pending []*synced
+	for first := range w.syncq {
+		pending = append(pending[:0], first)
+	drain:
+		for {
+			select {
+			case s, ok := <-w.syncq:
+				if !ok {
+					break drain
+				}
+				pending = append(pending, s)
+			default:
+				break drain
+			}
+		}
+		err := w.syncWAL()
+		for range pending {
+			<-w.syncing
+		}
+		if err != nil {
+			err = fmt.Errorf("sqlite: fsync the WAL: %w; decisions since the last sync may be lost: restart mandate", err)
+			w.s.broken.CompareAndSwap(nil, &err)
+			w.s.log.Error("store broken", "err", err)
+			for _, s := range pending {
+				for _, j := range s.batch {
+					j.res <- err
+				}
+			}
+			continue
+		}
+		for _, s := range pending {
+			w.acknowledge(s.batch, s.errs, s.startIdx, s.hashes)
+		}
+	}
+}
+
+// walSyncer fsyncs the WAL file through a descriptor of its own: fsync
+// flushes the file, whichever descriptor wrote it.
+type walSyncer struct {
+	path string
+	f    *os.File
+}
+
+func (ws *walSyncer) sync() error {
+	if ws.f == nil {
+		f, err := os.OpenFile(ws.path, os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		// The WAL's directory entry must be durable too, once.
+		if d, err := os.Open(filepath.Dir(ws.path)); err == nil {
+			d.Sync()
+			d.Close()
+		}
+		ws.f = f
+	}
+	return ws.f.Sync()
 }
 
 // txn is one transaction with the writer's statements bound to it.
@@ -190,10 +285,16 @@ func (w *writer) begin(ctx context.Context) (*txn, error) {
 // (a duplicate id, say) fails alone.
 func (w *writer) commit(batch []job) {
 	ctx := context.Background()
+	if err := w.s.broken.Load(); err != nil {
+		for _, j := range batch {
+			j.res <- *err
+		}
+		return
+	}
 	startIdx := w.nextIdx
 	hashes, err := w.fastPath(ctx, batch)
 	if err == nil {
-		w.acknowledge(batch, nil, startIdx, hashes)
+		w.deliver(&synced{batch: batch, startIdx: startIdx, hashes: hashes})
 		return
 	}
 	w.nextIdx = startIdx
@@ -205,7 +306,18 @@ func (w *writer) commit(batch []job) {
 		}
 		return
 	}
-	w.acknowledge(batch, errs, startIdx, hashes)
+	w.deliver(&synced{batch: batch, errs: errs, startIdx: startIdx, hashes: hashes})
+}
+
+// deliver acknowledges a committed batch: at once when SQLite synced it, or
+// through the syncer.
+func (w *writer) deliver(s *synced) {
+	if w.syncq != nil {
+		w.syncing <- struct{}{}
+		w.syncq <- s
+		return
+	}
+	w.acknowledge(s.batch, s.errs, s.startIdx, s.hashes)
 }
 
 func (w *writer) acknowledge(batch []job, errs []error, startIdx uint64, hashes [][]byte) {
