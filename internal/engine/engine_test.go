@@ -51,6 +51,19 @@ func newEngine(t testing.TB, path string) (*Engine, store.Store) {
 	return e, st
 }
 
+// restarted is a new engine on an existing store, as after a restart: it
+// knows only what was persisted.
+func restarted(t testing.TB, st store.Store) *Engine {
+	t.Helper()
+	cls, _ := action.NewClassifier()
+	pol, _ := policy.Builtin()
+	e, err := New(Options{Store: st, Classifier: cls, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 func mustSession(t testing.TB, e *Engine, req SessionRequest) string {
 	t.Helper()
 	info, err := e.CreateSession(context.Background(), user, req)
@@ -125,12 +138,14 @@ func TestDecisionsArePersistedWithCounters(t *testing.T) {
 	if list[0].Seq != 1 || list[1].Seq != 2 || list[1].Effect != "deny" || list[0].Action.Kind != action.Read {
 		t.Errorf("stored decisions: %+v %+v", list[0], list[1])
 	}
-	sess, err := st.GetSession(ctx, sid)
+	// Counters are saved at most once a second; what was decided since is
+	// replayed from the decisions when the session is loaded.
+	info, err := restarted(t, st).GetSession(ctx, admin, sid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sess.State.Calls != 2 || sess.State.Denied != 1 || sess.State.Counts["read"] != 1 {
-		t.Errorf("counters: %+v", sess.State)
+	if c := info.Session.State; c.Calls != 2 || c.Denied != 1 || c.Counts["read"] != 1 {
+		t.Errorf("counters after a restart: %+v", c)
 	}
 
 	// A fresh engine on the same store picks up where the first left off.
@@ -139,7 +154,7 @@ func TestDecisionsArePersistedWithCounters(t *testing.T) {
 	if d.Seq != 3 {
 		t.Errorf("seq after restart %d, want 3", d.Seq)
 	}
-	info, err := e2.GetSession(ctx, admin, sid)
+	info, err = e2.GetSession(ctx, admin, sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,8 +463,40 @@ func TestConcurrentDecisionsKeepOrder(t *testing.T) {
 			t.Fatalf("decision %d has seq %d", i, d.Seq)
 		}
 	}
-	sess, _ := st.GetSession(context.Background(), sid)
-	if sess.State.Calls != n || sess.State.Counts["read"] != n {
-		t.Errorf("counters %+v", sess.State)
+	info, err := restarted(t, st).GetSession(context.Background(), admin, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := info.Session.State; c.Calls != n || c.Counts["read"] != n {
+		t.Errorf("counters after a restart %+v", c)
+	}
+}
+
+// TestLimitsSurviveARestart: counters are saved lazily, so a restart must
+// rebuild them from the decisions, or a spend cap could be exceeded.
+func TestLimitsSurviveARestart(t *testing.T) {
+	e, st := newEngine(t, "")
+	m := &mandate.Mandate{
+		Allow:  []action.Kind{action.Read, action.Pay},
+		Scope:  mandate.Scope{Accounts: []string{"DE89370400440532013000"}},
+		Limits: mandate.Limits{Spend: &mandate.Money{Amount: 100, Currency: "EUR"}},
+	}
+	sid := mustSession(t, e, SessionRequest{AgentID: "a", Mandate: m})
+	pay := map[string]any{"iban": "DE89 3704 0044 0532 0130 00", "amount": "60 EUR", "reference": "invoice"}
+	if d := eval(t, e, admin, sid, "transfer_funds", pay); d.Effect != policy.Allow {
+		t.Fatalf("first payment: %s %v", d.Effect, d.Reasons)
+	}
+	// The second payment follows within the second: its counters are not
+	// saved with it.
+	if d := eval(t, e, admin, sid, "transfer_funds", pay); d.Effect != policy.Deny {
+		t.Fatalf("second payment over the cap: %s %v", d.Effect, d.Reasons)
+	}
+	e2 := restarted(t, st)
+	if d := eval(t, e2, admin, sid, "transfer_funds", map[string]any{"iban": "DE89 3704 0044 0532 0130 00", "amount": "45 EUR"}); d.Effect != policy.Deny {
+		t.Fatalf("after a restart, a payment past the cap: %s %v %v", d.Effect, d.Rules, d.Reasons)
+	}
+	info, _ := e2.GetSession(context.Background(), admin, sid)
+	if c := info.Session.State; c.Spend["EUR"] != 60 || c.Calls != 3 || c.Denied != 2 {
+		t.Errorf("rebuilt counters %+v", c)
 	}
 }

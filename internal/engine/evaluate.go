@@ -160,18 +160,38 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 // the decision; the returned channel reports durability.
 func (e *Engine) recordLocked(l *live, req EvaluateRequest, raw json.RawMessage, res Result, version int, pol *policy.Policy, now time.Time, latency time.Duration) (*Decision, <-chan error) {
 	st := &l.sess.State
+	count(st, &res.Action, res.Verdict.Effect, res.Verdict.Rules)
+	statusChanged := false
+	if !statusDenied(res.Verdict) {
+		st.Recent = append(st.Recent, store.Recent{Tool: req.Tool, Kind: string(res.Action.Kind), Effect: string(res.Verdict.Effect)})
+		if len(st.Recent) > maxRecent {
+			st.Recent = st.Recent[len(st.Recent)-maxRecent:]
+		}
+		if l.sess.Status == store.StatusIdle {
+			l.sess.Status = store.StatusActive
+			l.publish()
+			statusChanged = true
+		}
+	}
+	return e.submitDecision(l, req, raw, res, version, pol, now, latency, statusChanged)
+}
+
+// count applies one decision to a session's counters: when it is made, and
+// again when a session is loaded and its decisions newer than the stored
+// counters are replayed. Refusals for the session's status count as calls
+// only: they are not the agent's doing, so they must not look like attempts
+// it could be circumventing.
+func count(st *store.Counters, a *action.Action, effect policy.Effect, rules []string) {
 	st.Calls++
-	if statusDenied(res.Verdict) {
-		// Refusals for the session's status are not the agent's doing:
-		// they must not count as attempts it could be circumventing.
-		return e.submitDecision(l, req, raw, res, version, pol, now, latency)
+	if len(rules) == 1 && rules[0] == ruleSessionStatus {
+		return
 	}
-	kinds := res.Action.Kinds
-	if len(kinds) == 0 && res.Action.Kind != "" {
-		kinds = []action.Kind{res.Action.Kind}
-	}
-	switch res.Verdict.Effect {
+	switch effect {
 	case policy.Allow:
+		kinds := a.Kinds
+		if len(kinds) == 0 && a.Kind != "" {
+			kinds = []action.Kind{a.Kind}
+		}
 		seen := map[action.Kind]bool{}
 		for _, k := range kinds {
 			if !seen[k] {
@@ -179,12 +199,12 @@ func (e *Engine) recordLocked(l *live, req EvaluateRequest, raw json.RawMessage,
 				st.Counts[string(k)]++
 			}
 		}
-		if res.Action.Effects.Financial || res.Action.Kind == action.Pay {
+		if a.Effects.Financial || a.Kind == action.Pay {
 			// One call may name the same money several times (price,
 			// total): count the largest amount per currency once.
 			most := map[string]float64{}
-			for _, a := range res.Action.Amounts {
-				most[a.Currency] = max(most[a.Currency], a.Value)
+			for _, m := range a.Amounts {
+				most[m.Currency] = max(most[m.Currency], m.Value)
 			}
 			for cur, v := range most {
 				st.Spend[cur] += v
@@ -195,16 +215,12 @@ func (e *Engine) recordLocked(l *live, req EvaluateRequest, raw json.RawMessage,
 	case policy.Ask:
 		st.Asked++
 	}
-	st.Recent = append(st.Recent, store.Recent{Tool: req.Tool, Kind: string(res.Action.Kind), Effect: string(res.Verdict.Effect)})
-	if len(st.Recent) > maxRecent {
-		st.Recent = st.Recent[len(st.Recent)-maxRecent:]
-	}
-	if l.sess.Status == store.StatusIdle {
-		l.sess.Status = store.StatusActive
-		l.publish()
-	}
-	return e.submitDecision(l, req, raw, res, version, pol, now, latency)
 }
+
+// countersSaveEvery bounds how often a busy session's counters are written
+// with its decisions. Between saves the decisions themselves are the record:
+// loading a session replays those newer than its saved counters.
+const countersSaveEvery = time.Second
 
 func statusDenied(v policy.Verdict) bool {
 	return len(v.Rules) == 1 && v.Rules[0] == ruleSessionStatus
@@ -212,7 +228,7 @@ func statusDenied(v policy.Verdict) bool {
 
 const ruleSessionStatus = "engine.session-status"
 
-func (e *Engine) submitDecision(l *live, req EvaluateRequest, raw json.RawMessage, res Result, version int, pol *policy.Policy, now time.Time, latency time.Duration) (*Decision, <-chan error) {
+func (e *Engine) submitDecision(l *live, req EvaluateRequest, raw json.RawMessage, res Result, version int, pol *policy.Policy, now time.Time, latency time.Duration, statusChanged bool) (*Decision, <-chan error) {
 	st := &l.sess.State
 	l.sess.UpdatedAt = now
 	act := res.Action
@@ -222,13 +238,16 @@ func (e *Engine) submitDecision(l *live, req EvaluateRequest, raw json.RawMessag
 		MandateVersion: version, PolicyHash: pol.Hash(), LatencyMicros: latency.Microseconds(),
 	}
 	c := &store.Change{
-		Session: copySession(&l.sess),
 		Decision: &store.Decision{
 			ID: d.ID, SessionID: d.SessionID, Seq: d.Seq, Surface: req.Surface, Tool: req.Tool, Args: raw,
 			Action: cloneAction(&act), MandateVersion: version, PolicyHash: d.PolicyHash, Effect: string(d.Effect),
 			Rules: d.Rules, Reasons: d.Reasons, LatencyMicros: d.LatencyMicros, CallID: req.CallID, CreatedAt: now,
 		},
 		Reported: reportedFor(req, d, now),
+	}
+	if statusChanged || now.Sub(l.countersSaved) >= countersSaveEvery {
+		c.Session = copySession(&l.sess)
+		l.countersSaved = now
 	}
 	return d, e.submit(c)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/mandate"
+	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
@@ -35,6 +36,9 @@ type live struct {
 	derivedOwn  *mandate.Mandate // the own mandate it was built from
 
 	lastUsed atomic.Int64
+	// countersSaved is when the session's counters were last written
+	// (guarded by mu).
+	countersSaved time.Time
 }
 
 // snapshot is a session's status and own mandate at one moment.
@@ -114,12 +118,36 @@ func (e *Engine) load(ctx context.Context, id string) (*live, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
+	fillCounters(&sess.State)
+	// The saved counters may trail the decisions (they are written at
+	// most once a second): replay the newer ones.
+	for {
+		newer, err := e.store.ListDecisions(ctx, store.DecisionFilter{SessionID: id, AfterSeq: sess.State.Calls, Limit: 1000})
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", id, err)
+		}
+		for _, d := range newer {
+			if d.Seq != sess.State.Calls+1 {
+				return nil, fmt.Errorf("session %s: decision %d follows %d: the decisions have a gap", id, d.Seq, sess.State.Calls)
+			}
+			a := d.Action
+			if a == nil {
+				a = &action.Action{}
+			}
+			count(&sess.State, a, policy.Effect(d.Effect), d.Rules)
+		}
+		if len(newer) < 1000 {
+			break
+		}
+	}
 	recent, err := e.store.ListDecisions(ctx, store.DecisionFilter{SessionID: id, AfterSeq: max(0, sess.State.Calls-maxRecent), Limit: maxRecent})
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	fillCounters(&sess.State)
 	for _, d := range recent {
+		if len(d.Rules) == 1 && d.Rules[0] == ruleSessionStatus {
+			continue
+		}
 		kind := ""
 		if d.Action != nil {
 			kind = string(d.Action.Kind)
