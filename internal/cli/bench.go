@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ type benchFlags struct {
 	sessions    int
 	duration    time.Duration
 	asJSON      bool
+	cpuProfile  string
 }
 
 // benchCalls is the workload: a coding agent's ordinary mix, with some
@@ -66,6 +68,7 @@ Without --url it starts its own server on a loopback port with a fresh data dire
 	cmd.Flags().IntVar(&f.sessions, "sessions", 64, "sessions the load is spread over")
 	cmd.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "how long to drive load")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load phase to this file (go tool pprof; with the in-process server it covers server and clients)")
 	return cmd
 }
 
@@ -140,6 +143,17 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 		effects = map[string]int{}
 		wg      sync.WaitGroup
 	)
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	deadline := time.Now().Add(f.duration)
 	before := stats()
 	start := time.Now()
@@ -253,6 +267,11 @@ func startBenchServer(ctx context.Context, log *slog.Logger, data string) (*benc
 		data = dir
 		cleanup = func() { os.RemoveAll(dir) }
 	}
+	// The setup (a session per client) would print a line per session at
+	// info level and bury the report; the server's warnings still show.
+	if !log.Enabled(ctx, slog.LevelDebug) {
+		log = slog.New(minLevel{log.Handler(), slog.LevelWarn})
+	}
 	a, err := app.Open(ctx, app.Config{DataDir: data, Logger: log})
 	if err != nil {
 		cleanup()
@@ -287,4 +306,22 @@ func startBenchServer(ctx context.Context, log *slog.Logger, data string) (*benc
 			cleanup()
 		},
 	}, nil
+}
+
+// minLevel drops records below its level before they reach h.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.level && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(as), m.level}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{m.Handler.WithGroup(name), m.level}
 }
