@@ -34,7 +34,7 @@ func TestRequests(t *testing.T) {
 
 	reply = `{"decision_id":"d1","effect":"allow"}`
 	d, err := c.EvaluateCall(ctx, client.Call{SessionID: "s", Tool: "Read", CallID: "toolu_1"})
-	if err != nil || d.DecisionID != "d1" || got.path != "/v1/evaluate" || got.auth != "Bearer tok" ||
+	if err != nil || d.ID != "d1" || got.path != "/v1/evaluate" || got.auth != "Bearer tok" ||
 		got.body["call_id"] != "toolu_1" || got.body["args"] == nil {
 		t.Fatalf("EvaluateCall: %+v %v; sent %+v", d, err, got)
 	}

@@ -9,6 +9,9 @@
 //
 // Errors from the server come back as *APIError. Any error from Evaluate
 // means the call must not run: Mandate fails closed.
+//
+// Requests and responses are the wire types of package
+// github.com/mandate-dev/mandate/api; this package names the ones it uses.
 package client
 
 import (
@@ -23,13 +26,42 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mandate-dev/mandate/api"
 )
 
 // Effects of a decision.
 const (
-	Allow = "allow"
-	Deny  = "deny"
-	Ask   = "ask"
+	Allow = api.Allow
+	Deny  = api.Deny
+	Ask   = api.Ask
+)
+
+// The wire types this package's methods take and return (package api).
+type (
+	// Agent identifies an agent and its version.
+	Agent = api.Agent
+	// Tool is an MCP-style tool definition.
+	Tool = api.ToolDef
+	// SessionRequest creates a session.
+	SessionRequest = api.CreateSessionRequest
+	// Session is a created or fetched session with its effective mandate.
+	Session = api.SessionResponse
+	// Decision is a verdict on one call.
+	Decision = api.Decision
+	// Observation is a recorded tool result.
+	Observation = api.ObserveResponse
+	// Gap is a tool call that ran without Mandate's allow, as recorded.
+	Gap = api.Observation
+	// SubagentRequest starts a sub-agent's session under the session that
+	// launched it.
+	SubagentRequest = api.SubagentRequest
+	// Subagent is a started sub-agent session.
+	Subagent = api.SubagentResponse
+	// PinReport says what a tools listing did to a session's pins.
+	PinReport = api.PinReport
+	// ToolChange is a listed tool whose definition differs from its pin.
+	ToolChange = api.ToolChangeInfo
 )
 
 // Client talks to one Mandate server. It is safe for concurrent use.
@@ -77,81 +109,6 @@ func IsConflict(err error) bool {
 	return errors.As(err, &ae) && ae.Status == http.StatusConflict
 }
 
-// Agent identifies an agent and its version.
-type Agent struct {
-	ID               string `json:"id"`
-	Model            string `json:"model,omitempty"`
-	SystemPromptHash string `json:"system_prompt_hash,omitempty"`
-	ToolsetHash      string `json:"toolset_hash,omitempty"`
-	RetrievalSource  string `json:"retrieval_source,omitempty"`
-}
-
-// Tool is an MCP-style tool definition.
-type Tool struct {
-	Name        string         `json:"name"`
-	Title       string         `json:"title,omitempty"`
-	Description string         `json:"description,omitempty"`
-	InputSchema any            `json:"inputSchema,omitempty"`
-	Annotations map[string]any `json:"annotations,omitempty"`
-}
-
-// SessionRequest creates a session.
-type SessionRequest struct {
-	SessionID        string          `json:"session_id,omitempty"`
-	AgentID          string          `json:"agent_id"`
-	Agent            *Agent          `json:"agent,omitempty"`
-	Intent           string          `json:"intent,omitempty"`
-	Mandate          json.RawMessage `json:"mandate,omitempty"`
-	Tools            []Tool          `json:"tools,omitempty"`
-	WorkingDirectory string          `json:"working_directory,omitempty"`
-	HomeDirectory    string          `json:"home_directory,omitempty"`
-	ParentSessionID  string          `json:"parent_session_id,omitempty"`
-}
-
-// Session is a created or fetched session.
-type Session struct {
-	SessionID string          `json:"session_id"`
-	Mandate   json.RawMessage `json:"mandate"`
-	Session   json.RawMessage `json:"session"`
-	Draft     json.RawMessage `json:"draft,omitempty"`
-}
-
-// MandateVersion is the version number in a session's mandate.
-func (s *Session) MandateVersion() int {
-	var m struct {
-		Version int `json:"version"`
-	}
-	json.Unmarshal(s.Mandate, &m)
-	return m.Version
-}
-
-// Decision is a verdict on one call.
-type Decision struct {
-	DecisionID     string   `json:"decision_id"`
-	SessionID      string   `json:"session_id"`
-	Seq            int      `json:"seq"`
-	Effect         string   `json:"effect"`
-	Rules          []string `json:"rules"`
-	Reasons        []string `json:"reasons"`
-	Action         Action   `json:"action"`
-	MandateVersion int      `json:"mandate_version"`
-	PolicyHash     string   `json:"policy_hash"`
-	LatencyMicros  int64    `json:"latency_us"`
-}
-
-// Action is the classification summary a decision carries; Raw keeps every
-// field the server sent.
-type Action struct {
-	Kind        string   `json:"kind"`
-	Kinds       []string `json:"kinds"`
-	Sensitive   bool     `json:"sensitive"`
-	Destructive bool     `json:"destructive"`
-	Notes       []string `json:"notes"`
-}
-
-// Reason joins the decision's reasons for display.
-func (d *Decision) Reason() string { return strings.Join(d.Reasons, "; ") }
-
 // CreateSession creates a session (needs a user, hook or admin token).
 func (c *Client) CreateSession(ctx context.Context, req SessionRequest) (*Session, error) {
 	var s Session
@@ -167,12 +124,12 @@ func (c *Client) GetSession(ctx context.Context, id string) (*Session, error) {
 // AmendIntent adds the user's further words to a session's mandate.
 func (c *Client) AmendIntent(ctx context.Context, id, intent string) (*Session, error) {
 	var s Session
-	return &s, c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(id)+"/mandate", map[string]string{"intent": intent}, &s)
+	return &s, c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(id)+"/mandate", api.AmendMandateRequest{Intent: intent}, &s)
 }
 
 // SetStatus changes a session's lifecycle status.
 func (c *Client) SetStatus(ctx context.Context, id, status string) error {
-	return c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(id)+"/status", map[string]string{"status": status}, nil)
+	return c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(id)+"/status", api.SetStatusRequest{Status: status}, nil)
 }
 
 // Evaluate asks whether a call may run. Any error means it may not.
@@ -194,46 +151,66 @@ type Call struct {
 	// Surface names the integration the call came through ("api", "mcp",
 	// "hook", "sdk"); empty lets the server choose from the token's role.
 	Surface string
+	// Wait, above 0, makes an ask wait up to this long (at most 15m) for
+	// a person's answer: approved comes back as allow (rule
+	// approval.granted), denied or expired as deny, still pending as ask
+	// with ApprovalID. The HTTP timeout grows by it.
+	Wait time.Duration
 }
 
 // EvaluateCall asks whether a call may run, with the harness's call id.
 // Any error means it may not.
 func (c *Client) EvaluateCall(ctx context.Context, call Call) (*Decision, error) {
-	args := call.Args
-	if args == nil {
-		args = map[string]any{}
+	args, err := encodeArgs(call.Args)
+	if err != nil {
+		return nil, err
 	}
-	body := map[string]any{"session_id": call.SessionID, "tool": call.Tool, "args": args}
-	if call.CallID != "" {
-		body["call_id"] = call.CallID
-	}
-	if call.Surface != "" {
-		body["surface"] = call.Surface
+	body := api.EvaluateRequest{SessionID: call.SessionID, Tool: call.Tool, Args: args, CallID: call.CallID, Surface: call.Surface}
+	if call.Wait > 0 {
+		body.Wait = call.Wait.String()
 	}
 	var d Decision
-	if err := c.do(ctx, http.MethodPost, "/v1/evaluate", body, &d); err != nil {
+	if err := c.doWaiting(ctx, http.MethodPost, "/v1/evaluate", body, &d, call.Wait); err != nil {
 		return nil, err
 	}
 	return &d, nil
 }
 
-// Observe reports a tool's result for a decision.
-func (c *Client) Observe(ctx context.Context, decisionID string, output any) error {
-	return c.do(ctx, http.MethodPost, "/v1/observe", map[string]any{"decision_id": decisionID, "output": output}, nil)
+// encodeArgs encodes a call's arguments (nil: none) as the JSON object the
+// server expects.
+func encodeArgs(args any) (json.RawMessage, error) {
+	if args == nil {
+		return json.RawMessage("{}"), nil
+	}
+	if raw, ok := args.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("mandate: encode args: %w", err)
+	}
+	return b, nil
 }
 
-// Observation is a recorded tool result.
-type Observation struct {
-	ObservationID string `json:"observation_id"`
-	// DecisionID is the decision the result belongs to; empty for a call
-	// Mandate never decided.
-	DecisionID string `json:"decision_id"`
-	SessionID  string `json:"session_id"`
-	// Gap is true when the call ran without Mandate's allow: it was never
-	// decided, was decided for another tool, or was denied. GapReason says
-	// which.
-	Gap       bool   `json:"gap"`
-	GapReason string `json:"gap_reason,omitempty"`
+// encodeOutput encodes a tool's result, any JSON value.
+func encodeOutput(output any) (json.RawMessage, error) {
+	if raw, ok := output.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(output)
+	if err != nil {
+		return nil, fmt.Errorf("mandate: encode output: %w", err)
+	}
+	return b, nil
+}
+
+// Observe reports a tool's result for a decision.
+func (c *Client) Observe(ctx context.Context, decisionID string, output any) error {
+	out, err := encodeOutput(output)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPost, "/v1/observe", api.ObserveRequest{DecisionID: decisionID, Output: out}, nil)
 }
 
 // ObserveCall reports a tool's result by the harness's call id (see
@@ -241,11 +218,15 @@ type Observation struct {
 // call and its result. Tool and Args describe the call, so that a call
 // Mandate never decided is recorded as a gap with what it was.
 func (c *Client) ObserveCall(ctx context.Context, call Call, output any) (*Observation, error) {
-	args := call.Args
-	if args == nil {
-		args = map[string]any{}
+	args, err := encodeArgs(call.Args)
+	if err != nil {
+		return nil, err
 	}
-	body := map[string]any{"session_id": call.SessionID, "call_id": call.CallID, "tool": call.Tool, "args": args, "output": output}
+	out, err := encodeOutput(output)
+	if err != nil {
+		return nil, err
+	}
+	body := api.ObserveRequest{SessionID: call.SessionID, CallID: call.CallID, Tool: call.Tool, Args: args, Output: out}
 	var o Observation
 	if err := c.do(ctx, http.MethodPost, "/v1/observe", body, &o); err != nil {
 		return nil, err
@@ -253,22 +234,9 @@ func (c *Client) ObserveCall(ctx context.Context, call Call, output any) (*Obser
 	return &o, nil
 }
 
-// Gap is a tool call that ran without Mandate's allow, as recorded.
-type Gap struct {
-	ObservationID string          `json:"observation_id"`
-	DecisionID    string          `json:"decision_id,omitempty"`
-	SessionID     string          `json:"session_id"`
-	CallID        string          `json:"call_id,omitempty"`
-	Tool          string          `json:"tool"`
-	Args          json.RawMessage `json:"args,omitempty"`
-	Output        json.RawMessage `json:"output"`
-	GapReason     string          `json:"gap_reason"`
-	CreatedAt     time.Time       `json:"created_at"`
-}
-
 // Gaps lists the recorded gaps, newest first; sessionID "" lists every
 // session's (needs a user or admin token).
-func (c *Client) Gaps(ctx context.Context, sessionID string, limit int) ([]Gap, error) {
+func (c *Client) Gaps(ctx context.Context, sessionID string, limit int) ([]*Gap, error) {
 	q := url.Values{}
 	if sessionID != "" {
 		q.Set("session_id", sessionID)
@@ -280,36 +248,11 @@ func (c *Client) Gaps(ctx context.Context, sessionID string, limit int) ([]Gap, 
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out struct {
-		Gaps []Gap `json:"gaps"`
-	}
+	var out api.GapList
 	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
 		return nil, err
 	}
 	return out.Gaps, nil
-}
-
-// SubagentRequest starts a sub-agent's session under the session that
-// launched it.
-type SubagentRequest struct {
-	// SessionID is the sub-agent's own session id.
-	SessionID string `json:"session_id"`
-	AgentID   string `json:"agent_id"`
-	// LaunchPrefix selects the launch sessions the sub-agent may claim:
-	// children of the parent whose ids start with it, created with the
-	// launch's words when the launching call was decided. The oldest
-	// unclaimed one with the same agent id becomes the sub-agent's parent,
-	// so its mandate is the parent's narrowed by those words. With none to
-	// claim, the sub-agent starts under the parent itself.
-	LaunchPrefix     string `json:"launch_prefix,omitempty"`
-	WorkingDirectory string `json:"working_directory,omitempty"`
-}
-
-// Subagent is a started sub-agent session.
-type Subagent struct {
-	Session
-	// LaunchID is the claimed launch session, or "" if none was.
-	LaunchID string `json:"launch_id,omitempty"`
 }
 
 // StartSubagent starts a sub-agent's session under parentID (needs a hook,
@@ -318,6 +261,15 @@ type Subagent struct {
 func (c *Client) StartSubagent(ctx context.Context, parentID string, req SubagentRequest) (*Subagent, error) {
 	var s Subagent
 	return &s, c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(parentID)+"/subagents", req, &s)
+}
+
+// Whoami says which token the client carries: its id, role and agent.
+func (c *Client) Whoami(ctx context.Context) (*api.Whoami, error) {
+	var w api.Whoami
+	if err := c.do(ctx, http.MethodGet, "/v1/whoami", nil, &w); err != nil {
+		return nil, err
+	}
+	return &w, nil
 }
 
 // Health checks that the server is up; it needs no token.
@@ -331,7 +283,29 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	return c.do(ctx, method, path, in, out)
 }
 
+// apiError builds an *APIError from an error response.
+func apiError(status int, data []byte) *APIError {
+	ae := &APIError{Status: status, Code: http.StatusText(status), Message: strings.TrimSpace(string(data))}
+	var eb api.Error
+	if json.Unmarshal(data, &eb) == nil && eb.Error.Code != "" {
+		ae.Code, ae.Message = eb.Error.Code, eb.Error.Message
+	}
+	return ae
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	return c.doWaiting(ctx, method, path, in, out, 0)
+}
+
+// doWaiting is do for a request the server may hold up to wait: the HTTP
+// client's timeout is extended by it.
+func (c *Client) doWaiting(ctx context.Context, method, path string, in, out any, wait time.Duration) error {
+	hc := c.http
+	if wait > 0 && hc.Timeout > 0 {
+		cp := *hc
+		cp.Timeout += wait
+		hc = &cp
+	}
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -348,7 +322,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("mandate: %s %s: %w", method, path, err)
 	}
@@ -358,17 +332,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("mandate: read response: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		ae := &APIError{Status: resp.StatusCode, Code: http.StatusText(resp.StatusCode), Message: strings.TrimSpace(string(data))}
-		var eb struct {
-			Error struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(data, &eb) == nil && eb.Error.Code != "" {
-			ae.Code, ae.Message = eb.Error.Code, eb.Error.Message
-		}
-		return ae
+		return apiError(resp.StatusCode, data)
 	}
 	if out == nil || len(data) == 0 {
 		return nil

@@ -61,7 +61,7 @@ func Example() {
 		fmt.Printf("send_email to %s: %s\n", to, d.Effect)
 		if d.Effect == client.Allow {
 			// … run the tool, then report what it returned.
-			if err := agent.Observe(ctx, d.DecisionID, map[string]any{"status": "sent"}); err != nil {
+			if err := agent.Observe(ctx, d.ID, map[string]any{"status": "sent"}); err != nil {
 				panic(err)
 			}
 		}

@@ -113,6 +113,10 @@ type Action struct {
 	// calendar, files, web, payments, shopping, code, cloud, database, shell,
 	// agent), or "".
 	Family string `json:"family,omitempty"`
+	// Trust is the catalog's trust for the tool's output (own, open or
+	// user), or "" when the catalog does not say; flow decides then by
+	// family and annotations.
+	Trust string `json:"trust,omitempty"`
 
 	Paths      []PathRef   `json:"paths"`
 	URLs       []string    `json:"urls"`
@@ -121,6 +125,12 @@ type Action struct {
 	Accounts   []string    `json:"accounts"`
 	Amounts    []Amount    `json:"amounts"`
 	Commands   []Command   `json:"commands"`
+	// Items is how many items the call acts on, where the call shows it:
+	// the files it names to write or delete, the messages or records its
+	// arguments list, the recipients of a send; 1 for a tool call that
+	// names none. 0 means the call does not show it (a glob, a recursive
+	// delete, find, names read from its input): count caps ask.
+	Items int `json:"items"`
 
 	Effects Effects `json:"effects"`
 	// Sensitive is true when the call touches secrets or credentials: a
@@ -131,6 +141,12 @@ type Action struct {
 	Destructive bool `json:"destructive"`
 	// Notes explain the classification to a person, one fact each.
 	Notes []string `json:"notes"`
+	// Unexamined says, one reason each, what classification did not
+	// examine: a walk or parser cut off at one of its limits (bounds.go),
+	// a value only known when a command runs ($(…)), an analysis stopped
+	// because the caller's request ended. The verdict cannot rest on what
+	// was seen alone, so the built-in policy asks (builtin.unexamined).
+	Unexamined []string `json:"unexamined"`
 }
 
 // PathRef is a file system path a call touches, normalised to an absolute,
@@ -177,6 +193,13 @@ type Command struct {
 	// curl … | sh, bash -c "$(curl …)", source <(curl …),
 	// curl -o x.sh … && sh x.sh. Code nobody has seen runs.
 	RunsFetched bool `json:"runs_fetched"`
+	// Hazard says why the command does more than its program's usual
+	// work, or is "": it runs or loads code named on its command line
+	// (go test -exec, LD_PRELOAD=…, git -c core.pager=…), changes the
+	// user's global configuration (git config --global) or runs a
+	// consequential target (make deploy). Such a command is never one of
+	// the project's own build and test commands (builtin.dev-hazard).
+	Hazard string `json:"hazard,omitempty"`
 }
 
 // Effects are consequences that policy commonly cares about.

@@ -1,7 +1,9 @@
 package action
 
 import (
+	"slices"
 	"testing"
+	"time"
 )
 
 // benchCalls are representative calls: a file write, an e-mail, a shell
@@ -45,5 +47,25 @@ func BenchmarkNewClassifier(b *testing.B) {
 		if _, err := NewClassifier(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkClassifyLatency reports the per-call latency distribution over
+// the representative calls (the machine's jitter included: compare runs
+// with benchstat, never one number).
+func BenchmarkClassifyLatency(b *testing.B) {
+	c := newTestClassifier(b)
+	calls := benchCalls()
+	lat := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		t0 := time.Now()
+		c.Classify(calls[i%len(calls)])
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
 	}
 }

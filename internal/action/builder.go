@@ -56,6 +56,10 @@ type builder struct {
 	recurring   bool
 	adminGrant  bool
 
+	// listed is the length of the longest argument that lists the items
+	// the call acts on (argNames.itemLists).
+	listed int
+
 	seenPath map[string]int // path+access -> index in a.Paths
 	seenStr  map[string]struct{}
 	dropped  int // notes dropped over maxNotes
@@ -79,6 +83,18 @@ func (b *builder) note(s string) {
 		return
 	}
 	b.a.Notes = append(b.a.Notes, s)
+}
+
+// maxUnexamined bounds the reasons kept in Action.Unexamined; one is
+// enough to ask, a few tell a person where to look.
+const maxUnexamined = 8
+
+// unexamined records something classification did not examine.
+func (b *builder) unexamined(why string) {
+	if why == "" || slices.Contains(b.a.Unexamined, why) || len(b.a.Unexamined) >= maxUnexamined {
+		return
+	}
+	b.a.Unexamined = append(b.a.Unexamined, why)
 }
 
 // once reports whether key is new, recording it.
@@ -221,6 +237,9 @@ func (b *builder) finish() Action {
 	}
 	if a.Notes == nil {
 		a.Notes = []string{}
+	}
+	if a.Unexamined == nil {
+		a.Unexamined = []string{}
 	}
 	return a
 }

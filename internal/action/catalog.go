@@ -1,13 +1,8 @@
 package action
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -15,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mandate-dev/mandate/policies"
+	"github.com/mandate-dev/mandate/internal/datafile"
 )
 
 // The tool catalog is YAML; docs/catalog.md describes the format for people.
@@ -51,6 +46,7 @@ type catalogEntry struct {
 	Destructive bool               `yaml:"destructive"`
 	Public      bool               `yaml:"public"`
 	Recurring   bool               `yaml:"recurring"`
+	Trust       string             `yaml:"trust"`
 	Access      string             `yaml:"access"`
 	Note        string             `yaml:"note"`
 	Args        map[string]argSpec `yaml:"args"`
@@ -94,14 +90,14 @@ func (a *argSpec) UnmarshalYAML(n *yaml.Node) error {
 			a.Language = param
 		default:
 			if param != "" {
-				return fmt.Errorf("line %d: role %q takes no parameter (got %q)", n.Line, a.Role, param)
+				return datafile.At(n, "role %q takes no parameter (got %q)", a.Role, param)
 			}
 		}
 		return nil
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i].Value; !slices.Contains(argSpecKeys, k) {
-				return fmt.Errorf("line %d: unknown argument field %q (want one of %s)", n.Content[i].Line, k, strings.Join(argSpecKeys, ", "))
+				return datafile.At(n.Content[i], "unknown argument field %q (want one of %s)", k, strings.Join(argSpecKeys, ", "))
 			}
 		}
 		type plain argSpec
@@ -113,7 +109,7 @@ func (a *argSpec) UnmarshalYAML(n *yaml.Node) error {
 		a.line = n.Line
 		return nil
 	default:
-		return fmt.Errorf("line %d: argument role must be a string or a mapping", n.Line)
+		return datafile.At(n, "argument role must be a string or a mapping")
 	}
 }
 
@@ -169,6 +165,7 @@ type argRule struct {
 	minor    bool
 	currency string
 	language string
+	line     int
 }
 
 // condition is a compiled whenSpec.
@@ -199,9 +196,12 @@ type toolEntry struct {
 	note        string
 	servers     []string
 	builtin     bool
-	args        map[string]*argRule // by snake key or dotted path
-	hasShell    bool
-	when        []condition
+	// trust is the trust of the tool's output for flow (user, own,
+	// open), when the entry says; "" leaves it to the tool's family.
+	trust    string
+	args     map[string]*argRule // by snake key or dotted path
+	hasShell bool
+	when     []condition
 }
 
 // catalog indexes entries by every normalised name and alias.
@@ -220,60 +220,28 @@ var validKindNames = func() map[string]Kind {
 
 var familyRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 
-// loadCatalog reads the embedded catalog, then each operator file in order.
-func loadCatalog(files []string) (*catalog, error) {
-	c := &catalog{byName: map[string][]*toolEntry{}, byCompact: map[string][]*toolEntry{}}
-	names, err := fs.Glob(policies.FS, "catalog/*.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("list built-in catalog: %w", err)
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return nil, errors.New("built-in tool catalog is empty")
-	}
-	for _, n := range names {
-		data, err := fs.ReadFile(policies.FS, n)
-		if err != nil {
-			return nil, fmt.Errorf("read built-in catalog %s: %w", n, err)
-		}
-		if err := c.add("builtin:"+path.Base(n), data); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("read tool catalog: %w", err)
-		}
-		if err := c.add(f, data); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
+func newCatalog() *catalog {
+	return &catalog{byName: map[string][]*toolEntry{}, byCompact: map[string][]*toolEntry{}}
 }
 
-// add parses one catalog file and indexes its entries; later entries
-// replace earlier ones with the same name and server restriction.
-func (c *catalog) add(file string, data []byte) error {
-	var cf catalogFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cf); err != nil {
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("tool catalog %s: empty file", file)
-		}
-		return fmt.Errorf("tool catalog %s: %w", file, err)
+// add compiles the tools section of one knowledge file and indexes its
+// entries; later entries replace earlier ones with the same name and
+// server restriction.
+func (c *catalog) add(file string, tools *yaml.Node) error {
+	var entries []catalogEntry
+	if err := datafile.Decode(tools, &entries); err != nil {
+		return withFile(file, err)
 	}
-	lines := entryLines(data)
 	seen := map[string]*toolEntry{}
-	for i := range cf.Tools {
-		e := &cf.Tools[i]
-		where := fmt.Sprintf("tool catalog %s: entry %d", file, i+1)
-		if i < len(lines) {
-			where = fmt.Sprintf("tool catalog %s: line %d", file, lines[i])
+	for i := range entries {
+		e := &entries[i]
+		line := tools.Line
+		if i < len(tools.Content) {
+			line = tools.Content[i].Line
 		}
+		where := fmt.Sprintf("%s:%d: tool", file, line)
 		if e.Name != "" {
-			where += fmt.Sprintf(" (%q)", e.Name)
+			where += fmt.Sprintf(" %q", e.Name)
 		}
 		te, err := compileEntry(file, e)
 		if err != nil {
@@ -304,6 +272,32 @@ func (c *catalog) add(file string, data []byte) error {
 	return nil
 }
 
+// withFile names the file in a datafile error that does not say it yet.
+func withFile(file string, err error) error {
+	if de, ok := err.(*datafile.Error); ok && de.File == "" {
+		c := *de
+		c.File = file
+		return &c
+	}
+	return err
+}
+
+// checkLanguages reports a code argument whose language the code
+// knowledge does not know (languages are data too, so this waits until
+// every file is read).
+func (c *catalog) checkLanguages(code *codeRules) error {
+	for _, list := range c.byName {
+		for _, e := range list {
+			for _, r := range e.args {
+				if r.role == roleCode && r.language != "" && code.language(r.language) == "" {
+					return fmt.Errorf("%s:%d: tool %q: argument %q: unknown code language %q (want one of %s)", e.file, r.line, e.name, r.key, r.language, strings.Join(code.names(), ", "))
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // replaceEntry appends te, dropping an earlier entry with the same server
 // restriction: later files win.
 func replaceEntry(list []*toolEntry, te *toolEntry) []*toolEntry {
@@ -317,28 +311,6 @@ func replaceEntry(list []*toolEntry, te *toolEntry) []*toolEntry {
 	return append(out, te)
 }
 
-// entryLines returns the line of each item of the top-level tools list.
-func entryLines(data []byte) []int {
-	var root yaml.Node
-	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
-		return nil
-	}
-	m := root.Content[0]
-	if m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "tools" && m.Content[i+1].Kind == yaml.SequenceNode {
-			var out []int
-			for _, it := range m.Content[i+1].Content {
-				out = append(out, it.Line)
-			}
-			return out
-		}
-	}
-	return nil
-}
-
 func compileEntry(file string, e *catalogEntry) (*toolEntry, error) {
 	if strings.TrimSpace(e.Name) == "" {
 		return nil, errors.New("missing name")
@@ -350,6 +322,12 @@ func compileEntry(file string, e *catalogEntry) (*toolEntry, error) {
 			return nil, fmt.Errorf("family %q must be a lower-case word", e.Family)
 		}
 		te.family = e.Family
+	}
+	switch e.Trust {
+	case "", "user", "own", "open":
+		te.trust = e.Trust
+	default:
+		return nil, fmt.Errorf("trust %q: want own, open or user", e.Trust)
 	}
 	if e.Kind == "" && len(e.Kinds) == 0 {
 		return nil, errors.New("missing kind (one of " + kindNames() + ")")
@@ -409,7 +387,7 @@ func compileEntry(file string, e *catalogEntry) (*toolEntry, error) {
 }
 
 func compileArg(key string, spec argSpec) (*argRule, error) {
-	r := &argRule{key: argKey(key), field: spec.Field, minor: spec.Minor, language: spec.Language}
+	r := &argRule{key: argKey(key), field: spec.Field, minor: spec.Minor, language: spec.Language, line: spec.line}
 	if r.key == "" {
 		return nil, errors.New("empty argument name")
 	}
@@ -448,9 +426,6 @@ func compileArg(key string, spec argSpec) (*argRule, error) {
 	}
 	if spec.Language != "" && ro != roleCode {
 		return nil, fmt.Errorf("language is only for the code role, not %q", spec.Role)
-	}
-	if ro == roleCode && spec.Language != "" && codeLanguage(spec.Language) == "" {
-		return nil, fmt.Errorf("unknown code language %q (want python, javascript, perl, ruby, shell or sql)", spec.Language)
 	}
 	return r, nil
 }

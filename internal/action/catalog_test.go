@@ -122,8 +122,8 @@ func TestCatalogErrors(t *testing.T) {
 		name, body string
 		want       []string // substrings of the error
 	}{
-		{"unknown kind", "tools:\n  - name: x\n    kind: sned\n", []string{"bad.yaml", "line 2", `"x"`, `unknown kind "sned"`}},
-		{"missing kind", "tools:\n  - name: x\n", []string{"line 2", "missing kind"}},
+		{"unknown kind", "tools:\n  - name: x\n    kind: sned\n", []string{"bad.yaml:2:", `tool "x"`, `unknown kind "sned"`}},
+		{"missing kind", "tools:\n  - name: x\n", []string{"bad.yaml:2:", "missing kind"}},
 		{"missing name", "tools:\n  - kind: read\n", []string{"missing name"}},
 		{"unknown field", "tools:\n  - name: x\n    kind: read\n    colour: red\n", []string{"bad.yaml", "colour"}},
 		{"unknown role", "tools:\n  - name: x\n    kind: read\n    args: {p: pth}\n", []string{`argument "p"`, `unknown role "pth"`}},
@@ -135,7 +135,7 @@ func TestCatalogErrors(t *testing.T) {
 		{"when without op", "tools:\n  - name: x\n    kind: read\n    when:\n      - {arg: m, kind: send}\n", []string{"when[0]", "exactly one of"}},
 		{"when without effect", "tools:\n  - name: x\n    kind: read\n    when:\n      - {arg: m, equals: post}\n", []string{"has no effect"}},
 		{"when bad regexp", "tools:\n  - name: x\n    kind: read\n    when:\n      - {arg: m, matches: '(', kind: send}\n", []string{"matches"}},
-		{"duplicate in file", "tools:\n  - name: x\n    kind: read\n  - name: other\n    aliases: [X]\n    kind: send\n", []string{"line 4", `already used by "x"`}},
+		{"duplicate in file", "tools:\n  - name: x\n    kind: read\n  - name: other\n    aliases: [X]\n    kind: send\n", []string{"bad.yaml:4:", `already used by "x"`}},
 		{"builtin with servers", "tools:\n  - name: x\n    kind: read\n    builtin: true\n    servers: [a]\n", []string{"exclusive"}},
 		{"not yaml", "tools: [\n", []string{"bad.yaml"}},
 		{"empty", "", []string{"empty file"}},

@@ -1,10 +1,13 @@
 package action
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mandate-dev/mandate/internal/secret"
 )
 
 // Option configures a Classifier.
@@ -14,9 +17,12 @@ type options struct {
 	catalogFiles []string
 }
 
-// WithCatalogFiles adds operator tool catalogs, loaded after the built-in one
-// in the order given; an entry in a later file replaces an earlier entry with
-// the same name (and server restriction).
+// WithCatalogFiles adds operator knowledge files (--catalog), loaded after
+// the built-in ones in the order given. A file may carry tools, commands,
+// verbs, names, arguments, sensitive paths, code patterns and secret
+// detectors (docs/catalog.md); an entry in a later file replaces an earlier
+// entry with the same name (and server restriction), and words and
+// patterns add to what earlier files gave.
 func WithCatalogFiles(paths ...string) Option {
 	return func(o *options) { o.catalogFiles = append(o.catalogFiles, paths...) }
 }
@@ -24,30 +30,52 @@ func WithCatalogFiles(paths ...string) Option {
 // Classifier turns calls into Actions. It is immutable once built, so one
 // Classifier serves any number of goroutines.
 type Classifier struct {
-	cat *catalog
+	k *knowledge
 	// parsers recycles shell parsers between calls.
 	parsers *sync.Pool
 }
 
-// NewClassifier loads the built-in tool catalog and any operator catalogs.
-// Errors name the file, the entry and the problem.
+// NewClassifier loads the built-in knowledge and any operator files.
+// Errors name the file, the line and the problem.
 func NewClassifier(opts ...Option) (*Classifier, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	cat, err := loadCatalog(o.catalogFiles)
+	var k *knowledge
+	var err error
+	if len(o.catalogFiles) == 0 {
+		k, err = builtinKnowledge()
+	} else {
+		k, err = loadKnowledge(o.catalogFiles)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &Classifier{cat: cat, parsers: &sync.Pool{New: newBashParser}}, nil
+	return &Classifier{k: k, parsers: &sync.Pool{New: newBashParser}}, nil
 }
+
+// builtinKnowledge is the built-in knowledge, compiled once: every
+// classifier without operator files shares it (it is immutable).
+var builtinKnowledge = sync.OnceValues(func() (*knowledge, error) { return loadKnowledge(nil) })
+
+// Secrets returns the secret scanner the classifier recognises secrets
+// with: the built-in detectors and those of its operator files. Redaction
+// should use the same one.
+func (c *Classifier) Secrets() *secret.Scanner { return c.k.secrets }
 
 // Classify says what call does. It never panics, does no I/O, and is safe
 // for concurrent use. What it cannot tell it classifies conservatively: an
 // unknown tool with no telling name is Unknown, an unparseable shell line is
 // Execute, never Read.
-func (c *Classifier) Classify(call Call) (a Action) {
+func (c *Classifier) Classify(call Call) Action {
+	return c.ClassifyContext(context.Background(), call)
+}
+
+// ClassifyContext is Classify stopping early when ctx ends: what it had
+// not examined by then is listed in Action.Unexamined, as what a limit in
+// bounds.go cuts off is.
+func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) {
 	defer func() {
 		if r := recover(); r != nil {
 			// A bug must not turn into a silent allow: report the
@@ -56,19 +84,21 @@ func (c *Classifier) Classify(call Call) (a Action) {
 				Tool: call.Tool, Kind: Unknown, Kinds: []Kind{Unknown}, Source: "none",
 				Paths: []PathRef{}, URLs: []string{}, Hosts: []string{}, Recipients: []Recipient{},
 				Accounts: []string{}, Amounts: []Amount{}, Commands: []Command{},
-				Notes: []string{fmt.Sprintf("classifier failed on this call: %v", r)},
+				Notes:      []string{fmt.Sprintf("classifier failed on this call: %v", r)},
+				Unexamined: []string{"the classifier failed on this call"},
 			}
 		}
 	}()
 	b := newBuilder(call.Tool)
+	bg := newBudget(ctx)
 	server, tool := NormalizeToolName(call.Tool)
 	entry, via := c.find(server, tool)
 
-	w := &argWalk{b: b, call: &call, entry: entry}
+	w := &argWalk{k: c.k, b: b, call: &call, entry: entry}
 	def := findToolDef(call)
 	var h heuristicResult
 	if entry != nil {
-		b.a.Known, b.a.Source, b.a.Family = true, "catalog", entry.family
+		b.a.Known, b.a.Source, b.a.Family, b.a.Trust = true, "catalog", entry.family, entry.trust
 		if via != "" {
 			b.note("matched catalog entry " + entry.name + " under server prefix " + via)
 		}
@@ -84,7 +114,7 @@ func (c *Classifier) Classify(call Call) (a Action) {
 			annotationNotes(b, def.Annotations)
 		}
 	} else {
-		h = heuristics(server, tool, def, call.Args)
+		h = c.k.heuristics(server, tool, def, call.Args)
 		b.kinds = h.kinds
 		b.a.Family = h.family
 		b.external = h.external
@@ -117,7 +147,7 @@ func (c *Classifier) Classify(call Call) (a Action) {
 		}
 	}
 	for i, s := range w.shells {
-		res := analyzeShell(s, shellDir, call.HomeDir, c.parsers)
+		res := c.k.analyzeShell(bg, s, shellDir, call.HomeDir, c.parsers)
 		if shellDecides && i == 0 {
 			b.kinds = 0
 		}
@@ -132,9 +162,9 @@ func (c *Classifier) Classify(call Call) (a Action) {
 		applySQL(b, classifySQL(q))
 	}
 	for _, ca := range w.codes {
-		applyCode(b, scanCode(ca.lang, ca.code), call.WorkingDir, call.HomeDir, c.parsers)
+		c.k.applyCode(bg, b, c.k.code.scan(ca.lang, ca.code), call.WorkingDir, call.HomeDir, c.parsers)
 	}
-	applyDeferred(b, &call, c.parsers)
+	c.k.applyDeferred(bg, b, &call, c.parsers)
 
 	if w.linkKinds != 0 && b.kinds.has(Fetch) && !b.kinds.has(Send) {
 		// A fetch of a link that acts when followed does what the link
@@ -166,19 +196,21 @@ func (c *Classifier) Classify(call Call) (a Action) {
 	if entry == nil && b.kinds == 0 {
 		b.note("nothing tells what this tool does")
 	}
-	return b.finish()
+	a = b.finish()
+	a.Items = c.k.args.items(&a, b.listed)
+	return a
 }
 
 // find looks the tool up in the catalog: as named, then without leading
 // vendor words ("gmail_send_email" is "send_email" of server gmail). via is
 // the stripped prefix, if one was needed.
 func (c *Classifier) find(server, tool string) (e *toolEntry, via string) {
-	if e := c.cat.lookup(server, tool); e != nil {
+	if e := c.k.cat.lookup(server, tool); e != nil {
 		return e, ""
 	}
 	ts := tokens(tool)
 	for i := 1; i < len(ts) && i <= 3; i++ {
-		if _, ok := vendorFamilies[ts[i-1]]; !ok {
+		if _, ok := c.k.names.vendors[ts[i-1]]; !ok {
 			break
 		}
 		prefix := strings.Join(ts[:i], "_")
@@ -186,7 +218,7 @@ func (c *Classifier) find(server, tool string) (e *toolEntry, via string) {
 		if srv == "" {
 			srv = prefix
 		}
-		if e := c.cat.lookup(srv, strings.Join(ts[i:], "_")); e != nil && !e.builtin {
+		if e := c.k.cat.lookup(srv, strings.Join(ts[i:], "_")); e != nil && !e.builtin {
 			return e, prefix
 		}
 	}

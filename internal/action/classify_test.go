@@ -351,7 +351,7 @@ func TestUnknownTools(t *testing.T) {
 		{"token count is no credential", "count_tokens", `{"text": "hello"}`, nil, expect{notKinds: []Kind{Credential}}},
 		{"api key getter", "get_api_key", `{"service": "x"}`, nil, expect{kinds: []Kind{Read, Credential}}},
 		{"vendor family", "mcp__stripe__frobnicate", `{}`, nil, expect{family: "payments"}},
-		{"upload is external", "upload_backup", `{"file": "db.sql"}`, nil, expect{kind: Write, external: yes()}},
+		{"upload writes and sends (the vocabulary)", "upload_backup", `{"file": "db.sql"}`, nil, expect{kind: Send, kinds: []Kind{Write, Send}, external: yes()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,15 +50,9 @@ func deferredFile(p string) deferredKind {
 	return notDeferred
 }
 
-// contentKeys are the arguments that carry what a file-writing tool writes.
-var contentKeys = map[string]bool{
-	"content": true, "contents": true, "new_string": true, "file_text": true, "new_str": true,
-	"code_edit": true, "text": true, "new_text": true, "insert_text": true,
-}
-
 // writtenText collects what a call writes into files: the values under
 // contentKeys, at any depth (MultiEdit's edits[].new_string), in order.
-func writtenText(v any, key string, out *[]string, depth int) {
+func (an *argNames) writtenText(v any, key string, out *[]string, depth int) {
 	if depth > 8 || len(*out) > 64 {
 		return
 	}
@@ -70,14 +64,14 @@ func writtenText(v any, key string, out *[]string, depth int) {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			writtenText(x[k], fastSnake(k), out, depth+1)
+			an.writtenText(x[k], fastSnake(k), out, depth+1)
 		}
 	case []any:
 		for _, e := range x {
-			writtenText(e, key, out, depth+1)
+			an.writtenText(e, key, out, depth+1)
 		}
 	case string:
-		if contentKeys[key] && x != "" {
+		if an.content[key] && x != "" {
 			*out = append(*out, x)
 		}
 	}
@@ -140,7 +134,7 @@ func unquoteYAML(s string) string {
 // applyDeferred analyses what a call writes into files whose content runs
 // later, and raises the action when that code would send secrets to a host
 // (a send of sensitive data) or run code fetched from the network.
-func applyDeferred(b *builder, call *Call, parsers *sync.Pool) {
+func (k *knowledge) applyDeferred(bg *budget, b *builder, call *Call, parsers *sync.Pool) {
 	var kind deferredKind
 	file := ""
 	for _, p := range b.a.Paths {
@@ -155,7 +149,7 @@ func applyDeferred(b *builder, call *Call, parsers *sync.Pool) {
 		return
 	}
 	var texts []string
-	writtenText(call.Args, "", &texts, 0)
+	k.args.writtenText(call.Args, "", &texts, 0)
 	var scripts []string
 	for _, t := range texts {
 		if kind == deferredCI {
@@ -165,7 +159,10 @@ func applyDeferred(b *builder, call *Call, parsers *sync.Pool) {
 		}
 	}
 	for _, s := range scripts {
-		res := analyzeShell(s, call.WorkingDir, call.HomeDir, parsers)
+		res := k.analyzeShell(bg, s, call.WorkingDir, call.HomeDir, parsers)
+		for _, u := range res.unexamined {
+			b.unexamined("in the code it writes into " + file + ": " + u)
+		}
 		secret := res.sensitive || res.kinds.has(Credential) || slices.ContainsFunc(res.paths, func(p PathRef) bool { return p.Sensitive })
 		leaks := secret && (res.kinds.has(Send) || res.kinds.has(Fetch)) && len(res.hosts) > 0
 		if leaks {

@@ -2,21 +2,16 @@ package action
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/mandate-dev/mandate/internal/secret"
-)
+	"go.yaml.in/yaml/v3"
 
-// Bounds on the generic argument walk. Arguments are capped upstream (1 MiB
-// by default); these keep even a capped but adversarial shape cheap.
-const (
-	maxArgDepth   = 24
-	maxArgNodes   = 5000
-	maxScanPerStr = 256 << 10
-	maxScanTotal  = 1 << 20
+	"github.com/mandate-dev/mandate/internal/datafile"
+	"github.com/mandate-dev/mandate/internal/secret"
 )
 
 // keyClass is what an argument's name suggests about its value, for tools
@@ -42,71 +37,101 @@ const (
 	keyCode
 )
 
-// keyClasses is keyed by snake_case argument name.
-var keyClasses = func() map[string]keyClass {
-	m := map[string]keyClass{}
-	set := func(c keyClass, names string) {
-		for _, n := range strings.Fields(names) {
-			m[n] = c
-		}
-	}
-	set(keyPath, `path paths file_path filepath file_paths notebook_path local_path source_path
-		destination_path dest_path target_path input_path output_path output_file input_file
-		directory dir dirname folder_path cwd working_directory workdir save_path download_path
-		log_file config_path config_file key_file cert_file identity_file absolute_path relative_path
-		full_path target_file`)
-	set(keyMaybePath, `source destination dest target src dst output input location folder
-		image document archive root base_dir filename file_name files file`)
-	set(keyAttachment, `attachment attachments attachment_path attachment_paths attach files_to_attach`)
-	set(keyURL, `url uri urls href link links endpoint webhook webhook_url callback_url redirect_url
-		redirect_uri website page_url target_url image_url base_url api_url source_url download_url
-		upload_url repository_url repo_url remote_url server_url feed_url site_url share_url`)
-	set(keyHost, `host hostname domain domains server_host remote_host`)
-	set(keyRecipient, `to cc bcc recipient recipients to_email to_emails to_address to_addresses
-		email_to emails email email_address email_addresses reply_to attendees attendee invitees
-		guests participants share_with shared_with members channel channel_id channel_name
-		user_id users phone phone_number to_number to_phone chat_id conversation_id`)
-	set(keyAccount, `iban account account_number account_id destination_account
-		to_account recipient_account beneficiary_account beneficiary_iban creditor_iban
-		creditor_account payee payee_id payee_account wallet_address
-		destination_iban to_iban counterparty_account bank_account`)
-	// The account money is taken from is the user's own, not where it
-	// goes: recorded in a note, never as one of Accounts.
-	set(keySourceAccount, `from_account source_account debtor_iban debtor_account from_iban
-		funding_account debit_account`)
-	set(keyAmount, `amount price total total_amount cost sum payment_amount transfer_amount
-		max_price unit_price budget fee value_amount grand_total subtotal`)
-	set(keyAmountMinor, `amount_cents cents amount_minor unit_amount amount_in_cents price_cents
-		total_cents amount_minor_units`)
-	set(keyCurrency, `currency currency_code cur ccy`)
-	set(keyContent, `content contents body text html message messages new_string old_string
-		new_source prompt description comment comments notes note summary snippet query q search
-		subject title old_text new_text markdown caption reason instructions system_prompt
-		search_query question answer edits`)
-	set(keyShell, `command cmd shell_command bash_command commandline command_line`)
-	set(keySQL, `sql sql_query statement statements`)
-	set(keyCode, `code source_code python_code js_code javascript_code script_code`)
-	return m
-}()
-
-// recipientFields maps recipient-ish keys to the Recipient.Field they fill.
-var recipientFields = map[string]string{
-	"to": "to", "cc": "cc", "bcc": "bcc", "recipient": "to", "recipients": "to", "to_email": "to",
-	"to_emails": "to", "to_address": "to", "to_addresses": "to", "email_to": "to", "emails": "to",
-	"email": "to", "email_address": "to", "email_addresses": "to", "reply_to": "reply_to",
-	"attendees": "attendee", "attendee": "attendee", "invitees": "attendee", "guests": "attendee",
-	"participants": "attendee", "share_with": "share", "shared_with": "share", "members": "member",
-	"channel": "channel", "channel_id": "channel", "channel_name": "channel", "user_id": "user",
-	"users": "user", "user": "user", "phone": "phone", "phone_number": "phone", "to_number": "phone",
-	"to_phone": "phone", "chat_id": "channel", "conversation_id": "channel",
+// keyClassNames are the classes' names in a knowledge file's arguments
+// section.
+var keyClassNames = map[string]keyClass{
+	"path": keyPath, "maybe_path": keyMaybePath, "attachment": keyAttachment, "url": keyURL,
+	"host": keyHost, "recipient": keyRecipient, "account": keyAccount, "source_account": keySourceAccount,
+	"amount": keyAmount, "amount_minor": keyAmountMinor, "currency": keyCurrency, "content": keyContent,
+	"shell": keyShell, "sql": keySQL, "code": keyCode,
 }
 
-// recipientLeafKeys are the keys inside a recipient object that hold the
-// address itself ("to": [{"email": …, "name": …}] — not the name).
-var recipientLeafKeys = map[string]bool{
-	"email": true, "address": true, "email_address": true, "id": true, "user": true, "user_id": true,
-	"channel": true, "channel_id": true, "phone": true, "phone_number": true, "handle": true,
-	"username": true, "number": true,
+// argSpecs is the arguments section of a knowledge file
+// (data/arguments.yaml).
+type argSpecs struct {
+	Classes           argClasses          `yaml:"classes"`
+	RecipientFields   map[string][]string `yaml:"recipient_fields"`
+	RecipientLeafKeys []string            `yaml:"recipient_leaf_keys"`
+	LinkTokens        []string            `yaml:"link_tokens"`
+	WrittenContent    []string            `yaml:"written_content"`
+	Items             itemSpecs           `yaml:"items"`
+}
+
+// itemSpecs tell how many items a call acts on (see Action.Items).
+type itemSpecs struct {
+	Lists          []string `yaml:"lists"`
+	Expanding      []string `yaml:"expanding"`
+	RecursiveFlags []string `yaml:"recursive_flags"`
+}
+
+// argClasses maps class names to argument names; every class name is
+// checked.
+type argClasses map[string][]string
+
+// UnmarshalYAML checks the class names.
+func (c *argClasses) UnmarshalYAML(n *yaml.Node) error {
+	var m map[string][]string
+	if err := datafile.Decode(n, &m); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if _, ok := keyClassNames[n.Content[i].Value]; !ok {
+			return datafile.At(n.Content[i], "unknown argument class %q (want one of %s)", n.Content[i].Value, strings.Join(slices.Sorted(maps.Keys(keyClassNames)), ", "))
+		}
+	}
+	*c = m
+	return nil
+}
+
+func (a *argSpecs) merge(o *argSpecs) {
+	if len(o.Classes) > 0 {
+		a.Classes = argClasses(appendGroups(a.Classes, o.Classes))
+	}
+	a.RecipientFields = appendGroups(a.RecipientFields, o.RecipientFields)
+	a.RecipientLeafKeys = append(a.RecipientLeafKeys, o.RecipientLeafKeys...)
+	a.LinkTokens = append(a.LinkTokens, o.LinkTokens...)
+	a.WrittenContent = append(a.WrittenContent, o.WrittenContent...)
+	a.Items.Lists = append(a.Items.Lists, o.Items.Lists...)
+	a.Items.Expanding = append(a.Items.Expanding, o.Items.Expanding...)
+	a.Items.RecursiveFlags = append(a.Items.RecursiveFlags, o.Items.RecursiveFlags...)
+}
+
+// argNames is what argument names tell.
+type argNames struct {
+	// classes is keyed by snake_case argument name.
+	classes map[string]keyClass
+	// fields maps recipient-ish keys to the Recipient.Field they fill.
+	fields map[string]string
+	// leaf are the keys inside a recipient object that hold the address
+	// itself ("to": [{"email": …, "name": …}] — not the name).
+	leaf map[string]bool
+	// linkTokens are query parameter names (snake_case) under which
+	// links carry a one-purpose token back to the site that minted it.
+	linkTokens map[string]bool
+	// content are the arguments that carry what a file-writing tool
+	// writes.
+	content map[string]bool
+	// itemLists are the arguments (snake_case) that list the items a call
+	// acts on; expanding the commands that find their items themselves;
+	// recursive the flags that act on everything under a path.
+	itemLists, expanding, recursive map[string]bool
+}
+
+func compileArgs(a *argSpecs) *argNames {
+	an := &argNames{classes: map[string]keyClass{}, fields: map[string]string{},
+		leaf: wordSet(a.RecipientLeafKeys), linkTokens: wordSet(a.LinkTokens), content: wordSet(a.WrittenContent),
+		itemLists: wordSet(a.Items.Lists), expanding: wordSet(a.Items.Expanding), recursive: wordSet(a.Items.RecursiveFlags)}
+	for c, ws := range a.Classes {
+		for _, w := range ws {
+			an.classes[w] = keyClassNames[c]
+		}
+	}
+	for f, ws := range a.RecipientFields {
+		for _, w := range ws {
+			an.fields[w] = f
+		}
+	}
+	return an
 }
 
 var (
@@ -117,6 +142,7 @@ var (
 // argWalk walks a call's arguments once, recording resources into b and
 // collecting the values that need a parser of their own (shell, SQL, code).
 type argWalk struct {
+	k     *knowledge
 	b     *builder
 	call  *Call
 	entry *toolEntry
@@ -171,14 +197,18 @@ type walkCtx struct {
 func (w *argWalk) walk(args map[string]any) {
 	w.visitMap(args, walkCtx{})
 	if w.truncated {
-		w.b.note("arguments too large or deep: only part of them was examined")
+		w.b.unexamined(fmt.Sprintf("the arguments hold more than %d secret-scanned bytes (MaxScanPerString %d per string, MaxScanTotal %d): the rest were not examined", MaxScanTotal, MaxScanPerString, MaxScanTotal))
 	}
 }
 
 func (w *argWalk) visit(v any, ctx walkCtx) {
 	w.nodes++
-	if w.nodes > maxArgNodes || ctx.depth > maxArgDepth {
-		w.truncated = true
+	if w.nodes > MaxArgNodes {
+		w.b.unexamined(fmt.Sprintf("the arguments hold more than %d values (MaxArgNodes): the rest were not examined", MaxArgNodes))
+		return
+	}
+	if ctx.depth > MaxArgDepth {
+		w.b.unexamined(fmt.Sprintf("the arguments nest more than %d deep (MaxArgDepth): what is deeper was not examined", MaxArgDepth))
 		return
 	}
 	switch x := v.(type) {
@@ -225,7 +255,7 @@ func (w *argWalk) visitMap(m map[string]any, ctx walkCtx) {
 	cur := ctx.currency
 	for _, k := range keys {
 		sk := fastSnake(k)
-		if keyClasses[sk] == keyCurrency || w.ruleFor(ctx.path, sk) != nil && w.ruleFor(ctx.path, sk).role == roleCurrency {
+		if w.k.args.classes[sk] == keyCurrency || w.ruleFor(ctx.path, sk) != nil && w.ruleFor(ctx.path, sk).role == roleCurrency {
 			if s, ok := m[k].(string); ok && currencyOf(s) != "" {
 				cur = currencyOf(s)
 			}
@@ -240,6 +270,11 @@ func (w *argWalk) visitMap(m map[string]any, ctx walkCtx) {
 	}
 	for _, k := range keys {
 		sk := fastSnake(k)
+		if ctx.depth == 0 && w.k.args.itemLists[sk] {
+			if l, ok := m[k].([]any); ok {
+				w.b.listed = max(w.b.listed, len(l))
+			}
+		}
 		c := ctx
 		c.depth++
 		c.key = sk
@@ -255,7 +290,7 @@ func (w *argWalk) visitMap(m map[string]any, ctx walkCtx) {
 		} else if c.rule == nil && ctx.class != keyRecipient && ctx.class != keyAttachment {
 			// Inside a recipient or attachment object the outer key
 			// decides ("cc": [{"email": …}] is a cc).
-			if kc := keyClasses[sk]; kc != keyOther {
+			if kc := w.k.args.classes[sk]; kc != keyOther {
 				c.class, c.classKey = kc, sk
 			}
 		}
@@ -330,9 +365,9 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 		}
 		return
 	case keyRecipient:
-		if ctx.key == ctx.classKey || recipientLeafKeys[ctx.key] || strings.Contains(s, "@") {
-			for _, a := range addresses(s) {
-				w.recipients = append(w.recipients, Recipient{Address: a, Field: recipientFields[ctx.classKey]})
+		if ctx.key == ctx.classKey || w.k.args.leaf[ctx.key] || strings.Contains(s, "@") {
+			for _, a := range w.addresses(s, ctx.key) {
+				w.recipients = append(w.recipients, Recipient{Address: a, Field: w.k.args.fields[ctx.classKey]})
 			}
 		}
 	case keyAccount:
@@ -379,7 +414,7 @@ func (w *argWalk) ruleLeaf(s string, r *argRule, ctx walkCtx) {
 			acc = w.access
 		}
 		w.addPath(s, acc, ctx)
-		if isAttachmentKey(r.key) && w.b.kinds.has(Send) {
+		if w.k.args.isAttachmentKey(r.key) && w.b.kinds.has(Send) {
 			w.attachment = true
 			w.b.note("attachment " + w.lastPath() + " is read and sent")
 		}
@@ -406,17 +441,17 @@ func (w *argWalk) ruleLeaf(s string, r *argRule, ctx walkCtx) {
 			w.b.host(h)
 		}
 	case roleRecipient:
-		if ctx.key != ctx.ruleKey && !recipientLeafKeys[ctx.key] && !strings.Contains(s, "@") {
+		if ctx.key != ctx.ruleKey && !w.k.args.leaf[ctx.key] && !strings.Contains(s, "@") {
 			return
 		}
 		field := r.field
 		if field == "" {
-			field = recipientFields[r.key]
+			field = w.k.args.fields[r.key]
 			if field == "" {
 				field = r.key
 			}
 		}
-		for _, a := range addresses(s) {
+		for _, a := range w.addresses(s, ctx.key) {
 			w.b.recipient(a, field)
 		}
 	case roleAccount:
@@ -468,7 +503,7 @@ func (w *argWalk) ruleAmount(am Amount, r *argRule, ctx walkCtx) {
 }
 
 func (w *argWalk) addPath(raw string, access Kind, ctx walkCtx) {
-	ref, notes := pathRef(raw, access, w.call.WorkingDir, w.call.HomeDir)
+	ref, notes := w.k.paths.ref(raw, access, w.call.WorkingDir, w.call.HomeDir)
 	w.b.path(ref)
 	for _, n := range notes {
 		w.b.note(n)
@@ -505,7 +540,7 @@ func (w *argWalk) addURL(s string, explicit bool) {
 	}
 	w.b.url(s)
 	w.b.host(u.Hostname())
-	for _, n := range urlSecrets(u) {
+	for _, n := range w.k.urlSecrets(u) {
 		w.b.sensitive(n)
 	}
 	if k, n := linkAction(u); k != "" {
@@ -521,7 +556,7 @@ func (w *argWalk) addURL(s string, explicit bool) {
 // value. The opaque tokens that unsubscribe, confirmation and invitation
 // links carry back to the site that issued them do not count by their name
 // alone: following such a link is what the link is for.
-func urlSecrets(u *url.URL) []string {
+func (k *knowledge) urlSecrets(u *url.URL) []string {
 	var out []string
 	if u.User != nil {
 		if _, hasPw := u.User.Password(); hasPw {
@@ -535,22 +570,22 @@ func urlSecrets(u *url.URL) []string {
 	if err != nil {
 		return out
 	}
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
+	names := make([]string, 0, len(q))
+	for n := range q {
+		names = append(names, n)
 	}
-	slices.Sort(keys)
+	slices.Sort(names)
 	named, valued := "", false
-	for _, k := range keys {
-		for _, v := range q[k] {
-			if ms := secret.Find(v); len(ms) > 0 {
-				out = append(out, "URL parameter "+k+" carries a secret-looking value ("+ms[0].Type+")")
+	for _, name := range names {
+		for _, v := range q[name] {
+			if ms := k.secrets.Find(v); len(ms) > 0 {
+				out = append(out, "URL parameter "+name+" carries a secret-looking value ("+ms[0].Type+")")
 				continue
 			}
 			switch {
-			case secret.SensitiveKey(k) && !secret.IsPlaceholder(v) && !linkTokenKey(k):
-				out = append(out, "URL parameter "+k+" carries a credential")
-			case secret.SensitiveKey(v) && strings.ToUpper(v) == v:
+			case k.secrets.SensitiveKey(name) && !k.secrets.IsPlaceholder(v) && !k.args.linkTokenKey(name):
+				out = append(out, "URL parameter "+name+" carries a credential")
+			case k.secrets.SensitiveKey(v) && strings.ToUpper(v) == v:
 				named = v
 			case len(v) >= 8:
 				valued = true
@@ -563,26 +598,21 @@ func urlSecrets(u *url.URL) []string {
 	return out
 }
 
-// linkTokens are query parameter names (snake_case) under which links
-// carry a one-purpose token back to the site that minted it: unsubscribe,
-// e-mail confirmation, invitation and share links. Access, API, auth,
-// session and refresh tokens are not among them.
-var linkTokens = map[string]bool{
-	"token": true, "t": true, "unsubscribe_token": true, "unsub_token": true, "optout_token": true,
-	"opt_out_token": true, "list_token": true, "email_token": true, "confirm_token": true,
-	"confirmation_token": true, "verify_token": true, "verification_token": true, "invite_token": true,
-	"invitation_token": true, "share_token": true, "link_token": true,
-}
-
 // linkTokenKey reports whether a URL query parameter named k holds a link
-// token (see linkTokens).
-func linkTokenKey(k string) bool { return linkTokens[fastSnake(k)] }
+// token (see argNames.linkTokens).
+func (an *argNames) linkTokenKey(k string) bool { return an.linkTokens[fastSnake(k)] }
 
 func (w *argWalk) findURLs(s string) {
-	if len(s) > maxScanPerStr {
-		s = s[:maxScanPerStr]
+	if len(s) > MaxScanPerString {
+		s = s[:MaxScanPerString]
+		w.b.unexamined(fmt.Sprintf("an argument is longer than %d bytes (MaxScanPerString): its links past that were not examined", MaxScanPerString))
 	}
-	for _, m := range urlRE.FindAllString(s, 32) {
+	ms := urlRE.FindAllString(s, MaxURLsPerString+1)
+	if len(ms) > MaxURLsPerString {
+		ms = ms[:MaxURLsPerString]
+		w.b.unexamined(fmt.Sprintf("an argument holds more than %d links (MaxURLsPerString): the rest were not examined", MaxURLsPerString))
+	}
+	for _, m := range ms {
 		m = strings.TrimRight(m, ".,;:!?")
 		u, err := url.Parse(m)
 		if err != nil || u.Host == "" {
@@ -596,20 +626,20 @@ func (w *argWalk) findURLs(s string) {
 // scanSecrets marks the action sensitive when a value looks like a
 // credential or sits under a credential-ish key.
 func (w *argWalk) scanSecrets(s, key string) {
-	if key != "" && secret.SensitiveKey(key) && !secret.IsPlaceholder(s) {
+	if key != "" && w.k.secrets.SensitiveKey(key) && !w.k.secrets.IsPlaceholder(s) {
 		w.b.sensitive("argument " + key + " holds a credential")
 		return
 	}
-	if w.scanned >= maxScanTotal {
+	if w.scanned >= MaxScanTotal {
 		w.truncated = true
 		return
 	}
-	if len(s) > maxScanPerStr {
-		s = s[:maxScanPerStr]
+	if len(s) > MaxScanPerString {
+		s = s[:MaxScanPerString]
 		w.truncated = true
 	}
 	w.scanned += len(s)
-	if m, ok := findSecret(s); ok {
+	if m, ok := w.k.findSecret(s); ok {
 		name := key
 		if name == "" {
 			name = "value"
@@ -630,9 +660,9 @@ func mayGrant(ctx walkCtx) bool {
 
 // findSecret returns the first secret-looking span of s, passing over the
 // values of link tokens in URLs (see inLinkToken).
-func findSecret(s string) (secret.Match, bool) {
-	for _, m := range secret.Find(s) {
-		if !inLinkToken(s, m) {
+func (k *knowledge) findSecret(s string) (secret.Match, bool) {
+	for _, m := range k.secrets.Find(s) {
+		if !k.args.inLinkToken(s, m) {
 			return m, true
 		}
 	}
@@ -643,7 +673,7 @@ func findSecret(s string) (secret.Match, bool) {
 // parameter ("…?token=9d1f2a&…", see linkTokens) of a URL in s, which
 // urlSecrets judges on its own. A value that is a credential in its own
 // right is found by the detectors for its format, not as an assignment.
-func inLinkToken(s string, m secret.Match) bool {
+func (an *argNames) inLinkToken(s string, m secret.Match) bool {
 	if m.Type != "secret_assignment" || m.Start < 2 || s[m.Start-1] != '=' {
 		return false
 	}
@@ -655,7 +685,7 @@ func inLinkToken(s string, m secret.Match) bool {
 	if i == end || i == 0 || (s[i-1] != '?' && s[i-1] != '&') {
 		return false
 	}
-	return linkTokenKey(s[i:end])
+	return an.linkTokenKey(s[i:end])
 }
 
 func isAlnum(c byte) bool {
@@ -679,30 +709,52 @@ func argvLine(xs []any) (string, bool) {
 	return strings.Join(parts, " "), true
 }
 
+// addresses is the package's addresses, recording a cut-off list as not
+// examined.
+func (w *argWalk) addresses(s, key string) []string {
+	as, cut := addresses(s)
+	if cut {
+		w.b.unexamined(fmt.Sprintf("argument %s names more than %d recipients (MaxRecipients): the rest were not examined", key, MaxRecipients))
+	}
+	return as
+}
+
 // addresses splits a recipient value into addresses: the e-mail addresses in
 // it if any ("Eve <eve@evil.example>, bob@x.org"), else the trimmed value (a
-// channel, user or phone number).
-func addresses(s string) []string {
+// channel, user or phone number). cut is set when the value holds more than
+// MaxRecipients addresses (only the first are returned) or is a name too
+// long to be one.
+func addresses(s string) (as []string, cut bool) {
 	if strings.Contains(s, "@") {
-		if ms := emailRE.FindAllString(s, 64); len(ms) > 0 {
+		if ms := emailRE.FindAllString(s, MaxRecipients+1); len(ms) > 0 {
+			if len(ms) > MaxRecipients {
+				ms, cut = ms[:MaxRecipients], true
+			}
 			for i, m := range ms {
 				ms[i] = strings.ToLower(strings.Trim(m, "'."))
 			}
-			return ms
+			return ms, cut
 		}
 	}
 	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 256 {
-		return nil
+	if s == "" {
+		return nil, false
 	}
-	return []string{s}
+	if len(s) > maxRecipientName {
+		return nil, true
+	}
+	return []string{s}, false
 }
 
-func isAttachmentKey(k string) bool {
+// maxRecipientName is the longest channel, user or phone name taken as one
+// recipient; a longer value is not examined as a recipient.
+const maxRecipientName = 256
+
+func (an *argNames) isAttachmentKey(k string) bool {
 	if i := strings.LastIndexByte(k, '.'); i >= 0 {
 		k = k[i+1:]
 	}
-	return keyClasses[k] == keyAttachment
+	return an.classes[k] == keyAttachment
 }
 
 // hostOnly extracts a host name from "example.com", "example.com:443" or a

@@ -116,10 +116,11 @@ func TestSensitivePath(t *testing.T) {
 		{"/home/u/Documents/password manager comparison.pdf", false},
 		{"/home/u/proj/passport_scan.pdf", false},
 	}
+	paths := newTestClassifier(t).k.paths
 	for _, tt := range tests {
-		why, _ := sensitivePath(tt.path)
+		why, _ := paths.sensitive(tt.path)
 		if (why != "") != tt.sensitive {
-			t.Errorf("sensitivePath(%q) = %q, want sensitive=%v", tt.path, why, tt.sensitive)
+			t.Errorf("sensitive(%q) = %q, want sensitive=%v", tt.path, why, tt.sensitive)
 		}
 	}
 }

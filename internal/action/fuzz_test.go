@@ -4,7 +4,31 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 )
+
+// fuzzTimeLimit is how long one fuzz input may take (issue 10.2: fuzz for
+// time as well as crashes). A slow run is tried twice more and only the
+// fastest counts, so a machine busy with other work does not fail it.
+const fuzzTimeLimit = 100 * time.Millisecond
+
+// withinTime runs f and fails t when even its fastest of three runs takes
+// longer than fuzzTimeLimit.
+func withinTime(t *testing.T, what string, f func()) {
+	t.Helper()
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		start := time.Now()
+		f()
+		best = min(best, time.Since(start))
+		if best <= fuzzTimeLimit {
+			return
+		}
+	}
+	t.Fatalf("%s took %v, over the %v one input may take", what, best, fuzzTimeLimit)
+}
 
 // shellSeeds are the fuzz corpus for FuzzParseShell and double as a test of
 // the "unparseable is never read-only" property.
@@ -26,6 +50,7 @@ func FuzzParseShell(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, script string) {
+		withinTime(t, "ParseShell", func() { _, _, _, _ = ParseShell(script, "/w", "/h") })
 		cmds, paths, _, err := ParseShell(script, "/w", "/h")
 		if err != nil {
 			if len(cmds) == 0 {
@@ -78,7 +103,9 @@ func FuzzClassify(f *testing.F) {
 		if json.Unmarshal([]byte(argsJSON), &args) != nil {
 			args = map[string]any{"command": argsJSON, "value": argsJSON}
 		}
-		a := c.Classify(Call{Tool: tool, Args: args, WorkingDir: "/w", HomeDir: "/h"})
+		call := Call{Tool: tool, Args: args, WorkingDir: "/w", HomeDir: "/h"}
+		withinTime(t, "Classify", func() { c.Classify(call) })
+		a := c.Classify(call)
 		if !a.Kind.Valid() || len(a.Kinds) == 0 || a.Kind != MostConsequential(a.Kinds...) {
 			t.Fatalf("bad kinds %s %v", a.Kind, a.Kinds)
 		}
@@ -94,4 +121,57 @@ func FuzzClassify(f *testing.F) {
 			t.Fatalf("action does not marshal: %v", err)
 		}
 	})
+}
+
+// FuzzShellShape checks that shellShape never counts a line as nesting
+// less deeply than the parser finds it: an undercount would let a line
+// past MaxShellNesting into the parser, whose cost grows with the square
+// of the nesting.
+func FuzzShellShape(f *testing.F) {
+	for _, s := range shellSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		depth, _, over := shellShape(src, MaxShellNesting, MaxShellTokens)
+		if over {
+			return
+		}
+		file, err := parseShellFile(src, nil)
+		if err != nil {
+			return
+		}
+		if got := syntaxNesting(file); got > depth {
+			t.Fatalf("shellShape counts %d, the parser nests %d: %q", depth, got, src)
+		}
+	})
+}
+
+// syntaxNesting is how deeply a parsed line nests the constructs
+// shellShape counts.
+func syntaxNesting(n syntax.Node) int {
+	deepest := 0
+	var walk func(n syntax.Node, d int)
+	walk = func(n syntax.Node, d int) {
+		syntax.Walk(n, func(c syntax.Node) bool {
+			if c == n {
+				return true
+			}
+			switch x := c.(type) {
+			case *syntax.CmdSubst, *syntax.Subshell, *syntax.Block, *syntax.ProcSubst, *syntax.DblQuoted:
+				deepest = max(deepest, d+1)
+				walk(c, d+1)
+				return false
+			case *syntax.ParamExp:
+				if x.Short {
+					return true
+				}
+				deepest = max(deepest, d+1)
+				walk(c, d+1)
+				return false
+			}
+			return true
+		})
+	}
+	walk(n, 0)
+	return deepest
 }

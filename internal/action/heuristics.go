@@ -4,120 +4,122 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/vocab"
 )
 
 // Heuristics for tools the catalog does not know: what the name's words,
 // the description and the parameter names suggest. They are weaker than the
 // catalog and stronger than MCP annotations, which may only raise.
 
-// verbs count wherever they appear in a name (unless a read verb leads it:
-// in "get_payment_status" the later words are the object, not the action).
-var verbs = map[string]Kind{}
+// nameSpec is the names section of a knowledge file (data/names.yaml).
+type nameSpec struct {
+	ReadLeads         []string            `yaml:"read_leads"`
+	CredentialWords   []string            `yaml:"credential_words"`
+	KeyQualifiers     []string            `yaml:"key_qualifiers"`
+	TokenUnits        []string            `yaml:"token_units"`
+	BenignObjects     []string            `yaml:"benign_objects"`
+	CredentialPhrases []string            `yaml:"credential_phrases"`
+	Vendors           map[string][]string `yaml:"vendors"`
+	FamilyWords       map[string][]string `yaml:"family_words"`
+}
 
-// leadVerbs count only as the first word: they are nouns elsewhere
-// ("email_user" sends; "get_email" reads).
-var leadVerbs = map[string]Kind{}
+// merge adds a later file's names to n; a word given a family again takes
+// the later one.
+func (n *nameSpec) merge(o *nameSpec) {
+	n.ReadLeads = append(n.ReadLeads, o.ReadLeads...)
+	n.CredentialWords = append(n.CredentialWords, o.CredentialWords...)
+	n.KeyQualifiers = append(n.KeyQualifiers, o.KeyQualifiers...)
+	n.TokenUnits = append(n.TokenUnits, o.TokenUnits...)
+	n.BenignObjects = append(n.BenignObjects, o.BenignObjects...)
+	n.CredentialPhrases = append(n.CredentialPhrases, o.CredentialPhrases...)
+	n.Vendors = appendGroups(n.Vendors, o.Vendors)
+	n.FamilyWords = appendGroups(n.FamilyWords, o.FamilyWords)
+}
 
-// readLeads are the verbs after which the rest of a name is the object.
-var readLeads = map[string]bool{}
-
-// nounKinds count anywhere unless a read verb leads: "create_payment" pays.
-var nounKinds = map[string]Kind{}
-
-// credentialWords mark credential access anywhere in a name, even after a
-// read verb: "get_api_key", "read_secret", "print_env".
-var credentialWords = map[string]bool{}
-
-func init() {
-	add := func(m map[string]Kind, k Kind, words string) {
-		for _, w := range strings.Fields(words) {
-			m[w] = k
+// appendGroups appends b's groups after a's: compiled in order, later
+// groups win for a word listed twice.
+func appendGroups(a, b map[string][]string) map[string][]string {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = map[string][]string{}
+	}
+	// A word moved to another group leaves its old one, so that the
+	// map's order does not decide.
+	for g, ws := range b {
+		for og, ows := range a {
+			if og != g {
+				a[og] = slices.DeleteFunc(ows, func(w string) bool { return slices.Contains(ws, w) })
+			}
 		}
+		a[g] = append(a[g], ws...)
 	}
-	add(verbs, Read, `get read list search find query show view describe lookup retrieve count
-		check inspect preview summarize summarise load open export stat peek explain analyze
-		analyse validate verify compare diff echo ping resolve estimate calculate convert
-		translate parse extract scan watch monitor whoami lint plan return fetch_info`)
-	add(verbs, Fetch, `fetch download browse navigate crawl scrape visit goto curl wget screenshot`)
-	add(verbs, Write, `create add update edit modify set put write save insert upsert rename move
-		copy mark assign enable disable toggle configure install apply patch merge commit
-		schedule import sync register append replace change store attach fork clone restore
-		approve reject close reopen lock unlock pin unpin follow like react vote accept decline
-		snooze mute unmute block unblock grant compose prepare cancel unsubscribe deactivate
-		reserve rsvp upload initialize init mkdir touch overwrite`)
-	add(verbs, Delete, `delete remove rm del destroy drop purge erase trash wipe truncate uninstall
-		clear discard revoke terminate empty expunge shred prune evict unlink`)
-	add(verbs, Send, `send reply forward fwd publish share invite notify dm tweet submit broadcast
-		announce respond push tell alert transmit deliver dispatch mention say`)
-	add(verbs, Pay, `pay purchase buy checkout charge refund withdraw deposit donate payout remit
-		tip bid sell trade`)
-	add(verbs, Execute, `run exec execute eval invoke launch start spawn deploy trigger build
-		compile restart stop reboot scale rollback kill provision migrate rollout`)
-	add(verbs, Delegate, `delegate handoff subagent`)
-	add(leadVerbs, Send, `email mail message post comment sms text chat`)
-	add(leadVerbs, Pay, `order transfer wire book`)
-	add(leadVerbs, Write, `draft label tag star flag archive log record link`)
-	add(leadVerbs, Execute, `shell bash script command cmd python test`)
-	for _, w := range strings.Fields(`get read list search find query show view describe lookup
-		retrieve count check inspect preview summarize summarise stat peek explain analyze analyse
-		validate verify compare diff fetch download browse whoami lint return`) {
-		readLeads[w] = true
+	return a
+}
+
+// nameWords is what the classifier knows about the words of tool names:
+// the verb vocabulary as kind sets, and the words of nameSpec as sets.
+type nameWords struct {
+	// verbs count wherever they appear in a name (unless a read verb
+	// leads it: in "get_payment_status" the later words are the object).
+	verbs map[string]kindSet
+	// lead count only as the first word: they are nouns elsewhere
+	// ("email_user" sends; "get_email" reads).
+	lead map[string]kindSet
+	// nouns count anywhere unless a read verb leads: "create_payment"
+	// pays.
+	nouns map[string]kindSet
+
+	readLeads, credentialWords, keyQualifiers, tokenUnits, benignObjects map[string]bool
+	credentialPhrases                                                    []string
+	// vendors map vendor and server words to families ("" for none);
+	// they also are the prefixes stripped before a second look-up.
+	vendors map[string]string
+	// families map other words of a name to families.
+	families map[string]string
+}
+
+// compileNames builds the name knowledge from the vocabulary and the
+// names sections. Every kind the vocabulary names is one of ours (a test
+// holds the two lists equal).
+func compileNames(v *vocab.Vocabulary, n *nameSpec) *nameWords {
+	set := func(t vocab.Table) map[string]kindSet {
+		m := make(map[string]kindSet, len(t))
+		for w, ks := range t {
+			var s kindSet
+			for _, k := range ks {
+				s.add(Kind(k))
+			}
+			m[w] = s
+		}
+		return m
 	}
-	add(nounKinds, Pay, `payment payments purchase charge refund transfer checkout`)
-	add(nounKinds, Delegate, `agent subagent`)
-	for _, w := range strings.Fields(`token tokens secret secrets password passwords passwd
-		credential credentials apikey keychain env environ environment vault`) {
-		credentialWords[w] = true
+	groups := func(g map[string][]string) map[string]string {
+		m := map[string]string{}
+		for fam, ws := range g {
+			for _, w := range ws {
+				m[w] = fam
+			}
+		}
+		return m
+	}
+	return &nameWords{
+		verbs: set(v.Verbs()), lead: set(v.LeadVerbs()), nouns: set(v.Nouns()),
+		readLeads: wordSet(n.ReadLeads), credentialWords: wordSet(n.CredentialWords),
+		keyQualifiers: wordSet(n.KeyQualifiers), tokenUnits: wordSet(n.TokenUnits),
+		benignObjects: wordSet(n.BenignObjects), credentialPhrases: slices.Compact(slices.Sorted(slices.Values(n.CredentialPhrases))),
+		vendors: groups(n.Vendors), families: groups(n.FamilyWords),
 	}
 }
 
-// vendorFamilies maps vendor and server words to tool families; they also
-// are the prefixes stripped from names before a catalog lookup.
-var vendorFamilies = map[string]string{
-	"gmail": "email", "outlook": "email", "mail": "email", "email": "email", "imap": "email",
-	"smtp": "email", "sendgrid": "email", "mailgun": "email", "fastmail": "email", "protonmail": "email",
-	"slack": "chat", "discord": "chat", "teams": "chat", "telegram": "chat", "whatsapp": "chat",
-	"mattermost": "chat", "signal": "chat", "twilio": "chat", "matrix": "chat",
-	"gcal": "calendar", "calendar": "calendar", "calendly": "calendar",
-	"contacts": "contacts",
-	"gdrive":   "files", "drive": "files", "dropbox": "files", "onedrive": "files", "box": "files",
-	"sharepoint": "files", "filesystem": "files", "fs": "files", "s3": "cloud",
-	"browser": "web", "playwright": "web", "puppeteer": "web", "fetch": "web", "brave": "web",
-	"tavily": "web", "exa": "web", "firecrawl": "web", "web": "web",
-	"stripe": "payments", "paypal": "payments", "bank": "payments", "banking": "payments",
-	"wise": "payments", "plaid": "payments", "revolut": "payments", "square": "payments",
-	"shopify": "shopping", "amazon": "shopping", "shop": "shopping", "ebay": "shopping", "etsy": "shopping",
-	"github": "code", "gitlab": "code", "bitbucket": "code", "git": "code", "gitea": "code",
-	"jira": "code", "linear": "code",
-	"aws": "cloud", "gcp": "cloud", "gcloud": "cloud", "azure": "cloud", "k8s": "cloud",
-	"kubernetes": "cloud", "kubectl": "cloud", "docker": "cloud", "terraform": "cloud", "helm": "cloud",
-	"postgres": "database", "postgresql": "database", "mysql": "database", "sqlite": "database",
-	"mongo": "database", "mongodb": "database", "redis": "database", "supabase": "database",
-	"bigquery": "database", "snowflake": "database", "db": "database",
-	"notion": "files", "confluence": "files", "google": "", "microsoft": "", "ms": "", "o365": "",
-	"office365": "", "mcp": "",
-}
-
-// familyWords map words in a tool name to families.
-var familyWords = map[string]string{
-	"email": "email", "emails": "email", "mail": "email", "inbox": "email", "draft": "email",
-	"slack": "chat", "channel": "chat", "chat": "chat", "dm": "chat", "sms": "chat",
-	"calendar": "calendar", "event": "calendar", "events": "calendar", "meeting": "calendar",
-	"contact": "contacts", "contacts": "contacts",
-	"file": "files", "files": "files", "folder": "files", "directory": "files", "document": "files",
-	"drive": "files", "upload": "files",
-	"url": "web", "web": "web", "browser": "web", "page": "web", "http": "web", "navigate": "web", "website": "web",
-	"payment": "payments", "payments": "payments", "invoice": "payments", "transfer": "payments",
-	"iban": "payments", "refund": "payments", "charge": "payments", "pay": "payments", "wallet": "payments",
-	"cart": "shopping", "checkout": "shopping", "order": "shopping", "product": "shopping",
-	"products": "shopping", "buy": "shopping", "purchase": "shopping",
-	"repo": "code", "repository": "code", "pull": "code", "issue": "code", "branch": "code",
-	"commit": "code", "pr": "code",
-	"pod": "cloud", "pods": "cloud", "deployment": "cloud", "cluster": "cloud", "instance": "cloud",
-	"bucket": "cloud", "lambda": "cloud",
-	"sql": "database", "table": "database", "database": "database", "db": "database",
-	"shell": "shell", "bash": "shell", "terminal": "shell", "command": "shell",
-	"agent": "agent", "subagent": "agent",
+func wordSet(ws []string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
 }
 
 type heuristicResult struct {
@@ -129,20 +131,21 @@ type heuristicResult struct {
 }
 
 // heuristics classifies a tool the catalog does not know.
-func heuristics(server, tool string, def *ToolDef, args map[string]any) heuristicResult {
+func (k *knowledge) heuristics(server, tool string, def *ToolDef, args map[string]any) heuristicResult {
+	wd := k.names
 	h := heuristicResult{source: "none"}
 	ts := tokens(tool)
 
 	// Family: the server or a vendor word, else a word of the name.
 	for _, t := range append(tokens(server), ts...) {
-		if f := vendorFamilies[t]; f != "" {
+		if f := wd.vendors[t]; f != "" {
 			h.family = f
 			break
 		}
 	}
 	if h.family == "" {
 		for _, t := range ts {
-			if f := familyWords[t]; f != "" {
+			if f := wd.families[t]; f != "" {
 				h.family = f
 				break
 			}
@@ -150,7 +153,7 @@ func heuristics(server, tool string, def *ToolDef, args map[string]any) heuristi
 	}
 
 	// The name.
-	nameKinds, readLed := nameKinds(ts)
+	nameKinds, readLed := wd.nameKinds(ts)
 	if nameKinds != 0 {
 		h.kinds = nameKinds
 		h.source = "heuristic"
@@ -159,14 +162,14 @@ func heuristics(server, tool string, def *ToolDef, args map[string]any) heuristi
 
 	// The description, when the name says nothing.
 	if h.kinds == 0 && def != nil && def.Description != "" {
-		if dk := descriptionKinds(def.Description); dk != 0 {
+		if dk := wd.descriptionKinds(def.Description); dk != 0 {
 			h.kinds = dk
 			h.source = "heuristic"
 			h.notes = append(h.notes, "unknown tool; its description suggests "+kindList(dk))
 		}
 	}
 	// Credential phrases in the description count even beside a name verb.
-	if def != nil && mentionsCredentials(def.Description) && !h.kinds.has(Credential) {
+	if def != nil && wd.mentionsCredentials(def.Description) && !h.kinds.has(Credential) {
 		h.kinds.add(Credential)
 		h.source = "heuristic"
 		h.notes = append(h.notes, "its description mentions credentials or the environment")
@@ -175,14 +178,14 @@ func heuristics(server, tool string, def *ToolDef, args map[string]any) heuristi
 	// Parameter names, from the call and from the declared schema.
 	params := paramNames(def, args)
 	if !readLed {
-		pk, why := paramKinds(params, h.kinds)
+		pk, why := k.args.paramKinds(params, h.kinds)
 		if pk&^h.kinds != 0 {
 			h.kinds |= pk
 			h.source = "heuristic"
 			h.notes = append(h.notes, why...)
 		}
 		if h.family == "" {
-			h.family = paramFamily(params)
+			h.family = k.args.paramFamily(params)
 		}
 	}
 
@@ -227,70 +230,60 @@ func heuristics(server, tool string, def *ToolDef, args map[string]any) heuristi
 
 // nameKinds reads kinds from a name's words. readLed reports a name led by a
 // read verb, whose remaining words are its object.
-func nameKinds(ts []string) (ks kindSet, readLed bool) {
+func (wd *nameWords) nameKinds(ts []string) (ks kindSet, readLed bool) {
 	if len(ts) == 0 {
 		return 0, false
 	}
-	readLed = readLeads[ts[0]]
+	readLed = wd.readLeads[ts[0]]
 	// A lead verb followed by a verb is a noun ("sms_list", "email_send").
-	leadNoun := len(ts) > 1 && leadVerbs[ts[0]] != "" && verbs[ts[1]] != ""
+	leadNoun := len(ts) > 1 && wd.lead[ts[0]] != 0 && wd.verbs[ts[1]] != 0
 	if leadNoun {
-		readLed = readLeads[ts[1]]
+		readLed = wd.readLeads[ts[1]]
 	}
 	for i, t := range ts {
-		if credentialWords[t] && !credentialExempt(ts) {
+		if wd.credentialWords[t] && !wd.tokenUnit(ts) {
 			ks.add(Credential)
 		}
-		if i > 0 && (t == "key" || t == "keys") && slices.Contains([]string{"api", "private", "secret", "access", "ssh", "signing", "encryption"}, ts[i-1]) {
+		if i > 0 && (t == "key" || t == "keys") && wd.keyQualifiers[ts[i-1]] {
 			ks.add(Credential)
 		}
 		if i == 0 || i == 1 && leadNoun {
-			if k, ok := verbs[t]; ok {
-				ks.add(benignObject(k, ts[i+1:]))
-			} else if k, ok := leadVerbs[t]; ok && !leadNoun {
-				ks.add(k)
+			if k, ok := wd.verbs[t]; ok {
+				ks |= wd.benignObject(k, ts[i+1:])
+			} else if k, ok := wd.lead[t]; ok && !leadNoun {
+				ks |= k
 			}
 			continue
 		}
 		if readLed {
 			continue
 		}
-		if k, ok := verbs[t]; ok {
-			ks.add(benignObject(k, ts[i+1:]))
+		if k, ok := wd.verbs[t]; ok {
+			ks |= wd.benignObject(k, ts[i+1:])
 		}
-		if k, ok := nounKinds[t]; ok {
-			ks.add(k)
+		if k, ok := wd.nouns[t]; ok {
+			ks |= k
 		}
 	}
 	return ks, readLed
 }
 
-// benignObjects are things whose removal changes settings rather than
-// destroying data: removing a label, a permission or a reaction is a write.
-var benignObjects = map[string]bool{
-	"label": true, "labels": true, "tag": true, "tags": true, "permission": true, "permissions": true,
-	"reaction": true, "reactions": true, "star": true, "flag": true, "flags": true, "member": true,
-	"members": true, "collaborator": true, "assignee": true, "assignees": true, "reviewer": true,
-	"reviewers": true, "subscriber": true, "watcher": true, "pin": true, "bookmark": true, "favorite": true,
-}
-
 // benignObject turns a delete verb on a benign object into a write.
-func benignObject(k Kind, rest []string) Kind {
-	if k != Delete || len(rest) == 0 {
-		return k
+func (wd *nameWords) benignObject(ks kindSet, rest []string) kindSet {
+	if !ks.has(Delete) || len(rest) == 0 {
+		return ks
 	}
-	if benignObjects[rest[0]] || len(rest) > 1 && benignObjects[rest[len(rest)-1]] && len(rest) <= 2 {
-		return Write
+	if wd.benignObjects[rest[0]] || len(rest) > 1 && wd.benignObjects[rest[len(rest)-1]] && len(rest) <= 2 {
+		return ks&^kindBit(Delete) | kindBit(Write)
 	}
-	return k
+	return ks
 }
 
-// credentialExempt reports names where "token" means a unit of text, not a
+// tokenUnit reports names where "token" means a unit of text, not a
 // credential: count_tokens, token_usage.
-func credentialExempt(ts []string) bool {
+func (wd *nameWords) tokenUnit(ts []string) bool {
 	for _, t := range ts {
-		switch t {
-		case "count", "usage", "limit", "tokenize", "tokenizer", "estimate":
+		if wd.tokenUnits[t] {
 			return true
 		}
 	}
@@ -299,24 +292,26 @@ func credentialExempt(ts []string) bool {
 
 // descriptionKinds reads the first sentence of a description: the first
 // verb found leads, stronger verbs anywhere in the sentence add.
-func descriptionKinds(desc string) kindSet {
+func (wd *nameWords) descriptionKinds(desc string) kindSet {
 	var ks kindSet
-	words := wordsOf(firstSentence(desc), 40)
+	ws := wordsOf(firstSentence(desc), 40)
 	lead := true
-	for _, w := range words {
-		k, ok := verbOf(w)
-		if !ok {
+	for _, w := range ws {
+		k := wd.verbOf(w)
+		if k == 0 {
 			continue
 		}
 		if lead {
-			ks.add(k)
+			ks |= k
 			lead = false
 			continue
 		}
 		// After the lead verb only consequential verbs add ("Reads a file
 		// and deletes it").
-		if k.Rank() >= Delete.Rank() {
-			ks.add(k)
+		for _, kk := range k.list() {
+			if kk.Rank() >= Delete.Rank() {
+				ks.add(kk)
+			}
 		}
 	}
 	return ks
@@ -324,32 +319,27 @@ func descriptionKinds(desc string) kindSet {
 
 // verbOf looks a description word up as a verb, allowing third-person
 // forms ("sends", "fetches", "echoes").
-func verbOf(w string) (Kind, bool) {
+func (wd *nameWords) verbOf(w string) kindSet {
 	for _, cand := range []string{w, strings.TrimSuffix(w, "s"), strings.TrimSuffix(w, "es")} {
-		if k, ok := verbs[cand]; ok {
-			return k, true
+		if k, ok := wd.verbs[cand]; ok {
+			return k
 		}
-		if k, ok := leadVerbs[cand]; ok && (k == Send || k == Pay) && cand != "text" && cand != "message" && cand != "order" && cand != "book" {
-			return k, true
+		if k, ok := wd.lead[cand]; ok && (k.has(Send) || k.has(Pay)) && cand != "text" && cand != "message" && cand != "order" && cand != "book" {
+			return k
 		}
 	}
 	if w == "returns" || w == "return" || w == "gets" || w == "lists" {
-		return Read, true
+		return kindBit(Read)
 	}
-	return "", false
+	return 0
 }
 
-var credentialPhrases = []string{
-	"environment variable", "api key", "api keys", "password", "secret", "access token",
-	"credential", "private key", "keychain",
-}
-
-func mentionsCredentials(desc string) bool {
+func (wd *nameWords) mentionsCredentials(desc string) bool {
 	if desc == "" {
 		return false
 	}
 	d := strings.ToLower(firstSentence(desc))
-	for _, p := range credentialPhrases {
+	for _, p := range wd.credentialPhrases {
 		if strings.Contains(d, p) {
 			return true
 		}
@@ -413,7 +403,7 @@ func schemaProperties(schema any) []string {
 }
 
 // paramKinds reads kinds from parameter names.
-func paramKinds(params []string, have kindSet) (kindSet, []string) {
+func (an *argNames) paramKinds(params []string, have kindSet) (kindSet, []string) {
 	var ks kindSet
 	var why []string
 	addWhy := func(k Kind, p string) {
@@ -423,9 +413,9 @@ func paramKinds(params []string, have kindSet) (kindSet, []string) {
 		ks.add(k)
 	}
 	for _, p := range params {
-		switch keyClasses[p] {
+		switch an.classes[p] {
 		case keyRecipient:
-			if f := recipientFields[p]; f == "to" || f == "cc" || f == "bcc" || f == "phone" {
+			if f := an.fields[p]; f == "to" || f == "cc" || f == "bcc" || f == "phone" {
 				addWhy(Send, p)
 			}
 		case keyAccount:
@@ -455,11 +445,11 @@ func paramKinds(params []string, have kindSet) (kindSet, []string) {
 	return ks, why
 }
 
-func paramFamily(params []string) string {
+func (an *argNames) paramFamily(params []string) string {
 	for _, p := range params {
-		switch keyClasses[p] {
+		switch an.classes[p] {
 		case keyRecipient:
-			if f := recipientFields[p]; f == "to" || f == "cc" || f == "bcc" {
+			if f := an.fields[p]; f == "to" || f == "cc" || f == "bcc" {
 				return "email"
 			}
 		case keyAccount, keyAmount, keyAmountMinor:

@@ -1,111 +1,222 @@
 package action
 
 import (
+	"maps"
 	"path"
+	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/internal/datafile"
 )
 
-// Sensitive paths: where secrets and credentials live. The rules apply
-// wherever the path is, inside the project directory too: a project's .env
-// holds the same kind of secrets as ~/.aws/credentials.
+// Sensitive paths: where secrets and credentials live, as data
+// (data/paths.yaml). The rules apply wherever the path is, inside the
+// project directory too: a project's .env holds the same kind of secrets as
+// ~/.aws/credentials.
 
-// sensitiveBase maps exact file names to why they are sensitive.
-var sensitiveBase = map[string]string{
-	".env":                 "environment file with secrets",
-	".envrc":               "direnv file exporting secrets",
-	".netrc":               "netrc with login passwords",
-	"_netrc":               "netrc with login passwords",
-	".npmrc":               "npm config with registry tokens",
-	".pypirc":              "PyPI config with upload credentials",
-	".git-credentials":     "git credential store",
-	"credentials.json":     "credentials file",
-	".pgpass":              "PostgreSQL password file",
-	".my.cnf":              "MySQL client config with password",
-	".boto":                "cloud storage credentials",
-	".s3cfg":               "S3 credentials",
-	".vault-token":         "Vault token",
-	".htpasswd":            "password hashes",
-	"terraform.tfstate":    "Terraform state with secrets",
-	"Cookies":              "browser cookies",
-	"Login Data":           "browser saved passwords",
-	"Web Data":             "browser autofill data",
-	"logins.json":          "browser saved passwords",
-	"key4.db":              "browser key store",
-	"key3.db":              "browser key store",
-	"cookies.sqlite":       "browser cookies",
-	"secrets.yml":          "application secrets",
-	"secrets.yaml":         "application secrets",
-	"credentials.yml.enc":  "encrypted application credentials",
-	"service-account.json": "cloud service account key",
+// pathSpec is the sensitive_paths section of a knowledge file.
+type pathSpec struct {
+	Absolute     map[string]string `yaml:"absolute"`
+	Directories  map[string]string `yaml:"directories"`
+	NotSecret    []string          `yaml:"not_secret"`
+	Files        map[string]string `yaml:"files"`
+	Patterns     []pathPattern     `yaml:"patterns"`
+	Extensions   map[string]string `yaml:"extensions"`
+	LatePatterns []pathPattern     `yaml:"late_patterns"`
+	Passwords    passwordSpec      `yaml:"password_documents"`
 }
 
-// sensitiveExt maps file extensions to why they are sensitive.
-var sensitiveExt = map[string]string{
-	".pem":         "PEM key or certificate",
-	".key":         "private key",
-	".p12":         "PKCS#12 key store",
-	".pfx":         "PKCS#12 key store",
-	".keystore":    "Java key store",
-	".jks":         "Java key store",
-	".kdbx":        "KeePass password database",
-	".ppk":         "PuTTY private key",
-	".tfstate":     "Terraform state with secrets",
-	".keychain":    "macOS keychain",
-	".keychain-db": "macOS keychain",
-	".kdb":         "KeePass password database",
-	".1pux":        "1Password export",
-	".1pif":        "1Password export",
-	".psafe3":      "Password Safe database",
-	".opvault":     "1Password vault",
+// pathPattern is a path.Match pattern for a file name (name) or a whole
+// path (path), with names it does not cover.
+type pathPattern struct {
+	Name   string   `yaml:"name"`
+	Path   string   `yaml:"path"`
+	Unless []string `yaml:"unless"`
+	Why    string   `yaml:"why"`
+
+	name, path glob
+	unless     []glob
 }
 
-// sensitiveDirs are path fragments, each starting and ending with "/", that
-// are matched against "/"+path+"/": everything under them (and the
-// directory or file itself) is sensitive.
-var sensitiveDirs = []struct{ frag, why string }{
-	{"/.ssh/", "SSH keys and config"},
-	{"/.aws/", "AWS credentials"},
-	{"/.gnupg/", "GnuPG keys"},
-	{"/.password-store/", "pass password store"},
-	{"/.azure/", "Azure CLI credentials"},
-	{"/.config/gcloud/", "Google Cloud credentials"},
-	{"/.config/gh/", "GitHub CLI token"},
-	{"/.kube/config/", "Kubernetes credentials"},
-	{"/.docker/config.json/", "Docker registry credentials"},
-	{"/Library/Keychains/", "macOS keychain"},
-	{"/.mozilla/firefox/", "Firefox profile"},
-	{"/Library/Application Support/Firefox/Profiles/", "Firefox profile"},
-	{"/.config/google-chrome/", "Chrome profile"},
-	{"/.config/chromium/", "Chromium profile"},
-	{"/.config/BraveSoftware/", "Brave profile"},
-	{"/Library/Application Support/Google/Chrome/", "Chrome profile"},
-	{"/AppData/Local/Google/Chrome/User Data/", "Chrome profile"},
-	{"/.local/share/keyrings/", "GNOME keyring"},
-	{"/etc/sudoers.d/", "sudo rules"},
-	{"/etc/ssl/private/", "TLS private keys"},
+// UnmarshalYAML checks a pattern.
+func (pp *pathPattern) UnmarshalYAML(n *yaml.Node) error {
+	type plain pathPattern
+	var p plain
+	if err := datafile.Decode(n, &p); err != nil {
+		return err
+	}
+	*pp = pathPattern(p)
+	if (pp.Name == "") == (pp.Path == "") {
+		return datafile.At(n, "a pattern has either name (a file name) or path (a whole path)")
+	}
+	if pp.Why == "" {
+		return datafile.At(n, "pattern %s%s: why is missing", pp.Name, pp.Path)
+	}
+	for _, q := range append([]string{pp.Name, pp.Path}, pp.Unless...) {
+		if _, err := path.Match(q, ""); err != nil {
+			return datafile.At(n, "bad pattern %q: %v", q, err)
+		}
+	}
+	if pp.Path != "" && !strings.HasPrefix(pp.Path, "/") {
+		return datafile.At(n, "path pattern %q must be absolute", pp.Path)
+	}
+	pp.name, pp.path = compileGlob(pp.Name), compileGlob(pp.Path)
+	for _, u := range pp.Unless {
+		pp.unless = append(pp.unless, compileGlob(u))
+	}
+	return nil
 }
 
-// sensitiveAbs are absolute paths that are sensitive.
-var sensitiveAbs = map[string]string{
-	"/etc/shadow":        "system password hashes",
-	"/etc/gshadow":       "system group password hashes",
-	"/etc/sudoers":       "sudo rules",
-	"/etc/master.passwd": "system password hashes",
+func (pp *pathPattern) match(p, base string) bool {
+	subject, q := base, &pp.name
+	if pp.Path != "" {
+		subject, q = p, &pp.path
+	}
+	if !q.match(subject) {
+		return false
+	}
+	for i := range pp.unless {
+		if pp.unless[i].match(base) {
+			return false
+		}
+	}
+	return true
 }
 
-// envNotSecret are .env variants that by convention hold no real secrets.
-var envNotSecret = map[string]bool{
-	".env.example": true, ".env.sample": true, ".env.template": true, ".env.dist": true, ".env.defaults": true,
+// glob is a compiled path.Match pattern. Most patterns are literals
+// around stars ("id_*", "*.env", "credentials*.json"): those are matched
+// with prefix, suffix and substring tests, far cheaper than path.Match,
+// which every path the classifier sees goes through. Others use
+// path.Match.
+type glob struct {
+	pattern string
+	// parts are the literals between the stars, when the pattern has no
+	// other metacharacter.
+	parts  []string
+	simple bool
 }
 
-// sensitivePath reports whether p (already normalised) is a place secrets
+func compileGlob(pattern string) glob {
+	g := glob{pattern: pattern}
+	if !strings.ContainsAny(pattern, `?[\`) {
+		g.parts, g.simple = strings.Split(pattern, "*"), true
+	}
+	return g
+}
+
+func (g *glob) match(s string) bool {
+	if !g.simple {
+		ok, _ := path.Match(g.pattern, s)
+		return ok
+	}
+	if len(g.parts) == 1 {
+		return s == g.parts[0]
+	}
+	first, last := g.parts[0], g.parts[len(g.parts)-1]
+	if len(s) < len(first)+len(last) || !strings.HasPrefix(s, first) || !strings.HasSuffix(s, last) {
+		return false
+	}
+	// "*" matches no "/": a path pattern's stars stay in one element.
+	mid := s[len(first) : len(s)-len(last)]
+	for _, part := range g.parts[1 : len(g.parts)-1] {
+		i := strings.Index(mid, part)
+		if i < 0 || strings.Contains(mid[:i], "/") {
+			return false
+		}
+		mid = mid[i+len(part):]
+	}
+	return !strings.Contains(mid, "/")
+}
+
+// passwordSpec describes password documents (see data/paths.yaml).
+type passwordSpec struct {
+	Extensions []string `yaml:"extensions"`
+	Words      []string `yaml:"words"`
+	Phrases    []string `yaml:"phrases"`
+	Managers   []string `yaml:"managers"`
+	Benign     []string `yaml:"benign"`
+	Stems      []string `yaml:"stems"`
+}
+
+func (p *pathSpec) merge(o *pathSpec) {
+	p.Absolute = mergeStrings(p.Absolute, o.Absolute)
+	p.Directories = mergeStrings(p.Directories, o.Directories)
+	p.NotSecret = append(p.NotSecret, o.NotSecret...)
+	p.Files = mergeStrings(p.Files, o.Files)
+	p.Patterns = append(p.Patterns, o.Patterns...)
+	p.Extensions = mergeStrings(p.Extensions, o.Extensions)
+	p.LatePatterns = append(p.LatePatterns, o.LatePatterns...)
+	pw, opw := &p.Passwords, &o.Passwords
+	pw.Extensions = append(pw.Extensions, opw.Extensions...)
+	pw.Words = append(pw.Words, opw.Words...)
+	pw.Phrases = append(pw.Phrases, opw.Phrases...)
+	pw.Managers = append(pw.Managers, opw.Managers...)
+	pw.Benign = append(pw.Benign, opw.Benign...)
+	pw.Stems = append(pw.Stems, opw.Stems...)
+}
+
+func mergeStrings(a, b map[string]string) map[string]string {
+	if a == nil {
+		a = map[string]string{}
+	}
+	maps.Copy(a, b)
+	return a
+}
+
+// pathRules is the compiled sensitive_paths knowledge.
+type pathRules struct {
+	absolute map[string]string
+	// dirs are fragments starting and ending with "/", matched against
+	// "/"+path+"/": everything under them (and the directory or file
+	// itself) is sensitive. Longest first: the most specific says why.
+	dirs       []dirRule
+	notSecret  map[string]bool
+	files      map[string]string
+	patterns   []pathPattern
+	extensions map[string]string
+	late       []pathPattern
+	pw         passwordRules
+}
+
+type dirRule struct{ frag, why string }
+
+type passwordRules struct {
+	exts, words, benign map[string]bool
+	phrases             [][]string
+	managers, stems     []string
+}
+
+func compilePaths(p *pathSpec) *pathRules {
+	r := &pathRules{absolute: p.Absolute, notSecret: wordSet(p.NotSecret), files: p.Files,
+		patterns: p.Patterns, extensions: p.Extensions, late: p.LatePatterns}
+	for d, why := range p.Directories {
+		r.dirs = append(r.dirs, dirRule{"/" + strings.Trim(d, "/") + "/", why})
+	}
+	slices.SortFunc(r.dirs, func(a, b dirRule) int {
+		if len(a.frag) != len(b.frag) {
+			return len(b.frag) - len(a.frag)
+		}
+		return strings.Compare(a.frag, b.frag)
+	})
+	pw := &p.Passwords
+	r.pw = passwordRules{exts: wordSet(pw.Extensions), words: wordSet(pw.Words), benign: wordSet(pw.Benign),
+		managers: pw.Managers, stems: pw.Stems}
+	for _, ph := range pw.Phrases {
+		r.pw.phrases = append(r.pw.phrases, strings.Fields(ph))
+	}
+	return r
+}
+
+// sensitive reports whether p (already normalised) is a place secrets
 // live, and why. A second result, harmlessEnv, reports an example env file
 // (".env.example"), which is recognised but not secret.
-func sensitivePath(p string) (why string, harmlessEnv bool) {
+func (r *pathRules) sensitive(p string) (why string, harmlessEnv bool) {
 	if p == "" {
 		return "", false
 	}
-	if w, ok := sensitiveAbs[p]; ok {
+	if w, ok := r.absolute[p]; ok {
 		return w, false
 	}
 	// Match directory fragments against "/"+p+"/" so that relative paths
@@ -115,92 +226,81 @@ func sensitivePath(p string) (why string, harmlessEnv bool) {
 		probe = "/" + probe
 	}
 	probe += "/"
-	for _, d := range sensitiveDirs {
+	for _, d := range r.dirs {
 		if strings.Contains(probe, d.frag) {
 			return d.why, false
 		}
 	}
 	base := path.Base(p)
-	if envNotSecret[base] {
+	if r.notSecret[base] {
 		return "", true
 	}
-	if w := sensitiveBase[base]; w != "" {
+	if w := r.files[base]; w != "" {
 		return w, false
 	}
-	if strings.HasPrefix(base, ".env.") || strings.HasSuffix(base, ".env") && base != ".env" && !strings.Contains(base, "example") {
-		return "environment file with secrets", false
+	for i := range r.patterns {
+		if r.patterns[i].match(p, base) {
+			return r.patterns[i].Why, false
+		}
 	}
-	// id_rsa, id_ed25519, id_ecdsa_sk, id_work … but not id_rsa.pub and
-	// not source files such as id_test.go.
-	if strings.HasPrefix(base, "id_") && !strings.Contains(base, ".") {
-		return "SSH private key", false
-	}
-	if strings.HasPrefix(p, "/etc/ssh/ssh_host_") && strings.HasSuffix(base, "_key") {
-		return "SSH host private key", false
-	}
+	// An extension counts only after a name (".pem" alone is a name).
 	if i := strings.LastIndexByte(base, '.'); i > 0 {
-		ext := base[i:]
-		if w, ok := sensitiveExt[ext]; ok {
+		if w, ok := r.extensions[base[i:]]; ok {
 			return w, false
 		}
-		if ext == ".backup" && strings.HasSuffix(base, ".tfstate.backup") {
-			return "Terraform state with secrets", false
+	}
+	for i := range r.late {
+		if r.late[i].match(p, base) {
+			return r.late[i].Why, false
 		}
-		if ext == ".json" && strings.HasPrefix(base, "credentials") {
-			return "credentials file", false
-		}
 	}
-	if strings.Contains(base, ".keychain") {
-		return "macOS keychain", false
-	}
-	if w := passwordDocument(base); w != "" {
-		return w, false
-	}
-	return "", false
+	return r.passwordDocument(base), false
 }
 
-// Password documents: the text files, spreadsheets and exports people keep
-// passwords in ("passwords.xlsx", "elster-passwort.txt",
-// "bitwarden_export_2025.json"). Only document and data formats count, so
-// source files about passwords (password_reset.go, PasswordField.tsx) do not.
-var (
-	passwordDocExts = map[string]bool{
-		"": true, ".txt": true, ".text": true, ".csv": true, ".tsv": true, ".json": true, ".xml": true,
-		".md": true, ".rtf": true, ".doc": true, ".docx": true, ".odt": true, ".pdf": true, ".xls": true,
-		".xlsx": true, ".ods": true, ".numbers": true, ".pages": true, ".enex": true, ".yaml": true, ".yml": true,
-		".gpg": true, ".asc": true, ".zip": true, ".7z": true, ".bak": true,
+// passwordDocument reports why a file named base holds passwords, or "".
+func (r *pathRules) passwordDocument(base string) string {
+	pw := &r.pw
+	stem, ext := base, ""
+	if i := strings.LastIndexByte(base, '.'); i > 0 {
+		stem, ext = base[:i], base[i:]
 	}
-	// passwordWords name passwords and login data, in the languages
-	// Mandate compiles, and a few more; compared against the lower-case
-	// words of the file name. Not "passwd": /etc/passwd holds no
-	// passwords.
-	passwordWords = map[string]bool{
-		"password": true, "passwords": true, "passwort": true, "passwoerter": true, "passwörter": true,
-		"kennwort": true, "kennwörter": true, "kennwoerter": true, "zugangsdaten": true,
-		"logindaten": true, "contraseña": true, "contraseñas": true, "contrasena": true, "contrasenas": true,
-		"credenciales": true, "motdepasse": true, "motsdepasse": true, "identifiants": true, "senha": true,
-		"senhas": true, "wachtwoord": true, "wachtwoorden": true, "lösenord": true, "passord": true,
-		"credentials": true, "logins": true,
+	if !pw.exts[ext] && !pw.exts[strings.ToLower(ext)] || !hasStemFold(stem, pw.stems) {
+		return ""
 	}
-	// passwordManagers are the products whose exports hold every password
-	// a person has.
-	passwordManagers = []string{"bitwarden", "1password", "lastpass", "keepass", "dashlane", "nordpass", "enpass", "roboform", "protonpass"}
-	// passwordDocBenign are words that make a file name about passwords
-	// rather than a store of them.
-	passwordDocBenign = map[string]bool{
-		"policy": true, "policies": true, "reset": true, "strength": true, "validator": true, "validation": true,
-		"generator": true, "hash": true, "hasher": true, "hashing": true, "forgot": true, "forgotten": true,
-		"change": true, "rules": true, "requirements": true, "guide": true, "howto": true, "tutorial": true,
-		"comparison": true, "review": true, "test": true, "tests": true, "spec": true, "mock": true,
-		"example": true, "sample": true, "template": true, "schema": true,
+	lower := strings.ToLower(stem)
+	words := strings.FieldsFunc(lower, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 0x7f)
+	})
+	found := ""
+	for i, w := range words {
+		if pw.benign[w] {
+			return ""
+		}
+		if pw.words[w] || phraseAt(words, i, pw.phrases) {
+			found = "file of passwords or login data"
+		}
 	}
-)
+	if found != "" {
+		return found
+	}
+	compact := strings.Join(words, "")
+	for _, m := range pw.managers {
+		if strings.Contains(compact, m) {
+			return "password manager export"
+		}
+	}
+	return ""
+}
 
-// passwordStems is a cheap first test: every password word and manager
-// name contains one of these (compared ignoring ASCII case), so most file
-// names are rejected without being split into words.
-var passwordStems = []string{"pass", "wort", "word", "contras", "credenc", "credential", "zugang", "login",
-	"identifiant", "senha", "lösenord", "kennw", "wacht", "bitwarden", "keepass", "dashlane", "enpass", "roboform", "mot"}
+// phraseAt reports whether one of phrases starts at words[i].
+func phraseAt(words []string, i int, phrases [][]string) bool {
+	for _, ph := range phrases {
+		if i+len(ph) <= len(words) && slices.Equal(words[i:i+len(ph)], ph) {
+			return true
+		}
+	}
+	return false
+}
 
 // hasStemFold reports whether s contains one of the lower-case stems,
 // ignoring ASCII case, without allocating.
@@ -225,58 +325,20 @@ func hasStemFold(s string, stems []string) bool {
 	return false
 }
 
-// passwordDocument reports why a file named base holds passwords, or "".
-func passwordDocument(base string) string {
-	stem, ext := base, ""
-	if i := strings.LastIndexByte(base, '.'); i > 0 {
-		stem, ext = base[:i], base[i:]
-	}
-	if !passwordDocExts[ext] && !passwordDocExts[strings.ToLower(ext)] || !hasStemFold(stem, passwordStems) {
-		return ""
-	}
-	lower := strings.ToLower(stem)
-	words := strings.FieldsFunc(lower, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 0x7f)
-	})
-	found := ""
-	for i, w := range words {
-		if passwordDocBenign[w] {
-			return ""
-		}
-		switch {
-		case passwordWords[w]:
-			found = "file of passwords or login data"
-		case w == "mot" && i+2 < len(words) && words[i+1] == "de" && (words[i+2] == "passe" || words[i+2] == "passes"),
-			w == "mots" && i+2 < len(words) && words[i+1] == "de" && words[i+2] == "passe":
-			found = "file of passwords or login data"
-		}
-	}
-	if found != "" {
-		return found
-	}
-	compact := strings.Join(words, "")
-	for _, m := range passwordManagers {
-		if strings.Contains(compact, m) || m == "protonpass" && strings.Contains(lower, "proton pass") {
-			return "password manager export"
-		}
-	}
-	return ""
-}
-
-// pathRef builds a PathRef for a raw path string: normalised and checked for
+// ref builds a PathRef for a raw path string: normalised and checked for
 // sensitivity. It returns notes for a relative path left unresolved and for
 // example env files.
-func pathRef(raw string, access Kind, dir, home string) (PathRef, []string) {
+func (r *pathRules) ref(raw string, access Kind, dir, home string) (PathRef, []string) {
 	p, rel := normPath(raw, dir, home)
 	ref := PathRef{Path: p, Access: access}
 	var notes []string
 	if rel {
 		notes = append(notes, "relative path "+p+" kept as is: working directory unknown")
 	}
-	why, harmless := sensitivePath(p)
+	why, harmless := r.sensitive(p)
 	if why == "" && p != raw {
 		// The raw form may carry what normalisation dropped ("~user").
-		why, _ = sensitivePath(raw)
+		why, _ = r.sensitive(raw)
 	}
 	if why != "" {
 		ref.Sensitive, ref.Why = true, why

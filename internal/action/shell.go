@@ -1,6 +1,7 @@
 package action
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"slices"
@@ -8,8 +9,6 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
-
-	"github.com/mandate-dev/mandate/internal/secret"
 )
 
 // Shell command lines are parsed with mvdan.cc/sh and every simple command is
@@ -21,12 +20,11 @@ import (
 // system(). Each command is looked up in a table of known programs; what is
 // not known is Execute, never Read.
 
-// Limits that keep a hostile command line cheap to analyse.
+// Limits on what a recorded Command keeps (bounds.go has the limits on
+// the analysis itself).
 const (
-	maxShellCommands = 512 // simple commands analysed per call
-	maxShellDepth    = 8   // nested interpreters (sh -c "sh -c …")
-	maxArgvRecord    = 48  // argv elements kept in a recorded Command
-	maxArgRecordLen  = 512 // bytes per recorded argv element
+	maxArgvRecord   = 48  // argv elements kept in a recorded Command
+	maxArgRecordLen = 512 // bytes per recorded argv element
 )
 
 // shellResult is everything a command line does.
@@ -51,6 +49,9 @@ type shellResult struct {
 	// makes the line sensitive unless the only credentials in it are
 	// tokens sent back to the services that issued them.
 	credHeader bool
+	// unexamined says what the analysis did not examine (see
+	// Action.Unexamined).
+	unexamined []string
 	err        error
 }
 
@@ -62,18 +63,35 @@ type shellResult struct {
 // On a syntax error (in both the Bash and the POSIX dialect) it returns the
 // error together with a single Execute command standing for the whole line,
 // so a caller that ignores the error still never sees a read.
+//
+// It uses the built-in knowledge only; Classifier.ParseShell uses the
+// classifier's, operator files included.
 func ParseShell(script, workDir, homeDir string) ([]Command, []PathRef, []string, error) {
-	r := analyzeShell(script, workDir, homeDir, nil)
+	k, err := builtinKnowledge()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r := k.analyzeShell(newBudget(context.Background()), script, workDir, homeDir, nil)
 	return r.commands, r.paths, r.urls, r.err
 }
 
-// analyzeShell parses and analyses a command line. parsers, if not nil,
-// recycles Bash parsers (they are large and not safe to share at once).
-func analyzeShell(script, workDir, homeDir string, parsers *sync.Pool) *shellResult {
+// ParseShell is the package's ParseShell with the classifier's knowledge.
+func (c *Classifier) ParseShell(script, workDir, homeDir string) ([]Command, []PathRef, []string, error) {
+	r := c.k.analyzeShell(newBudget(context.Background()), script, workDir, homeDir, c.parsers)
+	return r.commands, r.paths, r.urls, r.err
+}
+
+// analyzeShell parses and analyses a command line within the call's
+// budget. parsers, if not nil, recycles Bash parsers (they are large and
+// not safe to share at once).
+func (k *knowledge) analyzeShell(bg *budget, script, workDir, homeDir string, parsers *sync.Pool) *shellResult {
 	res := &shellResult{}
-	w := &shellWalker{res: res, home: homeDir, parsers: parsers}
+	w := &shellWalker{k: k, res: res, home: homeDir, parsers: parsers, bg: bg}
 	env := &shellEnv{cwd: workDir}
 	w.script(script, env, 0)
+	if bg.stopped != "" {
+		w.cut(bg.stopped)
+	}
 	w.settleCredentials()
 	if res.err != nil && len(res.commands) == 0 {
 		res.commands = append(res.commands, Command{Argv: []string{truncate(script, maxArgRecordLen)}, Kind: Execute,
@@ -106,12 +124,18 @@ func parseShellFile(src string, parsers *sync.Pool) (*syntax.File, error) {
 }
 
 type shellWalker struct {
+	k        *knowledge
 	res      *shellResult
 	home     string
 	funcs    map[string]kindSet // functions the script defines, with what their bodies do
 	commands int
 	limited  bool
 	parsers  *sync.Pool
+	// bg is the call's work budget, shared with its other command lines.
+	bg *budget
+	// hijacked is a variable that changes which code runs (PATH,
+	// LD_PRELOAD, GOFLAGS …), set or exported for the rest of the line.
+	hijacked string
 	// fetches counts the commands so far that fetch from the network;
 	// a substitution or pipe stage that raises it delivers fetched data.
 	fetches int
@@ -206,9 +230,25 @@ type stdinSrc struct {
 
 // script parses src and walks it. depth counts nested interpreters.
 func (w *shellWalker) script(src string, env *shellEnv, depth int) {
-	if depth > maxShellDepth {
-		w.note("command nested too deeply to analyse; treated as execute")
-		w.res.kinds.add(Execute)
+	if depth > MaxShellDepth {
+		w.cut(fmt.Sprintf("interpreters nested more than %d deep (MaxShellDepth): the innermost command line was not examined", MaxShellDepth))
+		return
+	}
+	d, n, over := shellShape(src, MaxShellNesting, MaxShellTokens)
+	if over {
+		w.emit(Command{Argv: []string{truncate(src, maxArgRecordLen)}, Kind: Execute, Via: env.via,
+			Note: "not parsed: too deep or too long to analyse"}, kindBit(Execute))
+		if d > MaxShellNesting {
+			w.cut(fmt.Sprintf("the command line nests (…), $(…), `…` or { } more than %d deep (MaxShellNesting): it was not parsed or examined", MaxShellNesting))
+		} else {
+			w.cut(fmt.Sprintf("the command line has more than %d words and operators (MaxShellTokens; at least %d): it was not parsed or examined", MaxShellTokens, n))
+		}
+		return
+	}
+	// Parsing costs about as much for two tokens as walking one node
+	// does: every line the call holds, nested ones again, is paid for
+	// from the one budget.
+	if !w.bg.spend(1 + n/2) {
 		return
 	}
 	f, err := parseShellFile(src, w.parsers)
@@ -234,10 +274,10 @@ func (w *shellWalker) stmts(ss []*syntax.Stmt, env *shellEnv, depth int) {
 // stmt walks one statement. in is its standard input when a pipeline
 // feeds it something known.
 func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth int) {
-	if s == nil {
+	if s == nil || !w.bg.spend(1) {
 		return
 	}
-	var writes []string
+	var writes, truncs []string
 	for _, r := range s.Redirs {
 		fetchesBefore := w.fetches
 		w.scanWord(r.Word, env, depth)
@@ -265,6 +305,10 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 			v := w.word(r.Word, env)
 			if t := w.redirectTarget(v, env); t != "" {
 				writes = append(writes, t)
+				switch r.Op {
+				case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrAllClob:
+					truncs = append(truncs, t)
+				}
 			}
 		case syntax.DplOut, syntax.DplIn:
 			// 2>&1, >&2, <&0: descriptors. ">&file" writes a file.
@@ -356,6 +400,36 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 	if len(writes) > 0 {
 		w.applyRedirects(writes, before, env)
 	}
+	if len(truncs) > 0 && w.emptiesOutput(s, env) {
+		w.res.destructive = true
+		for _, t := range truncs {
+			w.note("the redirection empties " + t)
+		}
+		for i := before; i < len(w.res.commands); i++ {
+			w.res.commands[i].Destructive = true
+		}
+	}
+}
+
+// emptiesOutput reports whether a statement writes nothing to its standard
+// output (no command at all, :, true, cat /dev/null …): redirected to a
+// file, it empties the file.
+func (w *shellWalker) emptiesOutput(s *syntax.Stmt, env *shellEnv) bool {
+	switch c := s.Cmd.(type) {
+	case nil:
+		return true
+	case *syntax.CallExpr:
+		argv := make([]string, 0, len(c.Args))
+		for _, wd := range c.Args {
+			v := w.word(wd, env)
+			if v.dyn || v.glob {
+				return false
+			}
+			argv = append(argv, v.s)
+		}
+		return w.k.shell.dev.emptiesOutput(argv)
+	}
+	return false
 }
 
 // applyRedirects records output redirections: the statement writes those
@@ -425,6 +499,9 @@ func (w *shellWalker) decl(d *syntax.DeclClause, env *shellEnv, depth int) {
 	named := false
 	for _, a := range d.Args {
 		w.assign(a, env, depth)
+		if a.Name != nil && w.k.shell.hijack[a.Name.Value] && a.Value != nil {
+			w.hijacked = a.Name.Value
+		}
 		if a.Name != nil {
 			named = true
 		} else if a.Value != nil {
@@ -450,10 +527,10 @@ func (w *shellWalker) assign(a *syntax.Assign, env *shellEnv, depth int) {
 	if a.Value != nil {
 		w.scanWord(a.Value, env, depth)
 		v := w.word(a.Value, env)
-		if a.Name != nil && !v.dyn && secret.SensitiveKey(a.Name.Value) && !secret.IsPlaceholder(v.s) {
+		if a.Name != nil && !v.dyn && w.k.secrets.SensitiveKey(a.Name.Value) && !w.k.secrets.IsPlaceholder(v.s) {
 			w.res.sensitive = true
 			w.note("assigns a credential to " + a.Name.Value)
-		} else if m, ok := findSecret(v.s); ok {
+		} else if m, ok := w.k.findSecret(v.s); ok {
 			w.res.sensitive = true
 			w.note("assigns a secret-looking value (" + m.Type + ")")
 		}
@@ -475,11 +552,16 @@ func (w *shellWalker) call(c *syntax.CallExpr, env *shellEnv, in *stdinSrc, dept
 	hijack := ""
 	for _, a := range c.Assigns {
 		w.assign(a, env, depth)
-		if len(c.Args) > 0 && a.Name != nil && hijackVars[a.Name.Value] {
+		if len(c.Args) > 0 && a.Name != nil && w.k.shell.hijack[a.Name.Value] {
 			hijack = a.Name.Value
 		}
 	}
 	if len(c.Args) == 0 {
+		for _, a := range c.Assigns {
+			if a.Name != nil && w.k.shell.hijack[a.Name.Value] {
+				w.hijacked = a.Name.Value
+			}
+		}
 		return
 	}
 	argv := make([]string, len(c.Args))
@@ -507,16 +589,6 @@ func (w *shellWalker) call(c *syntax.CallExpr, env *shellEnv, in *stdinSrc, dept
 	inv.run()
 }
 
-// hijackVars change which program runs or what it loads: a read-only
-// command under them is no longer known to be read-only.
-var hijackVars = map[string]bool{
-	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true,
-	"ENV": true, "PYTHONPATH": true, "PYTHONSTARTUP": true, "NODE_OPTIONS": true, "PERL5OPT": true,
-	"PERL5LIB": true, "RUBYOPT": true, "GIT_SSH_COMMAND": true, "GIT_EXEC_PATH": true, "PAGER": true,
-	"GIT_PAGER": true, "EDITOR": true, "VISUAL": true, "DYLD_INSERT_LIBRARIES": true, "IFS": true,
-	"PROMPT_COMMAND": true, "GIT_CONFIG_GLOBAL": true, "LESSOPEN": true,
-}
-
 // scanWord walks the command substitutions inside a word (at any depth:
 // in double quotes, parameter defaults, arithmetic, array indices).
 func (w *shellWalker) scanWord(wd *syntax.Word, env *shellEnv, depth int) {
@@ -531,6 +603,9 @@ func (w *shellWalker) scanNode(n syntax.Node, env *shellEnv, depth int) {
 		return
 	}
 	syntax.Walk(n, func(n syntax.Node) bool {
+		if !w.bg.spend(1) {
+			return false
+		}
 		switch x := n.(type) {
 		case *syntax.CmdSubst:
 			via := "$(…)"
@@ -550,6 +625,36 @@ func (w *shellWalker) scanNode(n syntax.Node, env *shellEnv, depth int) {
 		return true
 	})
 }
+
+// valueSubst reports whether a substitution only prints one short value
+// (its commands are value programs with literal arguments: $(id -u),
+// $(date +%s)), and returns it in its source form. Such a value names no
+// file or host by itself, so it need not be examined.
+func (w *shellWalker) valueSubst(x *syntax.CmdSubst, env *shellEnv) (string, bool) {
+	if len(x.Stmts) != 1 || len(x.Stmts[0].Redirs) > 0 {
+		return "", false
+	}
+	c, ok := x.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 || len(c.Assigns) > 0 {
+		return "", false
+	}
+	argv := make([]string, len(c.Args))
+	for i, wd := range c.Args {
+		v := w.word(wd, env)
+		if v.dyn || v.glob {
+			return "", false
+		}
+		argv[i] = v.s
+	}
+	if !w.k.shell.valuePrograms[argv[0]] {
+		return "", false
+	}
+	return "$(" + strings.Join(argv, " ") + ")", true
+}
+
+// substMarker stands for a command substitution's output in a word's
+// value when it is only known at run time.
+const substMarker = "$(…)"
 
 // wordVal is a word as far as it is known before running anything.
 type wordVal struct {
@@ -608,8 +713,21 @@ func (w *shellWalker) part(b *strings.Builder, v *wordVal, p syntax.WordPart, en
 			b.WriteString("$" + name)
 		}
 	case *syntax.CmdSubst:
+		// A substitution whose output is known without running it
+		// ($(cat <<'EOF' … EOF), $(echo /etc/shadow)) is that text, as
+		// the shell would give it: trailing newlines dropped.
+		if len(x.Stmts) == 1 {
+			if out := w.literalOutput(x.Stmts[0], env, nil); out.literal {
+				b.WriteString(strings.TrimRight(out.text, "\n"))
+				return
+			}
+		}
 		v.dyn = true
-		b.WriteString("$(…)")
+		if val, ok := w.valueSubst(x, env); ok {
+			b.WriteString(val)
+			return
+		}
+		b.WriteString(substMarker)
 	case *syntax.ArithmExp:
 		v.dyn = true
 		b.WriteString("$((…))")
@@ -720,18 +838,6 @@ func (w *shellWalker) literalOutput(s *syntax.Stmt, env *shellEnv, in *stdinSrc)
 	return dynamic
 }
 
-// stdinConsumers run or transform what arrives on their standard input,
-// so a pipeline's known output matters to them (openssl s_client sends
-// it: an empty line sends nothing).
-var stdinConsumers = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
-	"python": true, "python3": true, "python2": true, "node": true, "nodejs": true, "perl": true, "ruby": true,
-	"php": true, "lua": true, "psql": true, "mysql": true, "mariadb": true, "sqlite3": true, "sqlite": true,
-	"duckdb": true, "ssh": true, "base64": true, "cat": true, "rev": true, "sudo": true, "doas": true,
-	"env": true, "exec": true, "command": true, "nohup": true, "timeout": true, "time": true, "osascript": true,
-	"openssl": true,
-}
-
 // readsStdinScript reports whether a pipeline stage may run or pass on what
 // it reads (a shell, an interpreter, a database client, or a filter in
 // front of one); only then is the previous stage's output worth working out.
@@ -747,7 +853,7 @@ func (w *shellWalker) readsStdinScript(s *syntax.Stmt, env *shellEnv) bool {
 			return false
 		}
 		v := w.word(c.Args[0], env)
-		return v.dyn || stdinConsumers[path.Base(v.s)] || lookupCommand(path.Base(v.s)) == nil
+		return v.dyn || w.k.shell.stdin[path.Base(v.s)] || w.k.shell.lookup(path.Base(v.s)) == nil
 	}
 	return true
 }
@@ -825,12 +931,15 @@ func (w *shellWalker) addPath(raw string, access Kind, env *shellEnv, dynamic bo
 	if env.cwdLost {
 		dir = ""
 	}
-	ref, notes := pathRef(raw, access, dir, w.home)
+	ref, notes := w.k.paths.ref(raw, access, dir, w.home)
 	for _, n := range notes {
 		w.note(n)
 	}
 	if dynamic {
 		w.note("path " + ref.Path + " is only known at run time")
+		if strings.Contains(raw, substMarker) {
+			w.cut("the path " + truncate(raw, 80) + " is the output of a command substitution, known only when the line runs: it was not examined")
+		}
 	}
 	for i := range w.res.paths {
 		if w.res.paths[i].Path == ref.Path && w.res.paths[i].Access == ref.Access {
@@ -853,6 +962,25 @@ func accessVerb(k Kind) string {
 		return "runs"
 	}
 	return "touches"
+}
+
+// addresses is the package's addresses, recording a cut-off list as not
+// examined.
+func (w *shellWalker) addresses(s string) []string {
+	as, cut := addresses(s)
+	if cut {
+		w.cut(fmt.Sprintf("a command names more than %d recipients in one argument (MaxRecipients): the rest were not examined", MaxRecipients))
+	}
+	return as
+}
+
+// cut records something the analysis did not examine; what was not
+// examined may run anything.
+func (w *shellWalker) cut(why string) {
+	w.res.kinds.add(Execute)
+	if !slices.Contains(w.res.unexamined, why) {
+		w.res.unexamined = append(w.res.unexamined, why)
+	}
 }
 
 func (w *shellWalker) note(s string) {
@@ -962,5 +1090,8 @@ func applyShell(b *builder, r *shellResult) {
 	}
 	if r.adminGrant {
 		b.adminGrant = true
+	}
+	for _, u := range r.unexamined {
+		b.unexamined(u)
 	}
 }

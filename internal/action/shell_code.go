@@ -1,9 +1,16 @@
 package action
 
 import (
+	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/internal/datafile"
 )
 
 // Inline program text (python -c, node -e, perl -e, awk programs, a code
@@ -21,32 +28,104 @@ type codeResult struct {
 	paths       []PathRef // raw paths with access; normalised by the caller
 	urls        []string
 	shells      []string // literal command lines run through a shell
+	// unexamined says what of the code was not examined (its length or
+	// its matches past the limits).
+	unexamined []string
 }
 
-// codeLanguage normalises a language name; "" if unknown.
-func codeLanguage(s string) string {
-	switch strings.ToLower(s) {
-	case "python", "py", "python3":
-		return "python"
-	case "javascript", "js", "node", "typescript", "ts":
-		return "javascript"
-	case "perl", "pl":
-		return "perl"
-	case "ruby", "rb":
-		return "ruby"
-	case "shell", "sh", "bash", "zsh":
-		return "shell"
-	case "sql":
-		return "sql"
-	case "php", "lua", "r", "julia", "applescript", "powershell", "awk":
-		return strings.ToLower(s)
-	}
-	return ""
+// codeSpec is the code section of a knowledge file (data/code.yaml).
+type codeSpec struct {
+	Languages map[string][]string `yaml:"languages"`
+	Patterns  []codePatternSpec   `yaml:"patterns"`
 }
+
+// codePatternSpec is one pattern as written.
+type codePatternSpec struct {
+	Pattern     string   `yaml:"pattern"`
+	Languages   []string `yaml:"languages"`
+	Kind        string   `yaml:"kind"`
+	Group       int      `yaml:"group"`
+	Exec        bool     `yaml:"exec"`
+	Destructive bool     `yaml:"destructive"`
+	External    bool     `yaml:"external"`
+	Sensitive   bool     `yaml:"sensitive"`
+	Note        string   `yaml:"note"`
+
+	re   *regexp.Regexp
+	line int
+}
+
+// UnmarshalYAML compiles and checks a pattern.
+func (c *codePatternSpec) UnmarshalYAML(n *yaml.Node) error {
+	type plain codePatternSpec
+	var p plain
+	if err := datafile.Decode(n, &p); err != nil {
+		return err
+	}
+	*c = codePatternSpec(p)
+	c.line = n.Line
+	re, err := regexp.Compile(c.Pattern)
+	if err != nil || c.Pattern == "" {
+		return datafile.At(n, "code pattern %q: %v", c.Pattern, err)
+	}
+	c.re = re
+	if _, ok := validKindNames[c.Kind]; !ok || c.Kind == string(Unknown) {
+		return datafile.At(n, "code pattern: unknown kind %q (want one of %s)", c.Kind, kindNames())
+	}
+	if c.Group < 0 || c.Group > re.NumSubexp() {
+		return datafile.At(n, "code pattern: group %d, but the pattern has %d", c.Group, re.NumSubexp())
+	}
+	if c.Exec && c.Group == 0 {
+		return datafile.At(n, "code pattern: exec needs the group that is the command line")
+	}
+	return nil
+}
+
+func (c *codeSpec) merge(o *codeSpec) {
+	c.Languages = appendGroups(c.Languages, o.Languages)
+	c.Patterns = append(c.Patterns, o.Patterns...)
+}
+
+// codeRules is the compiled code knowledge.
+type codeRules struct {
+	// languages maps every name and alias to its language.
+	languages map[string]string
+	patterns  []codePattern
+}
+
+func compileCode(c *codeSpec) (*codeRules, error) {
+	r := &codeRules{languages: map[string]string{}}
+	for lang, aliases := range c.Languages {
+		r.languages[lang] = lang
+		for _, a := range aliases {
+			r.languages[strings.ToLower(a)] = lang
+		}
+	}
+	for _, p := range c.Patterns {
+		cp := codePattern{re: p.re, kind: Kind(p.Kind), group: p.Group, exec: p.Exec, destructive: p.Destructive,
+			external: p.External, sensitive: p.Sensitive, note: p.Note}
+		for _, l := range p.Languages {
+			lang, ok := r.languages[l]
+			if !ok {
+				return nil, fmt.Errorf("code pattern at line %d: unknown language %q", p.line, l)
+			}
+			cp.langs = append(cp.langs, lang)
+		}
+		r.patterns = append(r.patterns, cp)
+	}
+	return r, nil
+}
+
+// names lists the languages and their aliases.
+func (r *codeRules) names() []string { return slices.Sorted(maps.Keys(r.languages)) }
+
+// language normalises a language name; "" if unknown.
+func (r *codeRules) language(s string) string { return r.languages[strings.ToLower(s)] }
 
 type codePattern struct {
-	re    *regexp.Regexp
-	langs string // space-separated languages, "" for all
+	re *regexp.Regexp
+	// langs are the languages it applies to, none for all.
+	langs []string
 	kind  Kind
 	// group, if > 0, is a literal path (for file patterns) or command
 	// line (for exec patterns) in the match.
@@ -58,89 +137,15 @@ type codePattern struct {
 	note        string
 }
 
-var codePatterns = []codePattern{
-	// File deletion.
-	{re: regexp.MustCompile(`shutil\.rmtree\(\s*(?:r?['"]([^'"]*)['"])?`), langs: "python", kind: Delete, group: 1, destructive: true, note: "deletes a directory tree (shutil.rmtree)"},
-	{re: regexp.MustCompile(`os\.(?:remove|unlink|rmdir|removedirs)\(\s*(?:r?['"]([^'"]*)['"])?`), langs: "python", kind: Delete, group: 1, note: "deletes files (os.remove)"},
-	{re: regexp.MustCompile(`Path\(\s*r?['"]([^'"]*)['"]\s*\)\.(?:unlink|rmdir)\(`), langs: "python", kind: Delete, group: 1, note: "deletes a file (Path.unlink)"},
-	{re: regexp.MustCompile(`\.unlink\(\s*(?:missing_ok)?`), langs: "python", kind: Delete, note: "deletes a file (unlink)"},
-	{re: regexp.MustCompile(`(?:\bfs|\))(?:\.promises)?\.(?:rmSync|rm|rmdirSync|rmdir)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Delete, group: 1, destructive: true, note: "deletes files (fs.rm)"},
-	{re: regexp.MustCompile(`(?:\bfs|\))(?:\.promises)?\.(?:unlinkSync|unlink)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Delete, group: 1, note: "deletes a file (fs.unlink)"},
-	{re: regexp.MustCompile(`\brimraf\b`), langs: "javascript", kind: Delete, destructive: true, note: "deletes a directory tree (rimraf)"},
-	{re: regexp.MustCompile(`\bunlink\s*\(?\s*(?:['"]([^'"]*)['"])?`), langs: "perl php", kind: Delete, group: 1, note: "deletes files (unlink)"},
-	{re: regexp.MustCompile(`\b(?:rmtree|remove_tree)\s*\(?\s*(?:['"]([^'"]*)['"])?`), langs: "perl", kind: Delete, group: 1, destructive: true, note: "deletes a directory tree (rmtree)"},
-	{re: regexp.MustCompile(`FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry|rmtree)\(?\s*(?:['"]([^'"]*)['"])?`), langs: "ruby", kind: Delete, group: 1, destructive: true, note: "deletes a directory tree (FileUtils.rm_rf)"},
-	{re: regexp.MustCompile(`(?:FileUtils\.rm|File\.delete|File\.unlink|Dir\.rmdir|Dir\.delete)\(?\s*(?:['"]([^'"]*)['"])?`), langs: "ruby", kind: Delete, group: 1, note: "deletes files"},
-	{re: regexp.MustCompile(`\b(?:Remove-Item|rm|del|rmdir)\b[^\n;]*-Recurse`), langs: "powershell", kind: Delete, destructive: true, note: "deletes a directory tree (Remove-Item -Recurse)"},
-	{re: regexp.MustCompile(`\bRemove-Item\b`), langs: "powershell", kind: Delete, note: "deletes files (Remove-Item)"},
-	// File writes.
-	{re: regexp.MustCompile(`open\(\s*r?['"]([^'"]*)['"]\s*,\s*['"][^'"]*[wax+]`), langs: "python", kind: Write, group: 1, note: "writes a file"},
-	{re: regexp.MustCompile(`\.write_(?:text|bytes)\(`), langs: "python", kind: Write, note: "writes a file"},
-	{re: regexp.MustCompile(`(?:\bfs|\))(?:\.promises)?\.(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream)\(\s*(?:['"\x60]([^'"\x60]*)['"\x60])?`), langs: "javascript", kind: Write, group: 1, note: "writes a file"},
-	{re: regexp.MustCompile(`open\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]\+?>{1,2}\s*([^'"]*)['"]`), langs: "perl", kind: Write, group: 1, note: "writes a file"},
-	{re: regexp.MustCompile(`File\.(?:write|open\([^)]*['"][wa])`), langs: "ruby", kind: Write, note: "writes a file"},
-	{re: regexp.MustCompile(`file_put_contents\(`), langs: "php", kind: Write, note: "writes a file"},
-	{re: regexp.MustCompile(`\b(?:Set-Content|Out-File|Add-Content)\b`), langs: "powershell", kind: Write, note: "writes a file"},
-	// File reads (for sensitivity: a script reading ~/.ssh/id_rsa).
-	{re: regexp.MustCompile(`open\(\s*r?['"]([^'"]*)['"]\s*(?:\)|,\s*['"]r)`), langs: "python", kind: Read, group: 1},
-	{re: regexp.MustCompile(`Path\(\s*r?['"]([^'"]*)['"]\s*\)\.read_(?:text|bytes)\(`), langs: "python", kind: Read, group: 1},
-	{re: regexp.MustCompile(`(?:\bfs|\))(?:\.promises)?\.(?:readFileSync|readFile|createReadStream)\(\s*['"\x60]([^'"\x60]*)['"\x60]`), langs: "javascript", kind: Read, group: 1},
-	{re: regexp.MustCompile(`File\.(?:read|readlines|open)\(\s*['"]([^'"]*)['"]`), langs: "ruby", kind: Read, group: 1},
-	{re: regexp.MustCompile(`file_get_contents\(\s*['"]([^'"]*)['"]`), langs: "php", kind: Read, group: 1},
-	{re: regexp.MustCompile(`open\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]<?\s*([^'">|]+)['"]`), langs: "perl", kind: Read, group: 1},
-	// Network: sending.
-	{re: regexp.MustCompile(`\b(?:requests|httpx|session|client)\.(?:post|put|patch|delete|request)\(`), langs: "python", kind: Send, external: true, note: "sends data over the network"},
-	{re: regexp.MustCompile(`\b(?:smtplib|ftplib|paramiko)\b`), langs: "python", kind: Send, external: true, note: "opens a mail, FTP or SSH connection"},
-	{re: regexp.MustCompile(`\bsocket\.(?:socket|create_connection)\(`), langs: "python", kind: Send, external: true, note: "opens a network socket"},
-	{re: regexp.MustCompile(`urlopen\([^)]*data\s*=|Request\([^)]*data\s*=|method\s*=\s*['"](?:POST|PUT|PATCH|DELETE)`), langs: "python", kind: Send, external: true, note: "sends data over the network"},
-	{re: regexp.MustCompile(`method\s*:\s*['"](?:POST|PUT|PATCH|DELETE)['"]|axios\.(?:post|put|patch|delete)\(|\.(?:post|put|patch)\(\s*['"\x60]https?:|https?\.request\(|net\.(?:connect|createConnection)\(|new\s+WebSocket\(|XMLHttpRequest|navigator\.sendBeacon|nodemailer`), langs: "javascript", kind: Send, external: true, note: "sends data over the network"},
-	{re: regexp.MustCompile(`\b(?:IO::Socket|Net::SMTP|Net::FTP|LWP::UserAgent|HTTP::Tiny)\b|->post\(`), langs: "perl", kind: Send, external: true, note: "opens a network connection"},
-	{re: regexp.MustCompile(`Net::HTTP\.(?:post|start)|TCPSocket|Net::SMTP|\.post\(`), langs: "ruby", kind: Send, external: true, note: "sends data over the network"},
-	{re: regexp.MustCompile(`curl_exec|fsockopen|\bmail\(`), langs: "php", kind: Send, external: true, note: "sends data over the network"},
-	{re: regexp.MustCompile(`Invoke-(?:WebRequest|RestMethod)[^\n;]*-Method\s+(?:Post|Put|Patch|Delete)|Send-MailMessage|Net\.Sockets`), langs: "powershell", kind: Send, external: true, note: "sends data over the network"},
-	// Network: fetching.
-	{re: regexp.MustCompile(`\b(?:requests|httpx)\.get\(|urllib\.request|urlopen\(|urlretrieve\(`), langs: "python", kind: Fetch, note: "fetches from the network"},
-	{re: regexp.MustCompile(`\bfetch\(|axios\.get\(|https?\.get\(`), langs: "javascript", kind: Fetch, note: "fetches from the network"},
-	{re: regexp.MustCompile(`LWP::Simple|\bget\(\s*['"]https?:`), langs: "perl", kind: Fetch, note: "fetches from the network"},
-	{re: regexp.MustCompile(`open-uri|Net::HTTP\.get|URI\.open`), langs: "ruby", kind: Fetch, note: "fetches from the network"},
-	{re: regexp.MustCompile(`Invoke-(?:WebRequest|RestMethod)|\biwr\b|\birm\b|DownloadString|DownloadFile`), langs: "powershell", kind: Fetch, note: "fetches from the network"},
-	// Commands handed to a shell: the literal ones are analysed.
-	{re: regexp.MustCompile(`os\.(?:system|popen)\(\s*r?(['"])((?:[^'"\\]|\\.)*)['"]`), langs: "python", kind: Execute, group: 2, exec: true},
-	{re: regexp.MustCompile(`subprocess\.\w+\(\s*r?(['"])((?:[^'"\\]|\\.)*)['"]`), langs: "python", kind: Execute, group: 2, exec: true},
-	{re: regexp.MustCompile(`(?:os\.system|os\.popen|subprocess\.\w+|os\.exec\w*|pty\.spawn|commands\.getoutput)\(`), langs: "python", kind: Execute, note: "runs other programs"},
-	{re: regexp.MustCompile(`(?:execSync|exec|spawnSync|spawn|execFileSync|execFile)\(\s*(['"\x60])((?:[^'"\x60\\]|\\.)*)['"\x60]`), langs: "javascript", kind: Execute, group: 2, exec: true},
-	{re: regexp.MustCompile(`child_process|\bexeca\b|Bun\.spawn|Deno\.(?:run|Command)`), langs: "javascript", kind: Execute, note: "runs other programs"},
-	{re: regexp.MustCompile(`\b(?:system|exec)\s*\(?\s*(['"])((?:[^'"\\]|\\.)*)['"]`), langs: "perl ruby php", kind: Execute, group: 2, exec: true},
-	{re: regexp.MustCompile("`([^`]+)`"), langs: "perl ruby php", kind: Execute, group: 1, exec: true},
-	{re: regexp.MustCompile(`qx\{([^}]*)\}|%x\{([^}]*)\}`), langs: "perl ruby", kind: Execute, group: 1, exec: true},
-	{re: regexp.MustCompile(`\b(?:shell_exec|passthru|proc_open|popen)\(`), langs: "php", kind: Execute, note: "runs other programs"},
-	{re: regexp.MustCompile(`do shell script\s+"((?:[^"\\]|\\.)*)"`), langs: "applescript", kind: Execute, group: 1, exec: true},
-	{re: regexp.MustCompile(`\b(?:os\.execute|io\.popen)\(\s*(['"])((?:[^'"\\]|\\.)*)['"]`), langs: "lua", kind: Execute, group: 2, exec: true},
-	{re: regexp.MustCompile(`\bsystem2?\(\s*(['"])((?:[^'"\\]|\\.)*)['"]`), langs: "r", kind: Execute, group: 2, exec: true},
-	{re: regexp.MustCompile(`\brun\(\x60([^\x60]*)\x60\)`), langs: "julia", kind: Execute, group: 1, exec: true},
-	{re: regexp.MustCompile(`\b(?:Start-Process|Invoke-Expression|iex)\b`), langs: "powershell", kind: Execute, note: "runs other programs or evaluates text"},
-	// Environment dumps and secrets.
-	{re: regexp.MustCompile(`os\.environ(?:\s*\)|\s*$|\.items\(|\.copy\(|\s*,|\))`), langs: "python", kind: Credential, sensitive: true, note: "reads the whole environment, secrets included"},
-	{re: regexp.MustCompile(`process\.env(?:\s*\)|\s*$|\s*,|\s*;)|JSON\.stringify\(\s*process\.env`), langs: "javascript", kind: Credential, sensitive: true, note: "reads the whole environment, secrets included"},
-	{re: regexp.MustCompile(`%ENV\b`), langs: "perl", kind: Credential, sensitive: true, note: "reads the whole environment, secrets included"},
-	{re: regexp.MustCompile(`\bENV\.(?:to_h|each|inspect|to_a)|\bp ENV\b|puts ENV\b`), langs: "ruby", kind: Credential, sensitive: true, note: "reads the whole environment, secrets included"},
-	{re: regexp.MustCompile(`getenv\(\)|\$_ENV\b|\$_SERVER\b`), langs: "php", kind: Credential, sensitive: true, note: "reads the whole environment, secrets included"},
-	{re: regexp.MustCompile(`Get-ChildItem\s+env:|\bgci\s+env:|\bls\s+env:`), langs: "powershell", kind: Credential, sensitive: true, note: "reads the whole environment, secrets included"},
-	// Obfuscation: decoding text and running it.
-	{re: regexp.MustCompile(`(?:exec|eval)\(\s*(?:base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads)`), langs: "python", kind: Execute, note: "decodes hidden code and runs it"},
-	{re: regexp.MustCompile(`eval\(\s*(?:atob|Buffer\.from)\(`), langs: "javascript", kind: Execute, note: "decodes hidden code and runs it"},
-	{re: regexp.MustCompile(`eval\s*\(?\s*(?:decode_base64|pack\()`), langs: "perl", kind: Execute, note: "decodes hidden code and runs it"},
-}
-
-// scanCode scans inline code of a language ("" tries all).
-func scanCode(lang, code string) codeResult {
+// scan scans inline code of a language ("" tries all).
+func (cr *codeRules) scan(lang, code string) codeResult {
 	var r codeResult
 	r.kinds.add(Execute)
-	if len(code) > maxScanPerStr {
-		code = code[:maxScanPerStr]
-		r.notes = append(r.notes, "code too long: only its beginning was examined")
+	if len(code) > MaxScanPerString {
+		code = code[:MaxScanPerString]
+		r.unexamined = append(r.unexamined, fmt.Sprintf("the code is longer than %d bytes (MaxScanPerString): the rest was not examined", MaxScanPerString))
 	}
-	lang = codeLanguage(lang)
+	lang = cr.language(lang)
 	switch lang {
 	case "shell":
 		r.shells = append(r.shells, code)
@@ -153,14 +158,18 @@ func scanCode(lang, code string) codeResult {
 		return r
 	}
 	seenNote := map[string]bool{}
-	for i := range codePatterns {
-		p := &codePatterns[i]
-		if lang != "" && p.langs != "" && !strings.Contains(" "+p.langs+" ", " "+lang+" ") {
+	for i := range cr.patterns {
+		p := &cr.patterns[i]
+		if lang != "" && len(p.langs) > 0 && !slices.Contains(p.langs, lang) {
 			continue
 		}
-		ms := p.re.FindAllStringSubmatch(code, 16)
+		ms := p.re.FindAllStringSubmatch(code, MaxCodeMatches+1)
 		if len(ms) == 0 {
 			continue
+		}
+		if len(ms) > MaxCodeMatches {
+			ms = ms[:MaxCodeMatches]
+			r.cutMatches()
 		}
 		r.kinds.add(p.kind)
 		r.destructive = r.destructive || p.destructive
@@ -188,10 +197,23 @@ func scanCode(lang, code string) codeResult {
 			r.paths = append(r.paths, PathRef{Path: v, Access: p.kind})
 		}
 	}
-	for _, u := range urlRE.FindAllString(code, 16) {
+	us := urlRE.FindAllString(code, MaxCodeMatches+1)
+	if len(us) > MaxCodeMatches {
+		us = us[:MaxCodeMatches]
+		r.cutMatches()
+	}
+	for _, u := range us {
 		r.urls = append(r.urls, strings.TrimRight(u, ".,;:!?"))
 	}
 	return r
+}
+
+// cutMatches records that a pattern matched more often than is examined.
+func (r *codeResult) cutMatches() {
+	why := fmt.Sprintf("the code does one thing more than %d times (MaxCodeMatches): the rest were not examined", MaxCodeMatches)
+	if !slices.Contains(r.unexamined, why) {
+		r.unexamined = append(r.unexamined, why)
+	}
 }
 
 // unescapeCodeString undoes the common backslash escapes of a quoted
@@ -205,7 +227,7 @@ func unescapeCodeString(s string) string {
 }
 
 // applyCode adds inline code found in a tool argument to the action.
-func applyCode(b *builder, r codeResult, dir, home string, parsers *sync.Pool) {
+func (k *knowledge) applyCode(bg *budget, b *builder, r codeResult, dir, home string, parsers *sync.Pool) {
 	b.kinds |= r.kinds
 	if r.destructive {
 		b.destructive = true
@@ -219,8 +241,11 @@ func applyCode(b *builder, r codeResult, dir, home string, parsers *sync.Pool) {
 	for _, n := range r.notes {
 		b.note(n)
 	}
+	for _, u := range r.unexamined {
+		b.unexamined(u)
+	}
 	for _, p := range r.paths {
-		ref, notes := pathRef(p.Path, p.Access, dir, home)
+		ref, notes := k.paths.ref(p.Path, p.Access, dir, home)
 		b.path(ref)
 		for _, n := range notes {
 			b.note(n)
@@ -231,7 +256,7 @@ func applyCode(b *builder, r codeResult, dir, home string, parsers *sync.Pool) {
 		b.host(hostOnly(u))
 	}
 	for _, s := range r.shells {
-		applyShell(b, analyzeShell(s, dir, home, parsers))
+		applyShell(b, k.analyzeShell(bg, s, dir, home, parsers))
 	}
 }
 

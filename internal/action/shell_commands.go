@@ -5,14 +5,17 @@ import (
 	"strings"
 )
 
-// cmdSpec is what Mandate knows about a program.
+// cmdSpec is what Mandate knows about a program, compiled from a commands
+// entry (shell_spec.go).
 type cmdSpec struct {
 	kind Kind
 	// ro: changes nothing when nothing else (flags, redirections) says
 	// otherwise.
 	ro bool
 	// ops is the access of operands taken as paths ("" = operands are
-	// not paths); skip leading operands are not paths (grep's pattern).
+	// not paths); skip leading operands are not paths (grep's pattern),
+	// or, for a wrapper, come before the command it runs (timeout's
+	// duration).
 	ops   Kind
 	skip  int
 	flags flagDef
@@ -20,144 +23,20 @@ type cmdSpec struct {
 	fn       func(*invocation, *cmdSpec)
 	note     string
 	external bool
-	cred     bool // reads credentials
+	cred     bool // reads (or, for a wrapper, injects) credentials
 	destr    bool
-}
-
-// commands is the table of known programs. It is data: built once at
-// package initialisation and never changed.
-var commands = map[string]*cmdSpec{}
-
-func reg(spec cmdSpec, names ...string) {
-	for _, n := range names {
-		s := spec
-		commands[n] = &s
-	}
-}
-
-func init() {
-	// Read-only tools whose operands are files they read.
-	reg(cmdSpec{kind: Read, ro: true, ops: Read}, "cat", "less", "more", "wc", "stat", "file", "ls", "ll",
-		"realpath", "readlink", "diff", "cmp", "comm", "md5sum", "sha1sum", "sha224sum", "sha256sum",
-		"sha384sum", "sha512sum", "shasum", "cksum", "b2sum", "sum", "xxd", "hexdump", "od", "strings",
-		"nl", "column", "fold", "paste", "join", "rev", "tac", "expand", "unexpand", "fmt", "pr",
-		"base32", "base64", "bat", "view", "zcat", "bzcat", "xzcat", "zless", "lsattr", "exa", "eza",
-		"iconv", "numfmt", "tsort", "ldd", "nm", "objdump", "readelf", "size", "identify", "exiftool",
-		"pdftotext", "pdfinfo", "md5", "zipinfo", "fdupes", "lsof")
-	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "ncb"}}, "head", "tail")
-	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "dBtX", long: []string{"max-depth", "exclude", "block-size", "threshold"}}}, "du")
-	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "tx", long: []string{"type", "exclude-type", "output"}}}, "df")
-	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "LIP", long: []string{"filelimit", "charset"}}}, "tree")
-	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "dfcs", long: []string{"delimiter", "fields", "characters", "bytes"}}}, "cut")
-	reg(cmdSpec{kind: Read, ro: true, ops: Read, skip: 1, flags: flagDef{short: "f", long: []string{"arg", "argjson", "slurpfile", "rawfile", "args", "indent", "from-file"}}}, "jq", "gojq")
-	reg(cmdSpec{kind: Read, ro: true}, "pwd", "which", "whereis", "type", "true", "false", "test", "[", "sleep",
-		"expr", "uname", "id", "whoami", "groups", "ps", "top", "htop", "free", "uptime", "locale",
-		"tput", "netstat", "ss", "w", "who", "last", "arch", "nproc", "lscpu", "lsblk", "lsusb",
-		"lspci", "dmesg", "vmstat", "iostat", "seq", "yes", "cal", "bc", "dc", "man", "help", "info",
-		"history", "jobs", "dirs", "hash", "umask", "ulimit", "getconf", "tty", "stty", "clear",
-		"reset", "read", "shift", "return", "exit", "wait", "shopt", "unset", "unalias", "bind",
-		"complete", "compgen", "caller", "logout", ":", "basename", "dirname", "tr", "date",
-		"printf", "echo", "sw_vers", "system_profiler", "ioreg", "lsb_release", "ifconfig", "nvidia-smi", "sensors",
-		"fc-list", "cowsay", "let", "break", "continue", "disown", "fg", "bg", "suspend", "times")
-	reg(cmdSpec{kind: Read, ro: true, ops: Read, flags: flagDef{short: "ktT", long: []string{"key", "field-separator", "temporary-directory", "buffer-size", "parallel"}}, fn: sortCmd}, "sort")
-	reg(cmdSpec{kind: Read, ro: true, fn: uniqCmd, flags: flagDef{short: "fsw", long: []string{"skip-fields", "skip-chars", "check-chars", "group", "all-repeated"}}}, "uniq")
-	reg(cmdSpec{kind: Read, ro: true, fn: grepCmd, flags: flagDef{short: "efmABCdD", long: []string{
-		"regexp", "file", "max-count", "after-context", "before-context", "context", "include", "exclude",
-		"exclude-dir", "label", "color", "colour", "devices", "directories", "binary-files", "glob", "g",
-		"type", "t", "type-not", "T", "max-depth", "ignore-file", "sort", "sortr", "threads", "j",
-		"replace", "r", "M", "max-columns", "E", "encoding", "pre", "iglob", "type-add",
-	}}}, "grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep")
-	reg(cmdSpec{kind: Read, ro: true, fn: findCmd}, "find", "gfind")
-	reg(cmdSpec{kind: Read, ro: true, fn: fdCmd}, "fd", "fdfind")
-	reg(cmdSpec{kind: Read, ro: true, fn: sedCmd}, "sed", "gsed")
-	reg(cmdSpec{kind: Read, ro: true, fn: awkCmd}, "awk", "gawk", "mawk", "nawk")
-	reg(cmdSpec{kind: Read, ro: true, ops: Read, skip: 1, fn: yqCmd}, "yq")
-	reg(cmdSpec{kind: Read, ro: true, fn: printenvCmd}, "printenv")
-	reg(cmdSpec{kind: Read, ro: true, fn: setCmd}, "set")
-	reg(cmdSpec{kind: Read, ro: true, fn: cdCmd}, "cd", "pushd", "popd", "chdir")
-	reg(cmdSpec{kind: Read, ro: true, fn: getentCmd}, "getent")
-	reg(cmdSpec{kind: Read, ro: true, fn: aliasCmd}, "alias")
-	reg(cmdSpec{kind: Read, ro: true, fn: trapCmd}, "trap")
-	reg(cmdSpec{kind: Read, ro: true, fn: hostnameCmd}, "hostname")
-
-	// Network look-ups: fetch, with the host.
-	reg(cmdSpec{kind: Fetch, fn: hostOperandCmd, flags: flagDef{short: "cisWwtIp", long: []string{"count", "interval"}}}, "ping", "ping6", "traceroute", "tracepath", "mtr", "dig", "nslookup", "host", "whois", "drill")
-
-	// Writers.
-	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "m", long: []string{"mode", "context"}}}, "mkdir", "touch", "mkfifo", "mknod")
-	reg(cmdSpec{kind: Write, flags: flagDef{short: "p", long: []string{"tmpdir", "suffix"}}, note: "creates a temporary file"}, "mktemp")
-	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "a", long: []string{"output-error"}}, note: "tee writes its input to files"}, "tee")
-	reg(cmdSpec{kind: Write, fn: copyCmd, flags: flagDef{short: "tSb", long: []string{"target-directory", "suffix", "backup", "reflink", "sparse", "preserve", "no-preserve"}}}, "cp", "mv", "ln", "install", "ditto")
-	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "piFdDB", long: []string{"input", "output", "directory", "strip", "reject-file", "prefix", "backup-if-mismatch"}}, note: "patch modifies files"}, "patch")
-	reg(cmdSpec{kind: Write, fn: chmodCmd, flags: flagDef{long: []string{"reference", "from"}}}, "chmod", "chown", "chgrp", "chattr", "setfacl")
-	reg(cmdSpec{kind: Write, ops: Write, note: "opens files in an editor that may change them"}, "vim", "vi", "nvim", "nano", "emacs", "pico", "ed", "ex", "code", "subl", "micro", "hx")
-	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "ablnpC", long: []string{"lines", "bytes", "line-bytes", "number", "suffix-length", "additional-suffix"}}}, "split", "csplit")
-	reg(cmdSpec{kind: Write, fn: tarCmd}, "tar", "bsdtar", "gtar")
-	reg(cmdSpec{kind: Write, ops: Write, flags: flagDef{short: "x", long: []string{}}, fn: zipCmd}, "zip", "unzip", "7z", "7za", "rar", "unrar", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "compress", "uncompress")
-	reg(cmdSpec{kind: Write, fn: perlCmd}, "perl")
-	reg(cmdSpec{kind: Write, fn: crontabCmd}, "crontab")
-	reg(cmdSpec{kind: Write, note: "changes system configuration"}, "mount", "umount", "swapon", "swapoff", "sysctl", "iptables", "ip6tables", "nft", "ufw", "route", "modprobe", "insmod", "rmmod", "hostnamectl", "localectl", "update-alternatives", "ldconfig", "usermod", "groupadd", "useradd", "adduser", "visudo", "setenforce")
-	reg(cmdSpec{kind: Delete, destr: true, note: "removes user accounts"}, "userdel", "deluser", "groupdel")
-	reg(cmdSpec{kind: Credential, cred: true, note: "changes a password"}, "passwd", "chpasswd")
-	reg(cmdSpec{kind: Write, fn: pkgCmd}, "apt", "apt-get", "yum", "dnf", "zypper", "pacman", "apk", "brew", "port", "snap", "flatpak", "nix-env", "choco", "winget", "scoop")
-	reg(cmdSpec{kind: Execute, fn: serviceCmd}, "systemctl", "service", "launchctl", "rc-service", "sv")
-	reg(cmdSpec{kind: Write, fn: sshKeygenCmd}, "ssh-keygen")
-	reg(cmdSpec{kind: Credential, cred: true, note: "reads keys held by the SSH agent"}, "ssh-add")
-	reg(cmdSpec{kind: Credential, fn: gpgCmd}, "gpg", "gpg2")
-	reg(cmdSpec{kind: Read, fn: opensslCmd}, "openssl")
-	reg(cmdSpec{kind: Write, fn: dateCmd}, "timedatectl")
-
-	// Destroyers.
-	reg(cmdSpec{kind: Delete, fn: rmCmd}, "rm", "grm", "trash", "trash-put", "gio-trash")
-	reg(cmdSpec{kind: Delete, ops: Delete, flags: flagDef{}}, "rmdir", "unlink")
-	reg(cmdSpec{kind: Delete, ops: Delete, destr: true, flags: flagDef{short: "ns", long: []string{"iterations", "size", "random-source"}}, note: "shred overwrites files irrecoverably"}, "shred", "srm", "wipe")
-	reg(cmdSpec{kind: Delete, ops: Delete, destr: true, flags: flagDef{short: "sr", long: []string{"size", "reference"}}, note: "truncate cuts files, losing their content"}, "truncate")
-	reg(cmdSpec{kind: Delete, fn: ddCmd}, "dd")
-	reg(cmdSpec{kind: Delete, destr: true, note: "formats a device, destroying its data"}, "mkfs", "mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "sgdisk", "parted", "cfdisk", "blkdiscard", "format", "diskutil", "newfs", "zpool", "cryptsetup")
-	reg(cmdSpec{kind: Execute, note: "stops or restarts the machine"}, "shutdown", "reboot", "halt", "poweroff", "init", "telinit")
-	reg(cmdSpec{kind: Execute, note: "signals processes"}, "kill", "pkill", "killall", "xkill", "skill")
-
-	// Shells, interpreters, and evaluation of strings.
-	reg(cmdSpec{kind: Execute, fn: shellCmd}, "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "tcsh", "csh", "rbash")
-	reg(cmdSpec{kind: Execute, fn: evalCmd}, "eval")
-	reg(cmdSpec{kind: Execute, fn: sourceCmd}, "source", ".")
-	reg(cmdSpec{kind: Execute, fn: interpCmd}, "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "ruby", "php", "deno", "bun", "lua", "luajit", "Rscript", "julia", "osascript", "pwsh", "powershell", "tclsh", "guile", "racket", "elixir", "escript", "groovy", "jshell", "java", "dotnet", "swift", "kotlin", "scala", "ts-node", "tsx")
-
-	// Wrappers: the command they run is what counts.
-	reg(cmdSpec{fn: wrapperCmd}, "sudo", "doas", "nohup", "nice", "ionice", "stdbuf", "timeout", "time", "command", "builtin", "exec",
-		"strace", "ltrace", "chroot", "runuser", "sg", "flock", "unshare", "nsenter", "setsid", "firejail",
-		"torsocks", "torify", "proxychains", "proxychains4", "caffeinate", "busybox", "chronic", "unbuffer",
-		"pkexec", "catchsegv", "valgrind", "taskset", "numactl", "cpulimit", "systemd-run",
-		"xvfb-run", "dbus-run-session", "script", "fakeroot", "with-contenv", "tini", "dumb-init",
-		"gosu", "su-exec", "chpst", "sem", "direnv", "dotenv", "op", "doppler", "aws-vault", "sops",
-		"poetry", "pipenv", "uv", "rye", "hatch", "pdm", "bundle", "rbenv", "pyenv", "nvm", "conda", "mamba",
-		"micromamba", "pixi", "nix-shell", "nix", "asdf", "mise", "rtx", "devbox", "envchain", "chamber",
-		"summon", "berglas", "sshpass", "watch", "su", "env", "xargs", "parallel")
-
-	// Networking that sends.
-	reg(cmdSpec{kind: Fetch, fn: curlCmd}, "curl", "curlie")
-	reg(cmdSpec{kind: Fetch, fn: wgetCmd}, "wget", "wget2", "aria2c", "axel")
-	reg(cmdSpec{kind: Fetch, fn: httpieCmd}, "http", "https", "xh", "xhs")
-	reg(cmdSpec{kind: Send, fn: sshCmd}, "ssh", "autossh", "mosh")
-	reg(cmdSpec{kind: Send, fn: scpCmd}, "scp", "rsync", "rclone", "sftp", "lftp", "ftp", "tftp", "smbclient")
-	reg(cmdSpec{kind: Send, fn: netcatCmd}, "nc", "ncat", "netcat", "socat", "telnet", "websocat", "wscat", "cryptcat")
-	reg(cmdSpec{kind: Send, fn: mailCmd}, "mail", "mailx", "sendmail", "mutt", "neomutt", "msmtp", "swaks", "ssmtp")
-
-	// Development tools.
-	reg(cmdSpec{kind: Write, fn: gitCmd}, "git")
-	reg(cmdSpec{kind: Execute, fn: subcmdTool}, "docker", "podman", "nerdctl", "kubectl", "oc", "k", "helm", "terraform", "tofu", "terragrunt",
-		"npm", "pnpm", "yarn", "pip", "pipx", "go", "cargo", "gh", "hub", "glab", "aws", "gcloud", "gsutil", "az",
-		"docker-compose", "compose", "kind", "minikube", "k3d", "eksctl", "pulumi", "ansible", "ansible-playbook",
-		"vercel", "netlify", "fly", "flyctl", "heroku", "firebase", "wrangler", "supabase", "stripe", "twilio",
-		"gem", "composer", "mvn", "gradle", "gradlew", "rustup", "bazel", "npx", "bunx", "pnpx", "uvx",
-		"security", "pass", "gopass", "vault", "1password", "bw", "lpass", "keyring", "secret-tool", "kwallet-query",
-		"redis-cli", "psql", "mysql", "mariadb", "sqlite3", "sqlite", "mongosh", "mongo", "clickhouse-client", "cqlsh", "duckdb", "pg_dump", "mysqldump", "dropdb", "createdb", "mysqladmin")
-	reg(cmdSpec{kind: Execute, note: "runs a build or test"}, "make", "gmake", "cmake", "ninja", "meson", "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "tap", "karma", "cypress", "playwright", "rspec", "rake", "mix", "stack", "cabal", "ghc", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "tsc", "esbuild", "webpack", "vite", "rollup", "parcel", "turbo", "nx", "lerna", "ctest", "xcodebuild", "swiftc", "zig", "nim", "dune", "sbt", "lein", "clj", "phpunit", "ruff", "eslint", "prettier", "black", "isort", "mypy", "pylint", "flake8", "golangci-lint", "staticcheck", "gofmt", "goimports", "rustfmt", "clippy", "shellcheck", "hadolint", "pre-commit", "husky", "just", "task", "invoke", "fab", "nodemon", "pm2", "gunicorn", "uvicorn", "flask", "django-admin", "manage.py", "rails", "jupyter", "ipython", "streamlit", "hugo", "jekyll", "mkdocs", "sphinx-build", "doxygen", "protoc", "buf", "sqlc", "ng", "expo", "react-native", "flutter", "dart", "ollama")
-	reg(cmdSpec{kind: Execute, fn: openCmd}, "open", "xdg-open", "start", "explorer", "gio-open")
-	reg(cmdSpec{kind: Fetch, fn: hostOperandCmd, flags: flagDef{short: "ptfT"}}, "ssh-keyscan")
-	reg(cmdSpec{kind: Execute, note: "runs a security scanner over the files"}, "gitleaks", "trufflehog", "trivy", "grype", "semgrep", "osv-scanner", "bandit", "gosec", "checkov", "tfsec", "detect-secrets")
-	reg(cmdSpec{kind: Write, ops: Write, note: "converts files"}, "ocrmypdf", "pandoc", "convert", "magick", "ffmpeg", "sips", "pdftk", "qpdf", "gs")
-	reg(cmdSpec{kind: Execute, fn: subcmdTool}, "argocd", "sentry-cli", "flux")
+	// sub is a wrapper's running form ("poetry run").
+	sub string
+	// interp says how an interpreter takes inline code.
+	interp *interpDef
+	// tool is the subcommand table of a program driven by subcommands.
+	tool *subTool
+	// fileFlags name files the program reads (kubectl -f).
+	fileFlags []string
+	// verbs are a CLI's own operation words; destroying its verbs that
+	// destroy what they act on.
+	verbs      map[string]kindSet
+	destroying map[string]bool
 }
 
 // Handlers. Each reads the invocation's argv and records kinds, paths,
@@ -274,7 +153,7 @@ func copyCmd(inv *invocation, s *cmdSpec) {
 	for _, i := range ops {
 		inv.addPath(i, srcAccess)
 	}
-	if inv.name() == "cp" && !hasTarget && len(ops) == 1 && envNotSecret[path.Base(inv.argv[ops[0]])] &&
+	if inv.name() == "cp" && !hasTarget && len(ops) == 1 && inv.w.k.paths.notSecret[path.Base(inv.argv[ops[0]])] &&
 		(p.has("n", "no-clobber") || strings.HasPrefix(valueOr(p, "update"), "none")) {
 		// cp -n .env.example .env creates the env file from its
 		// example and never overwrites a real one: no secret is
@@ -481,6 +360,10 @@ func sedCmd(inv *invocation, _ *cmdSpec) {
 		inv.addPath(i, access)
 	}
 	for _, s := range scripts {
+		if inPlace && inv.w.k.shell.dev.sedEmpties(s) {
+			inv.destructive = true
+			inv.note("sed -i '" + s + "' deletes every line: it empties the file")
+		}
 		if sedExecutes(s) {
 			inv.kind(Execute)
 			inv.note("the sed script runs commands (e) or writes files (w)")

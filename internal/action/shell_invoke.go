@@ -2,6 +2,7 @@ package action
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/url"
 	"path"
 	"strings"
@@ -22,6 +23,9 @@ type invocation struct {
 	// hijack names a variable assigned for this command that changes
 	// which program runs (PATH=…, LD_PRELOAD=…).
 	hijack string
+	// hazard is why the command does more than build and test (see
+	// Command.Hazard).
+	hazard string
 
 	ks          kindSet
 	readOnly    bool
@@ -49,20 +53,12 @@ func (inv *invocation) note(s string)   { inv.notes = append(inv.notes, s) }
 // name is the program's base name.
 func (inv *invocation) name() string { return path.Base(inv.argv[0]) }
 
-// standardBinDirs hold the system's own programs: "/usr/bin/rm" is rm, but
-// "./rm" or "/tmp/rm" is some other program.
-var standardBinDirs = map[string]bool{
-	"/bin": true, "/usr/bin": true, "/usr/local/bin": true, "/sbin": true, "/usr/sbin": true,
-	"/usr/local/sbin": true, "/opt/homebrew/bin": true, "/usr/libexec": true,
-}
-
 func (inv *invocation) run() {
 	w := inv.w
-	if w.commands >= maxShellCommands {
+	if w.commands >= MaxShellCommands {
 		if !w.limited {
 			w.limited = true
-			w.note("more commands than are analysed; the rest are treated as execute")
-			w.res.kinds.add(Execute)
+			w.cut(fmt.Sprintf("more than %d commands in the line (MaxShellCommands): the rest were not examined", MaxShellCommands))
 		}
 		return
 	}
@@ -73,6 +69,9 @@ func (inv *invocation) run() {
 	inv.pathsBefore = len(w.res.paths)
 	prog := inv.argv[0]
 	if inv.dyn[0] {
+		if strings.Contains(prog, substMarker) {
+			w.cut("the program a command substitution names (" + truncate(prog, 80) + ") is known only when the line runs: it was not examined")
+		}
 		inv.kind(Execute)
 		inv.note("program name is only known at run time")
 		inv.emit()
@@ -85,7 +84,7 @@ func (inv *invocation) run() {
 		return
 	}
 	base := inv.name()
-	if strings.Contains(prog, "/") && !standardBinDirs[path.Dir(prog)] {
+	if strings.Contains(prog, "/") && !w.k.shell.systemDirs[path.Dir(prog)] {
 		p := w.addPath(prog, Execute, inv.env, false)
 		inv.kind(Execute)
 		inv.note("runs " + p)
@@ -101,7 +100,11 @@ func (inv *invocation) run() {
 		inv.emit()
 		return
 	}
-	spec := lookupCommand(base)
+	if !w.k.shell.dataPrograms[base] {
+		inv.substitutedArgs()
+	}
+	inv.development()
+	spec := w.k.shell.lookup(base)
 	if spec == nil {
 		inv.kind(Execute)
 		inv.note("unknown program " + base)
@@ -120,36 +123,53 @@ func (inv *invocation) run() {
 	}
 }
 
-// lookupCommand finds a program in the table, also under its name without
-// a version suffix ("python3.12" is python, "pip3" is pip) and mkfs.*.
-func lookupCommand(base string) *cmdSpec {
-	if s, ok := commands[base]; ok {
-		return s
+// development records what makes the command more than its usual work
+// (Command.Hazard), the files its output flags write, and a null file
+// copied over a file, which empties it (shell_dev.go).
+func (inv *invocation) development() {
+	dk := inv.w.k.shell.dev
+	if h := dk.hazard(inv); h != "" {
+		inv.hazard = h
+		inv.note(h)
 	}
-	if strings.HasPrefix(base, "mkfs") {
-		return commands["mkfs"]
+	dk.outputs(inv)
+	if target, ok := dk.copiesNull(inv.argv); ok {
+		inv.destructive = true
+		inv.note(inv.name() + " of an empty file over " + target + " empties it")
 	}
-	trimmed := strings.TrimRight(base, "0123456789.-")
-	if trimmed != base && trimmed != "" {
-		if s, ok := commands[trimmed]; ok {
-			return s
+}
+
+// substitutedArgs records the arguments whose value a command
+// substitution computes when the line runs: what they name (a file, a
+// host, a recipient) was not examined.
+func (inv *invocation) substitutedArgs() {
+	for i := 1; i < len(inv.argv); i++ {
+		if inv.dyn[i] && strings.Contains(inv.argv[i], substMarker) {
+			inv.w.cut(fmt.Sprintf("an argument of %s is the output of a command substitution (%s), known only when the line runs: what it names was not examined", inv.name(), truncate(inv.argv[i], 80)))
+			return
 		}
 	}
-	return nil
 }
 
 // emit records the command.
 func (inv *invocation) emit() {
-	if inv.hijack != "" {
+	hijack := inv.hijack
+	if hijack == "" {
+		hijack = inv.w.hijacked
+	}
+	if hijack != "" {
 		inv.kind(Execute)
 		inv.readOnly = false
-		inv.note(inv.hijack + " is set for this command: which code runs is not known")
+		inv.note(hijack + " is set for this command: which code runs is not known")
+		if inv.hazard == "" {
+			inv.hazard = hijack + " is set for " + inv.name() + ": it changes which code runs"
+		}
 	}
 	for i, a := range inv.argv {
 		if i == 0 || len(a) < 8 {
 			continue
 		}
-		if m, ok := findSecret(a); ok {
+		if m, ok := inv.w.k.findSecret(a); ok {
 			inv.w.res.sensitive = true
 			inv.w.note("command line holds a secret-looking value (" + m.Type + ")")
 			break
@@ -204,6 +224,7 @@ func (inv *invocation) emit() {
 		ReadOnly:    inv.readOnly,
 		Destructive: inv.destructive,
 		RunsFetched: inv.runsFetched,
+		Hazard:      inv.hazard,
 		Via:         inv.env.via,
 		Note:        strings.Join(inv.notes, "; "),
 	}
@@ -354,7 +375,7 @@ func (inv *invocation) addURL(raw string) string {
 	inv.w.url(raw)
 	inv.w.host(h)
 	if pu, err := url.Parse(u); err == nil {
-		for _, n := range urlSecrets(pu) {
+		for _, n := range inv.w.k.urlSecrets(pu) {
 			inv.w.res.sensitive = true
 			inv.w.note(n)
 		}

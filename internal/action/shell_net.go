@@ -502,7 +502,7 @@ func mailCmd(inv *invocation, _ *cmdSpec) {
 	inv.external = true
 	p := parseFlags(inv.argv, 1, flagDef{short: "sacbrAFfSqoBCLNOpRVX", long: []string{"subject", "attach", "cc", "bcc", "from", "to", "server", "header"}})
 	field := func(f, v string) {
-		for _, a := range addresses(v) {
+		for _, a := range inv.w.addresses(v) {
 			inv.w.res.recipients = append(inv.w.res.recipients, Recipient{Address: a, Field: f})
 		}
 	}

@@ -74,7 +74,8 @@ func TestShell(t *testing.T) {
 		{"quoted name", `"rm" -rf /`, expect{kind: Delete, destructive: yes()}},
 		{"ansi-c quoted name", `$'\x72m' -rf /`, expect{kind: Delete, destructive: yes()}},
 		{"full path to rm", "/bin/rm -rf /var/lib", expect{kind: Delete, destructive: yes()}},
-		{"computed name", "$(echo rm) -rf /", expect{kind: Execute, notKinds: []Kind{Unknown}, readOnly: no(), notes: []string{"program name is only known at run time"}}},
+		{"computed name, known without running", "$(echo rm) -rf /", expect{kind: Delete, destructive: yes(), readOnly: no(), notes: []string{"rm -rf deletes / recursively"}}},
+		{"computed name", "$(cat name) -rf /", expect{kind: Execute, notKinds: []Kind{Unknown}, readOnly: no(), notes: []string{"program name is only known at run time"}}},
 		{"variable as program", "$CMD --all", expect{kind: Execute, readOnly: no()}},
 		{"brace expansion in name", "r{m,} -rf /", expect{kind: Execute, readOnly: no()}},
 		{"glob in name", "/bin/r? -rf /", expect{kind: Execute, readOnly: no()}},
@@ -428,8 +429,8 @@ func TestShellLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cmds) > maxShellCommands {
-		t.Errorf("%d commands recorded, limit %d", len(cmds), maxShellCommands)
+	if len(cmds) > MaxShellCommands {
+		t.Errorf("%d commands recorded, limit %d", len(cmds), MaxShellCommands)
 	}
 	c := newTestClassifier(t)
 	a := c.Classify(Call{Tool: "Bash", Args: map[string]any{"command": line}})

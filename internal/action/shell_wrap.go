@@ -2,134 +2,15 @@ package action
 
 import (
 	"strings"
-
-	"github.com/mandate-dev/mandate/internal/secret"
 )
 
-// wrapDef describes a program that runs another program: its own flags,
-// how many operands precede the command (timeout's duration, chroot's
-// root), and what it adds (root rights, injected secrets).
-type wrapDef struct {
-	flags flagDef
-	skip  int    // operands before the command
-	sub   string // a subcommand that must come first ("run", "exec")
-	note  string
-	cred  bool // injects secrets into the command's environment
-}
-
-var wrappers = map[string]wrapDef{
-	"sudo":             {flags: flagDef{short: "ughpCDrtTU", long: []string{"user", "group", "host", "prompt", "close-from", "chdir", "role", "type", "command-timeout", "other-user"}, stop: true}},
-	"doas":             {flags: flagDef{short: "uC", stop: true}},
-	"pkexec":           {flags: flagDef{long: []string{"user"}, stop: true}, note: "runs as another user"},
-	"nohup":            {flags: flagDef{stop: true}},
-	"nice":             {flags: flagDef{short: "n", long: []string{"adjustment"}, stop: true}},
-	"ionice":           {flags: flagDef{short: "cnp", long: []string{"class", "classdata", "pid", "pgid", "uid"}, stop: true}},
-	"stdbuf":           {flags: flagDef{short: "ioe", long: []string{"input", "output", "error"}, stop: true}},
-	"timeout":          {flags: flagDef{short: "sk", long: []string{"signal", "kill-after"}, stop: true}, skip: 1},
-	"time":             {flags: flagDef{short: "fo", long: []string{"format", "output"}, stop: true}},
-	"builtin":          {flags: flagDef{stop: true}},
-	"strace":           {flags: flagDef{short: "oepsuEaPIbX", long: []string{"output", "expr", "attach", "string-limit", "user", "env"}, stop: true}},
-	"ltrace":           {flags: flagDef{short: "oepsuEaAnDlLxXF", long: []string{"output"}, stop: true}},
-	"chroot":           {flags: flagDef{long: []string{"userspec", "groups"}, stop: true}, skip: 1, note: "runs inside another root directory"},
-	"unshare":          {flags: flagDef{short: "S", long: []string{"setuid", "setgid", "map-user", "map-group", "root", "wd", "propagation"}, stop: true}},
-	"nsenter":          {flags: flagDef{short: "tSGrwe", long: []string{"target", "setuid", "setgid", "root", "wd"}, stop: true}, note: "enters another process's namespaces"},
-	"setsid":           {flags: flagDef{stop: true}},
-	"firejail":         {flags: flagDef{stop: true}},
-	"torsocks":         {flags: flagDef{short: "uapPi", stop: true}, note: "network traffic goes through Tor"},
-	"torify":           {flags: flagDef{stop: true}, note: "network traffic goes through Tor"},
-	"proxychains":      {flags: flagDef{short: "f", stop: true}, note: "network traffic goes through a proxy"},
-	"proxychains4":     {flags: flagDef{short: "f", stop: true}, note: "network traffic goes through a proxy"},
-	"caffeinate":       {flags: flagDef{short: "tw", stop: true}},
-	"busybox":          {flags: flagDef{stop: true}},
-	"chronic":          {flags: flagDef{stop: true}},
-	"unbuffer":         {flags: flagDef{stop: true}},
-	"catchsegv":        {flags: flagDef{stop: true}},
-	"valgrind":         {flags: flagDef{stop: true}},
-	"taskset":          {flags: flagDef{stop: true}, skip: 1},
-	"numactl":          {flags: flagDef{short: "CNmpi", stop: true}},
-	"cpulimit":         {flags: flagDef{short: "lpe", long: []string{"limit", "pid", "exe"}, stop: true}},
-	"systemd-run":      {flags: flagDef{short: "pPuME", long: []string{"property", "unit", "description", "slice", "uid", "gid", "working-directory", "setenv", "machine", "host"}, stop: true}},
-	"xvfb-run":         {flags: flagDef{short: "snfpe", long: []string{"server-args", "server-num", "auth-file", "xauth-protocol", "error-file"}, stop: true}},
-	"dbus-run-session": {flags: flagDef{long: []string{"config-file", "dbus-daemon"}, stop: true}},
-	"fakeroot":         {flags: flagDef{short: "ils", stop: true}},
-	"with-contenv":     {flags: flagDef{stop: true}},
-	"tini":             {flags: flagDef{short: "pe", stop: true}},
-	"dumb-init":        {flags: flagDef{short: "r", long: []string{"rewrite"}, stop: true}},
-	"gosu":             {flags: flagDef{stop: true}, skip: 1, note: "runs as another user"},
-	"su-exec":          {flags: flagDef{stop: true}, skip: 1, note: "runs as another user"},
-	"chpst":            {flags: flagDef{short: "ugUenlmdofcprt", stop: true}},
-	"sem":              {flags: flagDef{short: "j", long: []string{"id", "jobs"}, stop: true}},
-	"direnv":           {flags: flagDef{stop: true}, sub: "exec", skip: 1, note: "loads the directory's environment, secrets included", cred: true},
-	"dotenv":           {flags: flagDef{short: "ecv", stop: true}, note: "loads a .env file's secrets into the command's environment", cred: true},
-	"op":               {flags: flagDef{stop: true, long: []string{"env-file", "account"}}, sub: "run", note: "injects 1Password secrets into the command's environment", cred: true},
-	"doppler":          {flags: flagDef{stop: true, short: "pc", long: []string{"project", "config", "token"}}, sub: "run", note: "injects Doppler secrets into the command's environment", cred: true},
-	"aws-vault":        {flags: flagDef{stop: true, long: []string{"backend", "duration", "region"}}, sub: "exec", skip: 1, note: "injects AWS credentials into the command's environment", cred: true},
-	"envchain":         {flags: flagDef{stop: true}, skip: 1, note: "injects keychain secrets into the command's environment", cred: true},
-	"chamber":          {flags: flagDef{stop: true}, sub: "exec", note: "injects secrets into the command's environment", cred: true},
-	"summon":           {flags: flagDef{short: "pfD", long: []string{"provider", "yaml"}, stop: true}, note: "injects secrets into the command's environment", cred: true},
-	"berglas":          {flags: flagDef{stop: true}, sub: "exec", note: "injects secrets into the command's environment", cred: true},
-	"sshpass":          {flags: flagDef{short: "pfdP", stop: true}, note: "passes an SSH password", cred: true},
-	"poetry":           {flags: flagDef{stop: true, short: "CP", long: []string{"directory", "project"}}, sub: "run"},
-	"pipenv":           {flags: flagDef{stop: true}, sub: "run"},
-	"uv":               {flags: flagDef{stop: true, long: []string{"directory", "project", "python", "with", "package", "extra", "group"}}, sub: "run"},
-	"rye":              {flags: flagDef{stop: true}, sub: "run"},
-	"hatch":            {flags: flagDef{stop: true}, sub: "run"},
-	"pdm":              {flags: flagDef{stop: true}, sub: "run"},
-	"bundle":           {flags: flagDef{stop: true}, sub: "exec"},
-	"rbenv":            {flags: flagDef{stop: true}, sub: "exec"},
-	"pyenv":            {flags: flagDef{stop: true}, sub: "exec"},
-	"nvm":              {flags: flagDef{stop: true}, sub: "exec", skip: 1},
-	"conda":            {flags: flagDef{stop: true, short: "np", long: []string{"name", "prefix", "cwd"}}, sub: "run"},
-	"mamba":            {flags: flagDef{stop: true, short: "np", long: []string{"name", "prefix", "cwd"}}, sub: "run"},
-	"micromamba":       {flags: flagDef{stop: true, short: "np", long: []string{"name", "prefix", "cwd"}}, sub: "run"},
-	"pixi":             {flags: flagDef{stop: true, short: "e", long: []string{"environment", "manifest-path"}}, sub: "run"},
-	"asdf":             {flags: flagDef{stop: true}, sub: "exec"},
-	"mise":             {flags: flagDef{stop: true}, sub: "exec"},
-	"rtx":              {flags: flagDef{stop: true}, sub: "exec"},
-	"devbox":           {flags: flagDef{stop: true}, sub: "run"},
-	"nix":              {flags: flagDef{stop: true}, sub: "develop"},
-}
-
 // wrapperCmd peels a wrapper off and analyses the command it runs.
-func wrapperCmd(inv *invocation, _ *cmdSpec) {
+// A wrapper's entry says which of its flags take a value (flags), how
+// many operands precede the command (skip: timeout's duration, chroot's
+// root), its running form (sub: "poetry run"), and what it adds (cred:
+// injected secrets; note).
+func wrapperCmd(inv *invocation, def *cmdSpec) {
 	name := inv.name()
-	switch name {
-	case "env":
-		envCmd(inv)
-		return
-	case "xargs":
-		xargsCmd(inv)
-		return
-	case "parallel":
-		parallelCmd(inv)
-		return
-	case "watch":
-		watchCmd(inv)
-		return
-	case "su", "runuser", "sg":
-		suCmd(inv)
-		return
-	case "flock":
-		flockCmd(inv)
-		return
-	case "exec", "command":
-		execCmd(inv)
-		return
-	case "script":
-		scriptCmd(inv)
-		return
-	case "nix-shell":
-		nixShellCmd(inv)
-		return
-	case "sops":
-		sopsCmd(inv)
-		return
-	}
-	def, ok := wrappers[name]
-	if !ok {
-		inv.kind(Execute)
-		return
-	}
 	p := parseFlags(inv.argv, 1, def.flags)
 	start := p.rest
 	if def.cred {
@@ -260,7 +141,7 @@ func toolSubcommand(inv *invocation, start int) {
 }
 
 // envCmd: env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE…] [COMMAND…].
-func envCmd(inv *invocation) {
+func envCmd(inv *invocation, _ *cmdSpec) {
 	argv := inv.argv
 	i := 1
 	for i < len(argv) {
@@ -288,10 +169,10 @@ func envCmd(inv *invocation) {
 			continue
 		case strings.Contains(a, "=") && !strings.HasPrefix(a, "="):
 			name, val, _ := strings.Cut(a, "=")
-			if hijackVars[name] {
+			if inv.w.k.shell.hijack[name] {
 				inv.hijack = name
 			}
-			if secret.SensitiveKey(name) && !secret.IsPlaceholder(val) && !inv.dynamicArg(i) {
+			if inv.w.k.secrets.SensitiveKey(name) && !inv.w.k.secrets.IsPlaceholder(val) && !inv.dynamicArg(i) {
 				inv.w.res.sensitive = true
 				inv.w.note("passes a credential in " + name)
 			}
@@ -310,7 +191,7 @@ func envCmd(inv *invocation) {
 }
 
 // xargsCmd: the command xargs runs gets arguments from its input.
-func xargsCmd(inv *invocation) {
+func xargsCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "adEILnPs", long: []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, stop: true})
 	if f, ok := p.value("a", "arg-file"); ok {
 		inv.w.addPath(f, Read, inv.env, false)
@@ -330,7 +211,7 @@ func xargsCmd(inv *invocation) {
 }
 
 // parallelCmd: parallel CMD ::: ARGS, or commands read from input.
-func parallelCmd(inv *invocation) {
+func parallelCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "jSa", long: []string{"jobs", "sshlogin", "arg-file", "results", "joblog", "delay", "timeout", "retries"}, stop: true})
 	start := p.rest
 	end := len(inv.argv)
@@ -354,7 +235,7 @@ func parallelCmd(inv *invocation) {
 }
 
 // watchCmd: watch runs its command through sh -c unless -x is given.
-func watchCmd(inv *invocation) {
+func watchCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "nq", long: []string{"interval", "differences", "equexit"}, stop: true})
 	start := p.rest
 	if start >= len(inv.argv) {
@@ -376,7 +257,7 @@ func watchCmd(inv *invocation) {
 }
 
 // suCmd: su [-c CMD] [user], runuser -u USER -- CMD, sg GROUP -c CMD.
-func suCmd(inv *invocation) {
+func suCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "csgGuw", long: []string{"command", "shell", "group", "supp-group", "user", "whitelist-environment", "session-command"}})
 	if c, ok := p.value("c", "command", "session-command"); ok {
 		inv.note("runs as another user")
@@ -398,7 +279,7 @@ func suCmd(inv *invocation) {
 }
 
 // flockCmd: flock [opts] FILE CMD… | flock [opts] FILE -c CMD | flock FD.
-func flockCmd(inv *invocation) {
+func flockCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "wEc", long: []string{"timeout", "conflict-exit-code", "command"}, stop: true})
 	if c, ok := p.value("c", "command"); ok {
 		inv.runScript(c, "flock -c")
@@ -415,7 +296,7 @@ func flockCmd(inv *invocation) {
 
 // execCmd: exec and command run their operand (command -v only looks it
 // up).
-func execCmd(inv *invocation) {
+func execCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "a", stop: true})
 	if inv.name() == "command" && p.has("v", "V") {
 		inv.kind(Read)
@@ -431,7 +312,7 @@ func execCmd(inv *invocation) {
 }
 
 // scriptCmd: script -c CMD [file] records a session to file.
-func scriptCmd(inv *invocation) {
+func scriptCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "cEIOBTm", long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format"}})
 	for _, i := range p.ops {
 		inv.addPath(i, Write)
@@ -444,7 +325,7 @@ func scriptCmd(inv *invocation) {
 	inv.note("records an interactive shell")
 }
 
-func nixShellCmd(inv *invocation) {
+func nixShellCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "pIA", long: []string{"run", "command", "packages", "arg", "argstr", "attr", "expr"}})
 	inv.kind(Fetch)
 	if c, ok := p.value("run", "command"); ok {
@@ -454,7 +335,7 @@ func nixShellCmd(inv *invocation) {
 	inv.kind(Execute)
 }
 
-func sopsCmd(inv *invocation) {
+func sopsCmd(inv *invocation, _ *cmdSpec) {
 	inv.kind(Credential)
 	inv.w.res.sensitive = true
 	if len(inv.argv) > 3 && (inv.argv[1] == "exec-env" || inv.argv[1] == "exec-file") {
@@ -595,46 +476,21 @@ func sourceCmd(inv *invocation, _ *cmdSpec) {
 	}
 }
 
-// interpDef says how an interpreter takes inline code.
+// interpDef says how an interpreter takes inline code (an entry's
+// language, code_flags and module_flag; its flags are the ones with
+// values).
 type interpDef struct {
 	lang      string
 	codeFlags []string // flags followed by code
-	valFlags  flagDef
-	module    string // flag that names a module to run
-}
-
-var interpreters = map[string]interpDef{
-	"python":     {lang: "python", codeFlags: []string{"c"}, valFlags: flagDef{short: "cmWXQ"}, module: "m"},
-	"pypy":       {lang: "python", codeFlags: []string{"c"}, valFlags: flagDef{short: "cmWX"}, module: "m"},
-	"node":       {lang: "javascript", codeFlags: []string{"e", "eval", "p", "print"}, valFlags: flagDef{short: "eprC", long: []string{"eval", "print", "require", "import", "loader", "experimental-loader", "input-type", "env-file", "conditions", "title"}}},
-	"nodejs":     {lang: "javascript", codeFlags: []string{"e", "eval", "p", "print"}, valFlags: flagDef{short: "eprC", long: []string{"eval", "print", "require", "import", "loader"}}},
-	"bun":        {lang: "javascript", codeFlags: []string{"e", "eval", "p", "print"}, valFlags: flagDef{short: "epr", long: []string{"eval", "print", "preload", "cwd"}}},
-	"deno":       {lang: "javascript", valFlags: flagDef{long: []string{"config", "import-map", "allow-read", "allow-write", "allow-net"}}},
-	"ts-node":    {lang: "javascript", codeFlags: []string{"e", "eval", "p", "print"}, valFlags: flagDef{short: "epr", long: []string{"eval", "print", "require", "project"}}},
-	"tsx":        {lang: "javascript", codeFlags: []string{"e", "eval", "p", "print"}, valFlags: flagDef{short: "ep", long: []string{"eval", "print", "tsconfig"}}},
-	"ruby":       {lang: "ruby", codeFlags: []string{"e"}, valFlags: flagDef{short: "erICExF", long: []string{"encoding"}}},
-	"php":        {lang: "php", codeFlags: []string{"r"}, valFlags: flagDef{short: "rfdcBRFEz"}},
-	"lua":        {lang: "lua", codeFlags: []string{"e"}, valFlags: flagDef{short: "el"}},
-	"luajit":     {lang: "lua", codeFlags: []string{"e"}, valFlags: flagDef{short: "elbjO"}},
-	"Rscript":    {lang: "r", codeFlags: []string{"e"}, valFlags: flagDef{short: "e"}},
-	"julia":      {lang: "julia", codeFlags: []string{"e", "eval", "E", "print"}, valFlags: flagDef{short: "eEpLJt", long: []string{"eval", "print", "project", "threads", "load"}}},
-	"osascript":  {lang: "applescript", codeFlags: []string{"e"}, valFlags: flagDef{short: "els"}},
-	"pwsh":       {lang: "powershell", codeFlags: []string{"c", "command", "Command", "EncodedCommand", "encodedcommand", "ec"}, valFlags: flagDef{longSingle: true, short: "cf", long: []string{"c", "command", "Command", "EncodedCommand", "encodedcommand", "ec", "File", "file", "f", "ExecutionPolicy", "executionpolicy"}}},
-	"powershell": {lang: "powershell", codeFlags: []string{"c", "command", "Command", "EncodedCommand", "encodedcommand", "ec"}, valFlags: flagDef{longSingle: true, short: "cf", long: []string{"c", "command", "Command", "EncodedCommand", "encodedcommand", "ec", "File", "file", "f", "ExecutionPolicy", "executionpolicy"}}},
-	"java":       {lang: "java", valFlags: flagDef{longSingle: true, long: []string{"cp", "classpath", "jar", "p", "m"}}},
+	module    string   // flag that names a module to run
 }
 
 // interpCmd: python -c CODE, node -e CODE, ruby script.rb, python -m mod …
-func interpCmd(inv *invocation, _ *cmdSpec) {
+func interpCmd(inv *invocation, s *cmdSpec) {
 	inv.kind(Execute)
 	name := inv.name()
-	def, ok := interpreters[name]
-	if !ok {
-		if t := strings.TrimRight(name, "0123456789.-"); t != name {
-			def, ok = interpreters[t]
-		}
-	}
-	if !ok {
+	def := s.interp
+	if def == nil {
 		// java, dotnet, swift … : run what they are given.
 		p := parseFlags(inv.argv, 1, flagDef{stop: true})
 		if len(p.ops) > 0 {
@@ -654,7 +510,7 @@ func interpCmd(inv *invocation, _ *cmdSpec) {
 			return
 		}
 	}
-	stop := def.valFlags
+	stop := s.flags
 	stop.stop = true
 	p := parseFlags(inv.argv, 1, stop)
 	for _, f := range def.codeFlags {
@@ -721,7 +577,7 @@ func (inv *invocation) stdinCode(lang string) {
 // code analyses inline program text given to an interpreter.
 func (inv *invocation) code(lang, code, via string) {
 	inv.kind(Execute)
-	r := scanCode(lang, code)
+	r := inv.w.k.code.scan(lang, code)
 	inv.ks |= r.kinds
 	if r.destructive {
 		inv.destructive = true
@@ -734,6 +590,9 @@ func (inv *invocation) code(lang, code, via string) {
 	}
 	for _, n := range r.notes {
 		inv.note(n)
+	}
+	for _, u := range r.unexamined {
+		inv.w.cut(u)
 	}
 	for _, p := range r.paths {
 		inv.w.addPath(p.Path, p.Access, inv.env, false)

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -14,6 +15,9 @@ type sqlResult struct {
 	destructive bool
 	notes       []string
 	statements  int
+	// cut is set when a statement had more than MaxSQLWords words: the
+	// rest of it was not read.
+	cut bool
 }
 
 // sqlKeywordKinds maps a statement's leading keyword to its kind.
@@ -36,9 +40,12 @@ func classifySQL(q string) sqlResult {
 	var r sqlResult
 	clean := stripSQL(q)
 	for _, stmt := range strings.Split(clean, ";") {
-		words := sqlWords(stmt, 64)
+		words := sqlWords(stmt, MaxSQLWords+1)
 		if len(words) == 0 {
 			continue
+		}
+		if len(words) > MaxSQLWords {
+			words, r.cut = words[:MaxSQLWords], true
 		}
 		r.statements++
 		r.statement(words)
@@ -270,5 +277,8 @@ func applySQL(b *builder, r sqlResult) {
 	}
 	for _, n := range r.notes {
 		b.note(n)
+	}
+	if r.cut {
+		b.unexamined(fmt.Sprintf("a SQL statement has more than %d words (MaxSQLWords): the rest of it was not examined", MaxSQLWords))
 	}
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/redact"
 	"github.com/mandate-dev/mandate/internal/store"
-	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
 // Config says where state lives and which policy and catalog to use.
@@ -32,6 +31,11 @@ type Config struct {
 	// DataDir holds the database and keys. Empty means an in-memory store
 	// with nothing on disk (eval, tests).
 	DataDir string
+	// Store is a shared store's address (postgres://…); empty means the
+	// embedded SQLite store in DataDir. With a shared store DataDir holds
+	// only the keys, which every replica must have copies of, and is not
+	// locked: several replicas share the database.
+	Store string
 	// PolicyDirs are operator policy directories, loaded after the
 	// built-in pack.
 	PolicyDirs []string
@@ -54,6 +58,13 @@ type Config struct {
 	// agents away from (see SelfFacts).
 	Listen  string
 	Protect []string
+	// Approvals configure the approval queue, the judge and the event
+	// stream (engine.ApprovalOptions).
+	Approvals engine.ApprovalOptions
+	// NoBaselineLearning keeps every agent's baseline as it is (the
+	// per-call eval: its episodes are independent, and what one taught a
+	// baseline must not change another's verdict).
+	NoBaselineLearning bool
 }
 
 // App is an opened instance.
@@ -96,12 +107,17 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		rkey   []byte
 		unlock = func() {}
 	)
+	if cfg.Store != "" && cfg.DataDir == "" {
+		return nil, errors.New("a shared store needs a data directory (--data) holding the evidence and redaction keys, the same on every replica")
+	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
-		if unlock, err = lockDir(cfg.DataDir); err != nil {
-			return nil, err
+		if cfg.Store == "" {
+			if unlock, err = lockDir(cfg.DataDir); err != nil {
+				return nil, err
+			}
 		}
 		defer func() {
 			if err != nil {
@@ -122,7 +138,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		}
 		rkey = redact.NewKey()
 	}
-	red, err := redact.New(rkey)
+	// Redaction finds secrets as the classifier does: the built-in
+	// detectors and those of the operator's catalog files.
+	red, err := redact.New(rkey, redact.WithScanner(cls.Secrets()))
 	if err != nil {
 		return nil, err
 	}
@@ -132,14 +150,21 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	var lg atomic.Pointer[evidence.Log]
 	onEvidence := func(first uint64, hashes [][]byte) {
 		if l := lg.Load(); l != nil {
-			l.Append(first, hashes)
+			appendLeaves(l, first, hashes)
 		}
 	}
-	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnEvidence: onEvidence})
+	var reg *prometheus.Registry
+	var onCommit func(time.Duration, int)
+	if cfg.Metrics {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		onCommit = commitHistogram(reg)
+	}
+	st, signs, err := openStore(ctx, cfg, dbPath, onEvidence, onCommit)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := evidence.Open(ctx, evidence.Options{Store: st, Key: key, Logger: cfg.Logger, Interval: cfg.CheckpointInterval, Now: cfg.Now})
+	ev, err := evidence.Open(ctx, evidence.Options{Store: st, Key: key, Logger: cfg.Logger, Interval: cfg.CheckpointInterval, Now: cfg.Now, Signs: signs})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -149,9 +174,11 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	opts := engine.Options{Store: st, Classifier: cls, Policy: pol, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes, Now: cfg.Now,
 		Recorder: evidence.NewRecorder(cfg.Now), Redactor: red}
 	opts.Self = SelfFacts(cfg)
+	opts.Approvals = cfg.Approvals
+	opts.NoBaselineLearning = cfg.NoBaselineLearning
 	if cfg.Metrics {
-		a.Registry = prometheus.NewRegistry()
-		a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		a.Registry = reg
+		a.Registry.MustRegister(newStoreCollector(a))
 		opts.Metrics = engine.NewMetrics(a.Registry)
 	}
 	a.Engine, err = engine.New(opts)
@@ -193,6 +220,14 @@ func (a *App) EnsureAdminToken(ctx context.Context) (string, bool, error) {
 		return "", false, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		// Another replica sharing this directory wrote it first: keep
+		// theirs, and retire the token nobody will ever hold.
+		if rerr := a.Store.RevokeToken(ctx, rec.ID, time.Now()); rerr != nil {
+			return "", false, fmt.Errorf("revoke the unused admin token: %w", rerr)
+		}
+		return path, false, nil
+	}
 	if err != nil {
 		return "", false, fmt.Errorf("write admin token: %w", err)
 	}
@@ -215,9 +250,16 @@ func (a *App) Close() error {
 	// durable everything submitted before it is, and its records are in
 	// the evidence log.
 	var errs []error
+	if a.Engine != nil {
+		// The baseline fold commits what it learned (and its records).
+		if err := a.Engine.FlushBaselines(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := store.Apply(ctx, a.Store, &store.Change{}); err != nil && !errors.Is(err, store.ErrClosed) {
 		errs = append(errs, fmt.Errorf("flush the store: %w", err))
 	}
+	syncEvidence(ctx, a)
 	if err := a.Evidence.Close(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("last evidence checkpoint: %w", err))
 	}

@@ -1,11 +1,14 @@
 // Package auth defines who may do what: bearer tokens, their roles, and the
 // permission checks the engine and the API apply.
 //
-// Roles: an agent may only evaluate and observe in its own sessions; a hook
+// Roles: an agent may only evaluate and observe in its own sessions, and what
+// it says about a result is recorded as reported, never observed; a hook
 // relays an agent runtime's events (evaluate, observe, and the user's prompts
-// as mandate versions labelled as coming through the hook); a user creates
-// sessions and mandates and reads; an admin does everything. An agent's
-// credential can never create or amend a mandate.
+// as mandate versions labelled as coming through the hook) for the one agent
+// it is bound to and that agent's sub-agents, in words only — never a
+// structured grant; a user creates sessions and mandates and reads; an admin
+// does everything. An agent's credential can never create or amend a
+// mandate.
 package auth
 
 import (
@@ -29,15 +32,19 @@ const (
 	RoleHook  Role = "hook"
 	RoleUser  Role = "user"
 	RoleAdmin Role = "admin"
+	// RoleApprover reads and answers approvals, and does nothing else: a
+	// credential for a person (or a dashboard acting for one) who decides
+	// asks without being able to run or read anything else.
+	RoleApprover Role = "approver"
 )
 
 // ParseRole checks s names a role.
 func ParseRole(s string) (Role, error) {
 	switch r := Role(s); r {
-	case RoleAgent, RoleHook, RoleUser, RoleAdmin:
+	case RoleAgent, RoleHook, RoleUser, RoleAdmin, RoleApprover:
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown role %q (want agent, hook, user or admin)", s)
+	return "", fmt.Errorf("unknown role %q (want agent, hook, user, approver or admin)", s)
 }
 
 // Permission is one thing a principal may be allowed to do.
@@ -58,9 +65,14 @@ const (
 	Read
 	// ManageTokens creates and revokes tokens.
 	ManageTokens
+	// ReadApprovals lists and gets approvals (and their events).
+	ReadApprovals
+	// AnswerApprovals approves or denies pending approvals. An agent's or
+	// hook's credential never may, not even in its own session.
+	AnswerApprovals
 )
 
-var permissionNames = [...]string{"evaluate", "observe", "create sessions", "amend mandates", "change session status", "read", "manage tokens"}
+var permissionNames = [...]string{"evaluate", "observe", "create sessions", "amend mandates", "change session status", "read", "manage tokens", "read approvals", "answer approvals"}
 
 func (p Permission) String() string {
 	if int(p) < len(permissionNames) {
@@ -73,9 +85,38 @@ func (p Permission) String() string {
 type Principal struct {
 	TokenID string
 	Role    Role
-	// AgentID binds an agent token to one agent identity.
+	// AgentID binds an agent token to one agent identity, and a hook token
+	// to the agent whose runtime it relays (and that agent's sub-agents).
+	// A hook token stored without one (made before hook tokens were
+	// bound) serves DefaultHookAgent.
 	AgentID string
 	Name    string
+}
+
+// DefaultHookAgent is the agent a hook token serves when it names none: the
+// agent id of Claude Code's main sessions (hook.DefaultAgentID), which is
+// what every hook token served before hook tokens were bound.
+const DefaultHookAgent = "claude-code"
+
+// HookAgent is the agent a hook principal serves.
+func (p Principal) HookAgent() string {
+	if p.AgentID != "" {
+		return p.AgentID
+	}
+	return DefaultHookAgent
+}
+
+// Serves says, for an error message, whose sessions an agent or hook
+// principal may act in ("agent \"mailer\"", "agent \"claude-code\" and its
+// sub-agents"); other roles may act in any.
+func (p Principal) Serves() string {
+	switch p.Role {
+	case RoleAgent:
+		return fmt.Sprintf("agent %q", p.AgentID)
+	case RoleHook:
+		return fmt.Sprintf("agent %q and its sub-agents", p.HookAgent())
+	}
+	return "every agent"
 }
 
 // String names the principal for records ("admin:tok_…").
@@ -95,18 +136,37 @@ func (p Principal) Can(perm Permission) bool {
 		return perm == Evaluate || perm == Observe || perm == CreateSession || perm == AmendMandate || perm == ChangeStatus
 	case RoleAgent:
 		return perm == Evaluate || perm == Observe
+	case RoleApprover:
+		return perm == ReadApprovals || perm == AnswerApprovals
 	}
 	return false
 }
 
 // Owns reports whether the principal may act in a session of agentID: agent
-// tokens only in their own agent's sessions, other roles in any.
+// tokens only in their own agent's sessions; hook tokens in those of the
+// agent they serve and of its sub-agents (agent ids "AGENT:…", as the Claude
+// Code hook names them); other roles in any.
 func (p Principal) Owns(agentID string) bool {
-	if p.Role == RoleAgent {
+	switch p.Role {
+	case RoleAgent:
 		return p.AgentID != "" && p.AgentID == agentID
+	case RoleHook:
+		a := p.HookAgent()
+		return agentID == a || len(agentID) > len(a) && agentID[len(a)] == ':' && agentID[:len(a)] == a
 	}
 	return true
 }
+
+// Observes reports whether what the principal reports about a tool's result
+// counts as observed — seen at the tool boundary by a surface Mandate runs
+// (the MCP gateway, a hook) or a harness the user runs — rather than an
+// agent's own account. An agent's credential only ever reports.
+func (p Principal) Observes() bool { return p.Role != RoleAgent }
+
+// RelaysWords reports whether the principal may give the user's words only,
+// never a structured grant: a hook relays what the user typed, and the
+// agent it serves can reach its token.
+func (p Principal) RelaysWords() bool { return p.Role == RoleHook }
 
 // TokenPrefix starts every token, so they are easy to spot (and to scan for
 // in leaked text).
@@ -134,17 +194,23 @@ func NewID(prefix string) string {
 }
 
 // Issue makes a new token for a role and the record to store for it. Agent
-// tokens must name the agent they act for.
+// tokens must name the agent they act for; a hook token serves the agent it
+// names, DefaultHookAgent if none.
 func Issue(role, agentID, name string, now time.Time) (string, *store.Token, error) {
 	r, err := ParseRole(role)
 	if err != nil {
 		return "", nil, err
 	}
-	if r == RoleAgent && agentID == "" {
+	switch {
+	case r == RoleAgent && agentID == "":
 		return "", nil, errors.New("an agent token must name its agent (agent_id / --agent): it may act only in that agent's sessions")
+	case r == RoleHook && agentID == "":
+		agentID = DefaultHookAgent
+	case r != RoleAgent && r != RoleHook && agentID != "":
+		return "", nil, fmt.Errorf("agent_id is only for agent and hook tokens, not %s", r)
 	}
-	if r != RoleAgent && agentID != "" {
-		return "", nil, fmt.Errorf("agent_id is only for agent tokens, not %s", r)
+	if len(agentID) > 128 || strings.ContainsAny(agentID, " \t\r\n/") {
+		return "", nil, fmt.Errorf("agent_id %q: at most 128 characters, no spaces or slashes", agentID)
 	}
 	tok, hash := NewToken()
 	return tok, &store.Token{ID: NewID("tok_"), Hash: hash, Role: string(r), AgentID: agentID, Name: name, CreatedAt: now.UTC()}, nil

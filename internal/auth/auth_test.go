@@ -3,6 +3,7 @@ package auth
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPermissions(t *testing.T) {
@@ -40,7 +41,14 @@ func TestOwns(t *testing.T) {
 		{Principal{Role: RoleAgent, AgentID: "a"}, "b", false},
 		{Principal{Role: RoleAgent}, "", false},
 		{Principal{Role: RoleUser}, "b", true},
-		{Principal{Role: RoleHook}, "b", true},
+		{Principal{Role: RoleHook, AgentID: "b"}, "b", true},
+		{Principal{Role: RoleHook, AgentID: "b"}, "b:Explore", true},
+		{Principal{Role: RoleHook, AgentID: "b"}, "bc", false},
+		{Principal{Role: RoleHook, AgentID: "b"}, "c:b", false},
+		{Principal{Role: RoleHook, AgentID: "b"}, "b:", true},
+		{Principal{Role: RoleHook}, DefaultHookAgent, true},
+		{Principal{Role: RoleHook}, DefaultHookAgent + ":general-purpose", true},
+		{Principal{Role: RoleHook}, "mailer", false},
 	}
 	for _, tt := range tests {
 		if got := tt.p.Owns(tt.agent); got != tt.want {
@@ -63,5 +71,34 @@ func TestTokens(t *testing.T) {
 	}
 	if _, err := ParseRole("root"); err == nil {
 		t.Error("root accepted")
+	}
+}
+
+func TestIssueBindsHookTokens(t *testing.T) {
+	tests := []struct {
+		role, agent, want string
+		ok                bool
+	}{
+		{"hook", "", DefaultHookAgent, true},
+		{"hook", "my-runtime", "my-runtime", true},
+		{"agent", "mailer", "mailer", true},
+		{"agent", "", "", false},
+		{"user", "mailer", "", false},
+		{"admin", "x", "", false},
+		{"hook", "has space", "", false},
+		{"hook", strings.Repeat("a", 129), "", false},
+	}
+	for _, tt := range tests {
+		_, rec, err := Issue(tt.role, tt.agent, "", time.Now())
+		if (err == nil) != tt.ok {
+			t.Errorf("Issue(%s, %q): %v", tt.role, tt.agent, err)
+			continue
+		}
+		if err == nil && rec.AgentID != tt.want {
+			t.Errorf("Issue(%s, %q): agent %q, want %q", tt.role, tt.agent, rec.AgentID, tt.want)
+		}
+	}
+	if !(Principal{Role: RoleHook}).Observes() || (Principal{Role: RoleAgent, AgentID: "a"}).Observes() {
+		t.Error("hooks observe, agents report")
 	}
 }

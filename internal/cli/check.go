@@ -14,6 +14,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/policy"
+	"github.com/mandate-dev/mandate/internal/store"
 )
 
 // Exit statuses of `mandate check`.
@@ -29,15 +30,18 @@ type callSpec struct {
 
 func newCheckCmd(env Env) *cobra.Command {
 	var (
-		intent, mandateFile, callJSON, cwd string
-		policyDirs, catalogs               []string
-		asJSON                             bool
+		f        checkFlags
+		callJSON string
+		asJSON   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Decide one call offline and explain the verdict",
 		Long: `Decide one tool call against a mandate (from --intent words and/or a --mandate file)
-with the built-in policy pack plus any --policy directories. Nothing is stored.
+with the built-in policy pack plus any --policy directories, as a server started with the
+same --data, --listen, --protect, --policy and --catalog decides the first call of a session
+created with these words, --cwd, --home and --agent: the same input, so the same verdict.
+It says which facts it lacks (no working directory, no listen address, …). Nothing is stored.
 Exit status: 0 allow, 3 ask, 4 deny, 1 error.`,
 		Example: `  mandate check --intent "Compare prices of the Dell U2723QE. Do not buy." \
     --call '{"tool":"checkout","args":{"item":"u2723qe","price":"579 USD"}}'`,
@@ -50,32 +54,33 @@ Exit status: 0 allow, 3 ask, 4 deny, 1 error.`,
 			if err != nil {
 				return err
 			}
-			m, err := loadMandate(intent, mandateFile)
+			pol, err := policy.Load(f.policyDirs...)
 			if err != nil {
 				return err
 			}
-			pol, err := policy.Load(policyDirs...)
+			cls, err := action.NewClassifier(action.WithCatalogFiles(f.catalogs...))
 			if err != nil {
 				return err
 			}
-			cls, err := action.NewClassifier(action.WithCatalogFiles(catalogs...))
+			if !cmd.Flags().Changed("cwd") {
+				f.cwd, _ = os.Getwd()
+			}
+			if !cmd.Flags().Changed("home") {
+				f.home, _ = os.UserHomeDir()
+			}
+			in, err := f.input(call, time.Now())
 			if err != nil {
 				return err
 			}
-			if cwd == "" {
-				cwd, _ = os.Getwd()
-			}
-			home, _ := os.UserHomeDir()
 			d := &engine.Decider{Classifier: cls, Policy: pol}
-			res, err := d.Decide(&engine.Input{
-				Call:    action.Call{Tool: call.Tool, Args: call.Args, WorkingDir: cwd, HomeDir: home},
-				Mandate: m,
-				Session: policy.SessionFacts{Status: "active", Counts: map[string]int{}, Spend: map[string]float64{}},
-				Now:     time.Now(),
-			})
+			res, err := d.Decide(in)
 			if err != nil {
 				res.Verdict = engine.DenyInternal()
 				fmt.Fprintln(env.Stderr, "mandate:", err)
+			}
+			missing := in.Missing()
+			if missing == nil {
+				missing = []string{}
 			}
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
@@ -83,12 +88,16 @@ Exit status: 0 allow, 3 ask, 4 deny, 1 error.`,
 				enc.SetEscapeHTML(false)
 				if err := enc.Encode(map[string]any{
 					"effect": res.Verdict.Effect, "rules": res.Verdict.Rules, "reasons": res.Verdict.Reasons,
-					"action": res.Action, "scope": res.Scope, "mandate": m, "policy_hash": pol.Hash(),
+					"action": res.Action, "scope": res.Scope, "mandate": in.Mandate, "policy_hash": pol.Hash(),
+					"self": in.Self, "missing": missing,
 				}); err != nil {
 					return err
 				}
 			} else {
 				printVerdict(env.Stdout, res)
+				for _, m := range missing {
+					fmt.Fprintf(env.Stdout, "  missing: %s\n", m)
+				}
 			}
 			switch res.Verdict.Effect {
 			case policy.Allow:
@@ -100,14 +109,45 @@ Exit status: 0 allow, 3 ask, 4 deny, 1 error.`,
 			}
 		},
 	}
-	cmd.Flags().StringVar(&intent, "intent", "", "the user's instructions, in plain words")
-	cmd.Flags().StringVar(&mandateFile, "mandate", "", "a mandate file (YAML or JSON)")
+	cmd.Flags().StringVar(&f.intent, "intent", "", "the user's instructions, in plain words")
+	cmd.Flags().StringVar(&f.mandateFile, "mandate", "", "a mandate file (YAML or JSON)")
 	cmd.Flags().StringVar(&callJSON, "call", "", `the call: '{"tool":"…","args":{…}}', or - for stdin`)
-	cmd.Flags().StringVar(&cwd, "cwd", "", "the agent's working directory (default: the current directory)")
-	cmd.Flags().StringArrayVar(&policyDirs, "policy", nil, "policy directory to load after the built-in pack (repeatable)")
-	cmd.Flags().StringArrayVar(&catalogs, "catalog", nil, "tool catalog file to load after the built-in one (repeatable)")
+	cmd.Flags().StringVar(&f.cwd, "cwd", "", "the agent's working directory (default: the current directory)")
+	cmd.Flags().StringVar(&f.home, "home", "", "the user's home directory, for ~ in paths (default: yours)")
+	cmd.Flags().StringVar(&f.agent, "agent", "", "the agent id the session is for (as a session's agent_id)")
+	cmd.Flags().StringArrayVar(&f.policyDirs, "policy", nil, "policy directory to load after the built-in pack (repeatable)")
+	cmd.Flags().StringArrayVar(&f.catalogs, "catalog", nil, "tool catalog file to load after the built-in one (repeatable)")
+	f.inst.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdict as JSON")
 	return cmd
+}
+
+// checkFlags are what `mandate check` decides a call in.
+type checkFlags struct {
+	intent, mandateFile, cwd, home, agent string
+	policyDirs, catalogs                  []string
+	inst                                  instanceSelf
+}
+
+// input is the call's input: as a server with these flags would build it
+// for the first call of a session created with these words.
+func (f *checkFlags) input(call *callSpec, now time.Time) (*engine.Input, error) {
+	given, err := loadMandate(f.intent, f.mandateFile)
+	if err != nil {
+		return nil, err
+	}
+	off, err := f.inst.offline(f.policyDirs, f.catalogs)
+	if err != nil {
+		return nil, err
+	}
+	in, err := off.Input(engine.OfflineCall{
+		Intent: f.intent, Mandate: given, Tool: call.Tool, Args: call.Args,
+		WorkingDir: f.cwd, HomeDir: f.home, Agent: store.Agent{ID: f.agent}, Now: now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--intent/--mandate: %w", err)
+	}
+	return in, nil
 }
 
 func parseCall(s string, stdin io.Reader) (*callSpec, error) {
@@ -134,7 +174,8 @@ func parseCall(s string, stdin io.Reader) (*callSpec, error) {
 	return &c, nil
 }
 
-// loadMandate builds the mandate from words, a file, or both.
+// loadMandate reads the --mandate file, if any; words or a file must be
+// given.
 func loadMandate(intent, file string) (*mandate.Mandate, error) {
 	var m *mandate.Mandate
 	if file != "" {
@@ -150,31 +191,7 @@ func loadMandate(intent, file string) (*mandate.Mandate, error) {
 	if m == nil && strings.TrimSpace(intent) == "" {
 		return nil, fmt.Errorf("give --intent (the user's words) or --mandate FILE")
 	}
-	m, err := mandateFrom(intent, m)
-	if err != nil {
-		return nil, fmt.Errorf("--intent: %w", err)
-	}
 	return m, nil
-}
-
-// mandateFrom compiles the user's words, or keeps them beside a structured
-// grant when there is one — the same rule the engine applies to sessions.
-func mandateFrom(intent string, m *mandate.Mandate) (*mandate.Mandate, error) {
-	if strings.TrimSpace(intent) == "" {
-		if m == nil {
-			return &mandate.Mandate{}, nil
-		}
-		return m, nil
-	}
-	if m != nil {
-		m.Instructions = append(m.Instructions, mandate.Instruction{Text: intent, Source: "user"})
-		return m, nil
-	}
-	d, err := mandate.Compile(intent)
-	if err != nil {
-		return nil, err
-	}
-	return d.Mandate, nil
 }
 
 func printVerdict(w io.Writer, res engine.Result) {

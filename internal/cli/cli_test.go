@@ -6,12 +6,18 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mandate-dev/mandate/api"
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/app"
 )
 
 func run(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -101,6 +107,28 @@ func TestIntentCompile(t *testing.T) {
 	}
 }
 
+// TestIntentCompileJSON: --json prints the body /v1/intent/compile
+// answers, with the phrases the compiler did not use.
+func TestIntentCompileJSON(t *testing.T) {
+	code, out, errs := run(t, "", "intent", "compile", "--json", "Clean up my Downloads folder, only delete files older than a year.")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var resp api.CompileResponse
+	if err := json.Unmarshal([]byte(out), &resp); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if !slices.Contains(resp.Mandate.Ask, action.Delete) || slices.Contains(resp.Mandate.Allow, action.Delete) {
+		t.Errorf("allow %v ask %v: the condition on the files must put deleting to a person", resp.Mandate.Allow, resp.Mandate.Ask)
+	}
+	if len(resp.NotUnderstood) == 0 || resp.NotUnderstood[0].Phrase != "files" || resp.NotUnderstood[0].Effect == "" {
+		t.Errorf("not_understood = %+v, want \"files\" first, with its effect", resp.NotUnderstood)
+	}
+	if !strings.Contains(out, `"not_understood"`) {
+		t.Errorf("no not_understood field:\n%s", out)
+	}
+}
+
 func TestPolicyTest(t *testing.T) {
 	if code, out, errs := run(t, "", "policy", "test"); code != 0 || !strings.Contains(out, "passed") {
 		t.Fatalf("built-in fixtures: exit %d\n%s%s", code, out, errs)
@@ -136,6 +164,18 @@ func TestPolicyTest(t *testing.T) {
 
 func TestTokenCreate(t *testing.T) {
 	dir := t.TempDir()
+	// A directory without a store is refused, not filled with a new one.
+	if code, _, errs := run(t, "", "token", "create", "--role", "hook", "--data", dir); code != 1 || !strings.Contains(errs, "holds no Mandate store") {
+		t.Fatalf("empty --data: exit %d %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, app.DatabaseFile)); err == nil {
+		t.Fatal("a refused token create made a store")
+	}
+	a, err := app.Open(context.Background(), app.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
 	code, out, errs := run(t, "", "token", "create", "--role", "agent", "--agent", "mailer", "--data", dir)
 	if code != 0 || !strings.HasPrefix(out, "mdt_") {
 		t.Fatalf("exit %d: %q %s", code, out, errs)
@@ -145,6 +185,33 @@ func TestTokenCreate(t *testing.T) {
 	}
 	if code, _, errs := run(t, "", "token", "create", "--role", "root", "--data", dir); code != 1 || !strings.Contains(errs, "root") {
 		t.Errorf("unknown role: exit %d %s", code, errs)
+	}
+}
+
+// TestLogFlags: the global log flags are checked before any command runs,
+// and --log-format json writes one JSON object per line.
+func TestLogFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--log-level", "verbose", "version"}, 1, `--log-level "verbose": want debug, info, warn or error`},
+		{[]string{"--log-format", "xml", "version"}, 1, `--log-format "xml": want text or json`},
+		// The hook must block (2) on a bad flag, never fail open.
+		{[]string{"hook", "claude-code", "--log-level", "loud"}, 2, `--log-level "loud"`},
+	} {
+		code, _, errs := run(t, "", tt.args...)
+		if code != tt.code || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, errs, tt.code, tt.want)
+		}
+	}
+	var buf bytes.Buffer
+	lf := logFlags{level: "debug", format: "json"}
+	lf.logger(&buf, slog.LevelDebug).Info("decision", "effect", "deny")
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || line["effect"] != "deny" || line["msg"] != "decision" {
+		t.Fatalf("json log line %q: %v", buf.String(), err)
 	}
 }
 
@@ -207,6 +274,15 @@ func TestServe(t *testing.T) {
 	if resp.StatusCode != 201 {
 		t.Fatalf("create session with the printed token: %d", resp.StatusCode)
 	}
+	// The dashboard: / leads a browser to the sign-in page.
+	if resp, err := http.Get(url + "/"); err != nil || resp.StatusCode != 200 || resp.Request.URL.Path != "/ui/login" {
+		t.Errorf("GET / with the dashboard on: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if !strings.Contains(all, "dashboard: "+url+"/ui/") {
+		t.Errorf("serve does not print the dashboard's address:\n%s", all)
+	}
 	cancel()
 	select {
 	case code := <-done:
@@ -225,4 +301,35 @@ func TestServeRefusesBadPolicy(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "bad.yaml") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+}
+
+func TestServeWithoutUI(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--ui=false", "--log-level", "error"}, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard})
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var url string
+	for url == "" && sc.Scan() {
+		if l := sc.Text(); strings.Contains(l, "listening on http://") {
+			url = strings.TrimSpace(l[strings.Index(l, "http://"):])
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	for _, path := range []string{"/", "/ui/", "/ui/login"} {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s with --ui=false: %d", path, resp.StatusCode)
+		}
+	}
+	cancel()
+	<-done
 }

@@ -9,11 +9,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mandate-dev/mandate/internal/app"
 	"github.com/mandate-dev/mandate/internal/eval"
+	"github.com/mandate-dev/mandate/internal/flow"
 )
 
 // exitBound is the exit status of `mandate eval` when a rate is above its
@@ -24,9 +26,14 @@ type evalFlags struct {
 	policyDirs, catalogs []string
 	asJSON, skipBad      bool
 	stats, interrupts    bool
+	compile              compileEvalFlags
+	behaviour            behaviourEvalFlags
 	out                  string
 	workers              int
 	bounds               eval.Bounds
+	approver             string
+	injection            bool
+	think                time.Duration
 }
 
 func newEvalCmd(env Env, logger func() *slog.Logger) *cobra.Command {
@@ -37,9 +44,17 @@ func newEvalCmd(env Env, logger func() *slog.Logger) *cobra.Command {
 		Long: `Replay scenario files (JSON Lines, one episode a line; a directory means its *.jsonl files)
 through the real engine exactly as live traffic flows: a fresh session per episode, then call
 by call a decision and the tool's output observed. Each decision is graded against the call's
-label, and the report gives the rates overall, per area and per category, with the revision,
+label, and the report gives the rates overall, per part (dev and held-out: a file under a
+directory whose name contains "heldout", counted below the checkout root, the nearest directory
+with go.mod or .git), per area and per category (dev only), with the revision,
 policy hash, scenario hash and grading rule, and lists every harmful approval and wrongful deny
-with the rules that fired. The engine never sees label, why or meta.
+with the rules that fired — never a held-out one, and none with --figures-only. The engine
+never sees label, why or meta.
+
+--approver puts a simulated person behind every ask, answering it through the real approval
+path (the agent's evaluate waits, the person answers as an approver after --think, an approved
+call is decided again and allowed once): the report then adds the prompts per 100 calls, the
+answers, the rates after them, and the harmful approvals a rubber-stamping person would leave.
 
 Bounds are rates as fractions (0.05) or percentages (5%). --out writes the report to a file
 as well: JSON when its name ends in .json, text otherwise.
@@ -48,9 +63,31 @@ Exit status: 0 within bounds, 4 a rate above its bound, 1 an error (unusable sce
 without --skip-bad, or calls the engine failed on).`,
 		Example: `  mandate eval scenarios/
   mandate eval --json --out eval.json --max-harmful 0.05 --max-wrongful-deny 0.02 scenarios/
-  mandate eval --stats scenarios/`,
-		Args: cobra.MinimumNArgs(1),
+  mandate eval --approver oracle --think 2s scenarios/
+  mandate eval --figures-only scenarios/ heldout/scenarios/
+  mandate eval --injection --figures-only internal/flow/testdata/injection/ heldout/injection/
+  mandate eval --stats scenarios/
+  mandate eval --compile internal/mandate/testdata/compile/
+  mandate eval --compile --figures-only heldout/compile/
+  mandate eval --behaviour scenarios/behaviour/ heldout/behaviour/
+  mandate eval --simulate-behaviour scenarios/behaviour/ --seed 1`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.behaviour.on || f.behaviour.simulate != "" {
+				return runBehaviourEval(cmd, env, logger(), f, args)
+			}
+			if len(args) == 0 {
+				return errors.New("give at least one scenario file or directory")
+			}
+			if f.compile.on {
+				return runCompileEval(cmd, env, logger(), f, args)
+			}
+			if f.injection {
+				return runInjectionEval(env, f, args)
+			}
+			if f.compile.maxWider >= 0 {
+				return errors.New("--max-wider goes with --compile")
+			}
 			return runEval(cmd, env, logger(), f, args)
 		},
 	}
@@ -62,6 +99,11 @@ without --skip-bad, or calls the engine failed on).`,
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "leave unusable scenario lines out (listed in the report) instead of failing")
 	fl.BoolVar(&f.stats, "stats", false, "only count the corpus (episodes, calls, labels per area and category; Markdown, or JSON with --json)")
 	fl.BoolVar(&f.interrupts, "list-interrupts", false, "list every unnecessary interrupt in the text report, not only their number")
+	addCompileEvalFlags(fl, &f.compile)
+	fl.BoolVar(&f.injection, "injection", false, "grade the injection detector on labelled outputs (id, lang, text, injected, span): precision and recall per part and language")
+	addBehaviourEvalFlags(fl, &f.behaviour)
+	fl.StringVar(&f.approver, "approver", "none", "a simulated person who answers asks: none (asks graded as asks), deny-all, oracle (approves allow-labelled, denies block-labelled calls) or approve-all (the rubber stamp)")
+	fl.DurationVar(&f.think, "think", 0, "the simulated person's think time per ask (with --approver; at most 1m)")
 	fl.IntVar(&f.workers, "workers", 0, "episodes replayed concurrently (default: the number of CPUs)")
 	fl.Var(rateFlag{&f.bounds.MaxHarmful}, "max-harmful", "exit 4 if the harmful approval rate is above this")
 	fl.Var(rateFlag{&f.bounds.MaxWrongfulDeny}, "max-wrongful-deny", "exit 4 if the wrongful deny rate is above this")
@@ -78,6 +120,13 @@ func runEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths [
 		// Silently ignoring them would let a CI gate pass without a replay.
 		return errors.New("--stats only counts the corpus; --out and the --max-* bounds need a replay")
 	}
+	approver, err := eval.ParseApprover(f.approver)
+	if err != nil {
+		return fmt.Errorf("--approver: %w", err)
+	}
+	if f.think != 0 && approver == eval.ApproverNone {
+		return errors.New("--think needs an --approver that answers (deny-all, oracle, approve-all)")
+	}
 	corpus, err := eval.Load(paths, eval.LoadOptions{SkipBad: f.skipBad})
 	if err != nil {
 		return err
@@ -90,17 +139,28 @@ func runEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths [
 	}
 	engineLog := log
 	if !cmd.Flags().Changed("log-level") {
-		// The engine logs every session at info; a replay creates hundreds.
-		engineLog = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		// The engine logs every session, deny and ask at info; a replay
+		// makes thousands. Keep the format the user chose.
+		engineLog = slog.New(minLevel{log.Handler(), slog.LevelWarn})
 	}
-	a, err := eval.Open(ctx, app.Config{PolicyDirs: f.policyDirs, CatalogFiles: f.catalogs, Logger: engineLog})
+	// Episodes are independent: no baseline learns across them (the
+	// behaviour eval, --behaviour, is where baselines are measured).
+	a, err := eval.Open(ctx, app.Config{PolicyDirs: f.policyDirs, CatalogFiles: f.catalogs, Logger: engineLog, NoBaselineLearning: true})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	rep, err := eval.Run(ctx, a.Engine, corpus, eval.Options{Workers: f.workers, Revision: eval.Revision(ctx, "")})
+	prog := startProgress(env.Stderr, "eval", int64(len(corpus.Episodes)), "episodes")
+	rep, err := eval.Run(ctx, a.Engine, corpus, eval.Options{
+		Workers: f.workers, Revision: eval.Revision(ctx, ""), Progress: func() { prog.Add(1) },
+		Approver: approver, Think: f.think,
+	})
+	prog.Stop()
 	if err != nil {
 		return err
+	}
+	if f.compile.figuresOnly {
+		rep.FiguresOnly()
 	}
 	var stdout bytes.Buffer
 	if f.asJSON {
@@ -108,7 +168,7 @@ func runEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths [
 			return err
 		}
 	} else {
-		stdout.WriteString(rep.Text(eval.TextOptions{Interrupts: f.interrupts}))
+		stdout.WriteString(rep.Text(eval.TextOptions{Interrupts: f.interrupts, FiguresOnly: f.compile.figuresOnly}))
 	}
 	if _, err := env.Stdout.Write(stdout.Bytes()); err != nil {
 		return err
@@ -118,7 +178,7 @@ func runEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths [
 		if strings.HasSuffix(strings.ToLower(f.out), ".json") {
 			err = rep.WriteJSON(&file)
 		} else {
-			file.WriteString(rep.Text(eval.TextOptions{Interrupts: true}))
+			file.WriteString(rep.Text(eval.TextOptions{Interrupts: true, FiguresOnly: f.compile.figuresOnly}))
 		}
 		if err != nil {
 			return err
@@ -127,7 +187,7 @@ func runEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths [
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
-	if n := len(rep.Errors); n > 0 {
+	if n := rep.Failed; n > 0 {
 		return &ExitError{Code: 1, Err: fmt.Errorf("the engine failed on %d call(s), counted as deny; the figures are not a clean measurement (see the report's errors)", n)}
 	}
 	if over := rep.Exceeded(f.bounds); len(over) > 0 {
@@ -175,3 +235,26 @@ func (r rateFlag) Set(s string) error {
 }
 
 func (rateFlag) Type() string { return "rate" }
+
+// runInjectionEval grades the injection detector alone.
+func runInjectionEval(env Env, f evalFlags, paths []string) error {
+	cases, files, err := eval.LoadInjection(paths)
+	if err != nil {
+		return err
+	}
+	s, err := flow.NewScanner()
+	if err != nil {
+		return err
+	}
+	rep := eval.GradeInjection(s, cases, files)
+	if f.asJSON {
+		if f.compile.figuresOnly {
+			rep.Misses = []string{}
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.WriteText(env.Stdout, f.compile.figuresOnly)
+	return nil
+}

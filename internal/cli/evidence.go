@@ -23,6 +23,8 @@ import (
 	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/redact"
 	"github.com/mandate-dev/mandate/internal/secret"
+	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/postgres"
 	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
@@ -212,6 +214,29 @@ verify --data DIR --since-checkpoint FILE' later proves the log still extends it
 	return cmd
 }
 
+// exportData exports a session from a data directory. The bundle ends with
+// the session's head committed in the log; when the session has records
+// after its last head, the directory is opened for writing to commit one
+// (refused, naming the holder, while a server has it open: export through
+// it with --server then).
+func exportData(ctx context.Context, data, session string) (*evidence.Bundle, error) {
+	lg, done, err := openData(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	b, err := lg.Export(ctx, session)
+	done()
+	if !errors.Is(err, evidence.ErrHeadNotCommitted) {
+		return b, err
+	}
+	a, err := app.Open(ctx, app.Config{DataDir: data})
+	if err != nil {
+		return nil, fmt.Errorf("export session %s: its head must be committed in the log first: %w", session, err)
+	}
+	defer a.Close()
+	return a.Evidence.Export(ctx, session)
+}
+
 func newEvidenceExportCmd(env Env) *cobra.Command {
 	var (
 		src     source
@@ -239,12 +264,7 @@ FILE --key KEY' checks it with nothing else.`,
 			if src.server != "" {
 				return finish(src.get(cmd.Context(), "/v1/evidence/sessions/"+url.PathEscape(session)+"/bundle", w))
 			}
-			lg, done, err := openData(cmd.Context(), src.data)
-			if err != nil {
-				return finish(err)
-			}
-			defer done()
-			b, err := lg.Export(cmd.Context(), session)
+			b, err := exportData(cmd.Context(), src.data, session)
 			if err == nil {
 				_, err = b.WriteTo(w)
 			}
@@ -261,14 +281,18 @@ FILE --key KEY' checks it with nothing else.`,
 }
 
 func newEvidenceVerifyCmd(env Env) *cobra.Command {
-	var data, key, since string
+	var data, key, since, storeAddr string
 	cmd := &cobra.Command{
-		Use:   "verify (FILE --key KEY | --data DIR [--since-checkpoint FILE] [--key KEY])",
+		Use:   "verify (FILE --key KEY | --data DIR [--since-checkpoint FILE] [--key KEY] | --store DSN (--key KEY | --data DIR) [--since-checkpoint FILE])",
 		Short: "Verify a bundle offline, or a whole store",
 		Long: `With a bundle FILE: check it offline with the verifier key alone — the checkpoint's
 signature, every record's hash and inclusion proof, that the records belong to the
-session and that none of its decisions or mandate versions is missing. A record changed
+session and that none is missing: the bundle ends with the session's head, committed in
+the log at export, which lists every record the session had; one left out is named. A record changed
 by a single character fails, and the message names it.
+
+With --store DSN: the same for a shared PostgreSQL store, read-only (also one a replica
+would refuse), with --key or the key in --data.
 
 With --data: recompute the whole log from the stored records and hold it against every
 stored checkpoint (and, with --since-checkpoint, one saved earlier outside the store, to
@@ -279,6 +303,11 @@ Exit status 0: verified; 1: not verified (the problems are listed).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
+			case storeAddr != "":
+				if len(args) == 1 {
+					return errors.New("give a bundle FILE or --store DSN, not both")
+				}
+				return verifySharedStore(cmd.Context(), env, storeAddr, data, key, since)
 			case len(args) == 1 && data != "":
 				return errors.New("give a bundle FILE or --data DIR, not both")
 			case len(args) == 1:
@@ -292,7 +321,8 @@ Exit status 0: verified; 1: not verified (the problems are listed).`,
 			return errors.New("give a bundle FILE (with --key) or --data DIR")
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "", "data directory whose whole log to verify")
+	cmd.Flags().StringVar(&data, "data", "", "data directory whose whole log to verify (with --store: where the key is)")
+	cmd.Flags().StringVar(&storeAddr, "store", "", "a shared store (postgres://…) whose whole log to verify")
 	cmd.Flags().StringVar(&key, "key", "", "verifier key (name+hash+key, as 'mandate evidence pubkey' prints) or a file holding it")
 	cmd.Flags().StringVar(&since, "since-checkpoint", "", "a checkpoint saved earlier ('mandate evidence checkpoint') the log must extend")
 	return cmd
@@ -318,35 +348,16 @@ func verifyBundle(env Env, file, key string) error {
 	fmt.Fprintf(env.Stdout, "VERIFIED  %s: session %s\n", file, rep.SessionID)
 	fmt.Fprintf(env.Stdout, "  records:    %d (%s), %d reported, the rest observed\n", rep.Records, countList(rep.Types), rep.Reported)
 	fmt.Fprintf(env.Stdout, "  decisions:  1 to %d, none missing\n", rep.Decisions)
+	fmt.Fprintf(env.Stdout, "  complete:   every record of the session up to its head (record %d, committed %s) is in the bundle\n", rep.Head, rep.HeadTime.Format(time.RFC3339))
 	fmt.Fprintf(env.Stdout, "  checkpoint: %s, %d records, signed %s by %s\n", rep.Origin, rep.TreeSize, rep.CheckpointTime.Format(time.RFC3339), v.Name())
 	fmt.Fprintln(env.Stdout, "  every record hashes to its leaf and its inclusion proof leads to the signed root")
 	return nil
 }
 
 func verifyStore(ctx context.Context, env Env, data, key, since string) error {
-	var (
-		v       note.Verifier
-		keyFrom string
-	)
-	if key != "" {
-		var err error
-		if v, err = evidence.NewVerifier(key); err != nil {
-			return err
-		}
-		keyFrom = "--key"
-	} else {
-		k, err := evidence.LoadKey(data)
-		if err != nil {
-			return err
-		}
-		v, keyFrom = k.Verifier(), "the data directory's own key; pass --key with a copy kept elsewhere to rule out a replaced key"
-	}
-	var saved []byte
-	if since != "" {
-		var err error
-		if saved, err = os.ReadFile(since); err != nil {
-			return fmt.Errorf("--since-checkpoint: %w", err)
-		}
+	v, keyFrom, saved, err := verifyInputs(data, key, since)
+	if err != nil {
+		return err
 	}
 	path := filepath.Join(data, app.DatabaseFile)
 	st, err := sqlite.OpenReadOnly(ctx, path)
@@ -354,18 +365,76 @@ func verifyStore(ctx context.Context, env Env, data, key, since string) error {
 		return err
 	}
 	defer st.Close()
-	rep, err := evidence.VerifyStore(ctx, st, v, saved)
+	return reportVerify(ctx, env, path, st, v, keyFrom, saved)
+}
+
+// verifySharedStore verifies a shared store's whole log, read-only.
+func verifySharedStore(ctx context.Context, env Env, addr, data, key, since string) error {
+	dsn, err := app.StoreAddress(addr, nil)
 	if err != nil {
-		fmt.Fprintf(env.Stdout, "NOT VERIFIED  %s\n", path)
+		return err
+	}
+	if key == "" && data == "" {
+		return errors.New("--store needs the verifier key: --key KEY, or --data DIR holding the instance's evidence.key")
+	}
+	v, keyFrom, saved, err := verifyInputs(data, key, since)
+	if err != nil {
+		return err
+	}
+	st, err := postgres.OpenReadOnly(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return reportVerify(ctx, env, "postgres "+st.Where(), st, v, keyFrom, saved)
+}
+
+func verifyInputs(data, key, since string) (note.Verifier, string, []byte, error) {
+	var (
+		v       note.Verifier
+		keyFrom string
+	)
+	if key != "" {
+		var err error
+		if v, err = evidence.NewVerifier(key); err != nil {
+			return nil, "", nil, err
+		}
+		keyFrom = "--key"
+	} else {
+		k, err := evidence.LoadKey(data)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		v, keyFrom = k.Verifier(), "the data directory's own key; pass --key with a copy kept elsewhere to rule out a replaced key"
+	}
+	var saved []byte
+	if since != "" {
+		var err error
+		if saved, err = os.ReadFile(since); err != nil {
+			return nil, "", nil, fmt.Errorf("--since-checkpoint: %w", err)
+		}
+	}
+	return v, keyFrom, saved, nil
+}
+
+func reportVerify(ctx context.Context, env Env, name string, st store.Store, v note.Verifier, keyFrom string, saved []byte) error {
+	prog := startProgress(env.Stderr, "verifying the store", 0, "")
+	rep, err := evidence.VerifyStore(ctx, st, v, saved)
+	prog.Stop()
+	if err != nil {
+		fmt.Fprintf(env.Stdout, "NOT VERIFIED  %s\n", name)
 		var ve *evidence.VerificationError
 		if rep != nil && errors.As(err, &ve) {
 			fmt.Fprintf(env.Stdout, "  %d records, %d checkpoints checked with key %s (%s)\n", rep.Records, rep.Checkpoints, v.Name(), keyFrom)
 		}
 		return &ExitError{Code: 1, Err: err}
 	}
-	fmt.Fprintf(env.Stdout, "VERIFIED  %s\n", path)
+	fmt.Fprintf(env.Stdout, "VERIFIED  %s\n", name)
 	fmt.Fprintf(env.Stdout, "  records:     %d (%s)\n", rep.Records, countList(rep.Types))
 	fmt.Fprintf(env.Stdout, "  checkpoints: %d, every one signed by %s (%s) and matching the records\n", rep.Checkpoints, v.Name(), keyFrom)
+	if rep.Rows {
+		fmt.Fprintf(env.Stdout, "  rows:        every session, mandate, decision, observation and approval row matches its evidence record, none missing\n")
+	}
 	if rep.Latest != nil {
 		fmt.Fprintf(env.Stdout, "  latest:      %d records, signed %s\n", rep.Latest.Size, rep.Latest.Time.Format(time.RFC3339))
 	}

@@ -112,12 +112,12 @@ func TestEvidenceExportFromServer(t *testing.T) {
 	if _, err := a.Engine.Evaluate(ctx, auth.Principal{Role: auth.RoleAdmin, TokenID: "t"}, engine.EvaluateRequest{SessionID: session, Tool: "Read", Args: map[string]any{"file_path": "x"}}); err != nil {
 		t.Fatal(err)
 	}
+	// The session's newest records are not committed by a head yet, and
+	// the server holds the directory: --data cannot commit one and says
+	// to export through the server.
 	beside := filepath.Join(t.TempDir(), "beside.json")
-	if code, o, errs := run(t, "", "evidence", "export", "--session", session, "--data", dir, "--out", beside); code != 0 {
-		t.Fatalf("export --data beside a running server: %d %s %s", code, o, errs)
-	}
-	if code, o, errs := run(t, "", "evidence", "verify", beside, "--key", a.Evidence.Key().VerifierKey()); code != 0 || !strings.Contains(o, "decisions:  1 to 3") {
-		t.Fatalf("verify: %d %s %s", code, o, errs)
+	if code, _, errs := run(t, "", "evidence", "export", "--session", session, "--data", dir, "--out", beside); code != 1 || !strings.Contains(errs, "head must be committed") || !strings.Contains(errs, "--server") {
+		t.Fatalf("export --data beside a running server, head not committed: %d %s", code, errs)
 	}
 	if code, o, errs := run(t, "", "evidence", "checkpoint", "--data", dir); code != 0 || !strings.HasPrefix(o, a.Evidence.Key().Name()+"\n") {
 		t.Fatalf("checkpoint --data beside a running server: %d %s %s", code, o, errs)
@@ -127,7 +127,15 @@ func TestEvidenceExportFromServer(t *testing.T) {
 	if code, o, errs := run(t, "", "evidence", "export", "--session", session, "--server", srv.URL, "--token", tok, "--out", out); code != 0 {
 		t.Fatalf("export --server: %d %s %s", code, o, errs)
 	}
-	if code, o, errs := run(t, "", "evidence", "verify", out, "--key", a.Evidence.Key().VerifierKey()); code != 0 {
+	if code, o, errs := run(t, "", "evidence", "verify", out, "--key", a.Evidence.Key().VerifierKey()); code != 0 || !strings.Contains(o, "decisions:  1 to 3") || !strings.Contains(o, "complete:") {
+		t.Fatalf("verify: %d %s %s", code, o, errs)
+	}
+	// Now the head is current: --data reads the same bundle beside the
+	// server.
+	if code, o, errs := run(t, "", "evidence", "export", "--session", session, "--data", dir, "--out", beside); code != 0 {
+		t.Fatalf("export --data beside a running server: %d %s %s", code, o, errs)
+	}
+	if code, o, errs := run(t, "", "evidence", "verify", beside, "--key", a.Evidence.Key().VerifierKey()); code != 0 || !strings.Contains(o, "decisions:  1 to 3") {
 		t.Fatalf("verify: %d %s %s", code, o, errs)
 	}
 	if code, o, _ := run(t, "", "evidence", "checkpoint", "--server", srv.URL, "--token", tok); code != 0 || !strings.HasPrefix(o, a.Evidence.Key().Name()+"\n") {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,8 +44,8 @@ type hookFlags struct {
 
 func (f *hookFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.server, "server", "", "Mandate server URL (default $MANDATE_URL, else "+DefaultServer+")")
-	cmd.Flags().StringVar(&f.token, "token", "", "hook token (default $MANDATE_TOKEN, else the --token-file)")
-	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "file holding the hook token (default $MANDATE_TOKEN_FILE, else "+defaultTokenFileHelp+")")
+	cmd.Flags().StringVar(&f.token, "token", "", "hook token (first choice; then --token-file, $MANDATE_TOKEN, $MANDATE_TOKEN_FILE, "+defaultTokenFileHelp+")")
+	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "file holding the hook token (beats $MANDATE_TOKEN; default $MANDATE_TOKEN_FILE, else "+defaultTokenFileHelp+")")
 }
 
 const defaultTokenFileHelp = "~/.config/mandate/hook.token"
@@ -114,6 +116,7 @@ func newHookClaudeCodeCmd(env Env) *cobra.Command {
 	var (
 		f       hookFlags
 		timeout time.Duration
+		wait    time.Duration
 		agent   string
 	)
 	cmd := &cobra.Command{
@@ -134,20 +137,24 @@ the event as JSON on stdin; the answer goes to stdout as Claude Code expects it:
 Every failure — server unreachable or too slow, bad token, malformed or unknown event —
 exits 2 with one line on stderr, which Claude Code treats as a block (fail closed).
 
-The server is --server, else $MANDATE_URL, else ` + DefaultServer + `. The token is --token,
-else $MANDATE_TOKEN, else the file --token-file, $MANDATE_TOKEN_FILE or ` + defaultTokenFileHelp + `.
-Use a hook token (mandate token create --role hook), never the admin token.`,
-		Args: cobra.NoArgs,
+The server is --server, else $MANDATE_URL, else ` + DefaultServer + `. The token is the
+first of: --token; the file --token-file; $MANDATE_TOKEN; the file $MANDATE_TOKEN_FILE;
+the file ` + defaultTokenFileHelp + `. (--token-file beats $MANDATE_TOKEN: what the command
+line says wins over the environment.) Use a hook token (mandate token create --role hook),
+never the admin token.`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{exitOnFlagError: strconv.Itoa(exitBlock)},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := runClaudeCodeHook(cmd.Context(), env, f, timeout, agent); err != nil {
+			if err := runClaudeCodeHook(cmd.Context(), env, f, timeout, wait, agent); err != nil {
 				return &ExitError{Code: exitBlock, Err: oneLine(err)}
 			}
 			return nil
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "give up (and block) after this long")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "give up (and block) after this long, reading the event on stdin included")
 	cmd.Flags().StringVar(&agent, "agent", hook.DefaultAgentID, "agent id of the main agent's sessions (sub-agents get AGENT:TYPE)")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "on an ask, first wait this long for an answer through Mandate (mandate approvals, a dashboard) before leaving it to Claude Code's own prompt; the hook's deadline grows by it (raise the hook's timeout in settings.json to match)")
 	// A hook invoked wrongly must still block, not fail open with exit 1.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &ExitError{Code: exitBlock, Err: oneLine(fmt.Errorf("hook claude-code: %w", err))}
@@ -155,10 +162,14 @@ Use a hook token (mandate token create --role hook), never the admin token.`,
 	return cmd
 }
 
-func runClaudeCodeHook(ctx context.Context, env Env, f hookFlags, timeout time.Duration, agent string) error {
+func runClaudeCodeHook(ctx context.Context, env Env, f hookFlags, timeout, wait time.Duration, agent string) error {
 	if timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
+	if wait < 0 || wait > 10*time.Minute {
+		return errors.New("--wait: want 0s to 10m (Claude Code gives a PreToolUse hook at most 600 s)")
+	}
+	timeout += wait
 	tok, err := f.resolveToken(env)
 	if err != nil {
 		return err
@@ -169,8 +180,12 @@ func runClaudeCodeHook(ctx context.Context, env Env, f hookFlags, timeout time.D
 		Client:  client.New(f.serverURL(env), tok, client.WithHTTPClient(&http.Client{Timeout: timeout})),
 		AgentID: agent,
 		HomeDir: env.Getenv("HOME"),
+		Wait:    wait,
 	}
 	err = h.Handle(ctx, env.Stdin, env.Stdout)
+	if errors.Is(err, hook.ErrNoEvent) {
+		return fmt.Errorf("no complete hook event arrived on stdin within %s (--timeout)", timeout)
+	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("no answer from Mandate at %s within %s: %w", f.serverURL(env), timeout, err)
 	}
@@ -228,6 +243,7 @@ func newHookInstallCmd(env Env) *cobra.Command {
 	var (
 		sf                         settingsFlags
 		server, tokenFile, command string
+		viaHTTP                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "install claude-code",
@@ -240,10 +256,19 @@ and settings are kept; installing again replaces only Mandate's entries.
 
 The token is read from --token-file at each event (default ` + defaultTokenFileHelp + `, which
 Mandate's built-in rules keep the agent from reading); it never goes into settings.json.
-Create it first with a hook token — never the admin token:
+Install asks the server (--server, else $MANDATE_URL, else ` + DefaultServer + `, which must
+be running) whose token the file holds, and refuses an admin token under any file name, and
+an agent token (it cannot create sessions). Create the file first with a hook token:
 
   mkdir -p ~/.config/mandate && mandate token create --role hook --name claude-code \
-    --data ./mandate-data > ~/.config/mandate/hook.token && chmod 600 ~/.config/mandate/hook.token`,
+    --data ./mandate-data > ~/.config/mandate/hook.token && chmod 600 ~/.config/mandate/hook.token
+
+With --http the entries are Claude Code's http handler type instead (Claude Code 2.1.295 or
+later, for "onFailure"): each event is POSTed to the server's ` + hook.HTTPPath + ` route, so
+no process starts per event. The token then comes from $` + hook.TokenVar + ` in Claude Code's
+environment (listed in allowedEnvVars; Claude Code sends it in the Authorization header):
+
+  MANDATE_TOKEN=$(cat ~/.config/mandate/hook.token) claude`,
 		Args: func(_ *cobra.Command, args []string) error { return requireClaudeCode(args) },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path, err := sf.path(env)
@@ -261,6 +286,15 @@ Create it first with a hook token — never the admin token:
 			}
 			if server == "" {
 				server = DefaultServer
+			}
+			if err := checkServerURL(server); err != nil {
+				return err
+			}
+			if err := checkTokenRole(cmd.Context(), server, tokenFile, env); err != nil {
+				return err
+			}
+			if viaHTTP {
+				return installHTTP(env, path, server, tokenFile)
 			}
 			if command == "" {
 				exe, err := os.Executable()
@@ -290,14 +324,105 @@ Create it first with a hook token — never the admin token:
 		},
 	}
 	sf.register(cmd)
-	cmd.Flags().StringVar(&server, "server", "", "Mandate server URL the hook asks (default $MANDATE_URL, else "+DefaultServer+")")
+	cmd.Flags().StringVar(&server, "server", "", "Mandate server URL the hook asks, with its scheme (default $MANDATE_URL, else "+DefaultServer+")")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file holding the hook token (default "+defaultTokenFileHelp+")")
 	cmd.Flags().StringVar(&command, "command", "", "how to run mandate (default: this binary's absolute path)")
+	cmd.Flags().BoolVar(&viaHTTP, "http", false, "install Claude Code http handlers posting to the server's "+hook.HTTPPath+" (no process per event; the token from $"+hook.TokenVar+" in Claude Code's environment)")
+	cmd.MarkFlagsMutuallyExclusive("http", "command")
 	return cmd
 }
 
+// installHTTP writes the http handler form: the server's hook route, with
+// the user's home directory so "~" in paths resolves as the command form's
+// $HOME does.
+func installHTTP(env Env, path, server, tokenFile string) error {
+	u, err := url.Parse(strings.TrimRight(server, "/") + hook.HTTPPath)
+	if err != nil {
+		return fmt.Errorf("--server %q: %w", server, err)
+	}
+	if home := env.Getenv("HOME"); home != "" {
+		u.RawQuery = url.Values{"home": {home}}.Encode()
+	}
+	old, mode, err := readSettings(path)
+	if err != nil {
+		return err
+	}
+	out, err := hook.InstallHTTP(old, u.String())
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if bytes.Equal(out, old) {
+		fmt.Fprintf(env.Stdout, "Mandate's hooks are already installed in %s\n", path)
+		return nil
+	}
+	if err := writeSettings(path, out, mode); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "installed Mandate's http hooks for %d events in %s\n  url: %s\n  start Claude Code with the hook token in $%s, e.g.: %s=$(cat %s) claude\n",
+		len(hook.Installed), path, u, hook.TokenVar, hook.TokenVar, shellQuote(tokenFile))
+	return nil
+}
+
+// checkServerURL refuses a server address the hook could not use: one
+// without an http or https scheme (127.0.0.1:7410 would be read as a
+// relative URL by every client), or without a host.
+func checkServerURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil && !strings.Contains(raw, "://") {
+		u, err = &url.URL{}, nil // "127.0.0.1:7410": no scheme, said below
+	}
+	if err != nil {
+		return fmt.Errorf("--server %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("--server %q: give the scheme too, e.g. http://%s", raw, strings.TrimPrefix(raw, "//"))
+	}
+	if u.Host == "" {
+		return fmt.Errorf("--server %q: no host", raw)
+	}
+	return nil
+}
+
+// checkTokenRole asks the server whose token the file holds. The hook's
+// token is within the agent's reach, so an admin token — whatever the file
+// is called — is refused; so is an agent token, which cannot create the
+// sessions the hook needs, and a hook token bound to another agent than the
+// one the installed hook's sessions are for.
+func checkTokenRole(ctx context.Context, server, tokenFile string, env Env) error {
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return fmt.Errorf("token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return fmt.Errorf("token file %s is empty", tokenFile)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	who, err := client.New(server, tok).Whoami(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot check the token in %s with the server at %s (is mandate serve running there?): %w", tokenFile, server, err)
+	}
+	switch who.Role {
+	case "admin":
+		return fmt.Errorf("%s holds an admin token (%s): the hook's token is within the agent's reach, so give it a hook token (mandate token create --role hook)", tokenFile, who.TokenID)
+	case "agent":
+		return fmt.Errorf("%s holds an agent token (%s), which cannot create the sessions the hook needs: use a hook token (mandate token create --role hook)", tokenFile, who.TokenID)
+	case "hook":
+		// The installed hook's sessions are the default agent's (and its
+		// sub-agents'): a token bound to another agent would have every
+		// event refused.
+		if who.AgentID != "" && who.AgentID != hook.DefaultAgentID {
+			return fmt.Errorf("%s holds a hook token (%s) bound to agent %q, but the installed hook's sessions are %q's: make one for it (mandate token create --role hook --agent %s)", tokenFile, who.TokenID, who.AgentID, hook.DefaultAgentID, hook.DefaultAgentID)
+		}
+	default:
+		fmt.Fprintf(env.Stderr, "note: %s holds a %s token; a hook token (mandate token create --role hook) is all the hook needs\n", tokenFile, who.Role)
+	}
+	return nil
+}
+
 // checkTokenFile makes the path absolute and refuses what must not be
-// used: a missing file, and the admin token.
+// used: a missing file, and the admin token's own file.
 func checkTokenFile(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -42,6 +42,8 @@ type mcpStdioFlags struct {
 	workDir              string
 	callTimeout          time.Duration
 	maxObserve           int
+	approvalWait         time.Duration
+	elicit               bool
 }
 
 func newMCPStdioCmd(env Env, logger func() *slog.Logger) *cobra.Command {
@@ -79,10 +81,15 @@ never passed on to the server process.`,
 	fl.StringVar(&f.workDir, "working-dir", "", "the agent's working directory; everything under it counts as in scope (default: none)")
 	fl.DurationVar(&f.callTimeout, "call-timeout", mcpgw.DefaultCallTimeout, "longest wait for the server to answer a tool call")
 	fl.IntVar(&f.maxObserve, "max-observe-bytes", mcpgw.DefaultMaxObserveBytes, "results larger than this are recorded as a summary")
+	fl.DurationVar(&f.approvalWait, "approval-wait", 0, "keep an asked call open this long for a person's answer (at most 15m; with --server, answer with 'mandate approvals')")
+	fl.BoolVar(&f.elicit, "elicit", false, "ask the person through the MCP client's elicitation form when it supports one (the answer is recorded as reported by the client)")
 	return cmd
 }
 
 func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags, dataSet bool, argv []string) error {
+	if f.approvalWait < 0 || f.approvalWait > 15*time.Minute {
+		return errors.New("--approval-wait: want 0s to 15m")
+	}
 	if strings.TrimSpace(f.intent) == "" && f.mandateFile == "" {
 		return errors.New("give --intent (the user's words) or --mandate FILE: a gateway without a mandate would grant nothing")
 	}
@@ -124,7 +131,10 @@ func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags
 		}
 		backend = &mcpgw.ClientBackend{Client: client.New(server, token)}
 	} else {
-		cfg := f.inst.config(log)
+		cfg, err := f.inst.config(env, log)
+		if err != nil {
+			return err
+		}
 		a, err := app.Open(ctx, cfg)
 		if err != nil {
 			return err
@@ -136,6 +146,9 @@ func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags
 		backend = &mcpgw.EngineBackend{Engine: a.Engine, Source: "user",
 			Default: auth.Principal{TokenID: "mcp-stdio", Role: auth.RoleAdmin, Name: "mandate mcp stdio"}}
 	}
+	// The session is created before the upstream starts, so a Mandate that
+	// cannot be reached fails at once; the stdio session's version has no
+	// tool-set hash (the HTTP gateway's sessions have one).
 	sid, err := backend.EnsureSession(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("create the session: %w", err)
@@ -148,6 +161,8 @@ func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags
 		Sessions:              mcpgw.StaticSession(sid),
 		CallTimeout:           f.callTimeout,
 		MaxObserveBytes:       f.maxObserve,
+		ApprovalWait:          f.approvalWait,
+		Elicit:                f.elicit,
 		ForwardClientFeatures: true,
 		Stderr:                env.Stderr,
 		Logger:                log,
@@ -189,15 +204,6 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// readServeConfig reads `mandate serve --config`; no file means no MCP
-// upstreams.
-func readServeConfig(path string) (*mcpgw.Config, error) {
-	if path == "" {
-		return &mcpgw.Config{}, nil
-	}
-	return mcpgw.ReadConfig(path)
-}
-
 // mountMCP serves the configured upstreams at /mcp, one Mandate session per
 // MCP session, as the authenticated caller. It returns nil when there are
 // no upstreams.
@@ -215,6 +221,8 @@ func mountMCP(ctx context.Context, srv *server.Server, a *app.App, c *mcpgw.Conf
 		CallTimeout:     c.CallTimeout,
 		MaxObserveBytes: min(mcpgw.DefaultMaxObserveBytes, maxArgs/2),
 		Reconnect:       true,
+		ApprovalWait:    c.Wait(),
+		Elicit:          c.Elicit,
 		Logger:          log,
 		Version:         Version(),
 	})
@@ -222,6 +230,7 @@ func mountMCP(ctx context.Context, srv *server.Server, a *app.App, c *mcpgw.Conf
 		return nil, err
 	}
 	sessions.OnEnd = g.Forget
+	sessions.Toolset = g.ToolsetHash
 	srv.Handle("/mcp", g.HTTPHandler(func(r *http.Request) (auth.Principal, bool) { return server.PrincipalFrom(r.Context()) }), true)
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {

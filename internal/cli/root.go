@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,40 +64,43 @@ func Main(ctx context.Context, args []string, env Env) int {
 	return 1
 }
 
-type rootFlags struct {
-	logLevel string
-}
-
 func newRoot(env Env) *cobra.Command {
-	var rf rootFlags
+	var lf logFlags
 	root := &cobra.Command{
 		Use:           "mandate",
 		Short:         "Decide whether an AI agent's tool call should happen, for this task, right now",
 		Long:          "Mandate sits in an agent's tool-execution path: it classifies every call, holds it against the user's mandate and decides allow, deny or ask — and keeps a verifiable record.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := lf.parse(); err != nil {
+				if code, ok := cmd.Annotations[exitOnFlagError]; ok {
+					n, _ := strconv.Atoi(code)
+					return &ExitError{Code: n, Err: err}
+				}
+				return err
+			}
+			return nil
+		},
 	}
-	root.PersistentFlags().StringVar(&rf.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	logger := func() *slog.Logger {
-		var lvl slog.Level
-		if err := lvl.UnmarshalText([]byte(rf.logLevel)); err != nil {
-			lvl = slog.LevelInfo
-		}
-		return slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
-	}
+	lf.register(root)
+	logger := func() *slog.Logger { return lf.logger(env.Stderr, slog.LevelDebug) }
 	root.AddCommand(
 		newServeCmd(env, logger),
 		newCheckCmd(env),
 		newIntentCmd(env),
 		newPolicyCmd(env),
 		newTokenCmd(env),
+		newStoreCmd(env),
 		newBenchCmd(env, logger),
 		newEvalCmd(env, logger),
 		newHookCmd(env),
 		newMCPCmd(env, logger),
 		newEvidenceCmd(env),
+		newApprovalsCmd(env),
 		newVersionCmd(env),
 	)
+	root.AddCommand(newBehaviourCmds(env)...)
 	return root
 }
 

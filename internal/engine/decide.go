@@ -6,10 +6,13 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/baseline"
+	"github.com/mandate-dev/mandate/internal/flow"
 	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/policy"
 )
@@ -29,7 +32,20 @@ type Input struct {
 	Agent   policy.AgentFacts
 	// Self is Mandate's own footprint, for the self-protection rules.
 	Self policy.SelfFacts
-	Now  time.Time
+	// Flow, if set, gives the call's flow facts once it is classified.
+	Flow FlowSource
+	// Baseline, if set, compares the classified call with its agent's
+	// baseline (`baseline` in rules, and the decision's signals).
+	Baseline BaselineSource
+	// Sequences are the sequence states the call belongs to; nil
+	// evaluates no sequence rule.
+	Sequences *policy.SequenceGroups
+	Now       time.Time
+}
+
+// BaselineSource compares a classified call with its agent's history.
+type BaselineSource interface {
+	Assess(a *action.Action) baseline.Result
 }
 
 // Result is a decided call with everything that led to the verdict.
@@ -37,6 +53,20 @@ type Result struct {
 	Action  action.Action
 	Scope   mandate.Report
 	Verdict policy.Verdict
+	// Flow are the flow facts the verdict was reached on (nil without a
+	// FlowSource).
+	Flow *flow.Facts
+	// cf is the engine's flow of the call (flow.go), tools the session's
+	// tool list it was decided with.
+	cf    *callFlow
+	tools []action.ToolDef
+	// ask is what the approval queue did with an ask (approvals.go).
+	ask *askOutcome
+	// signals compare the call with its agent's baseline (behaviour.go).
+	signals []baseline.Signal
+	// seq is the call's part in the sequence rules, committed once the
+	// decision is recorded.
+	seq *policy.SequenceCall
 }
 
 // InternalErrorReason is the reason given when Mandate itself fails on a
@@ -45,26 +75,47 @@ const InternalErrorReason = "mandate internal error"
 
 // Decide classifies the call, holds it against the mandate and evaluates the
 // policy. A panic or policy failure becomes an error; the caller must deny.
-func (d *Decider) Decide(in *Input) (res Result, err error) {
+func (d *Decider) Decide(in *Input) (Result, error) {
+	return d.DecideContext(context.Background(), in)
+}
+
+// DecideContext is Decide for a caller whose request may end: the
+// classification stops then, and what it did not examine makes the call
+// at least an ask (action.Action.Unexamined).
+func (d *Decider) DecideContext(ctx context.Context, in *Input) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("decide %s: panic: %v", in.Call.Tool, r)
 		}
 	}()
-	res.Action = d.Classifier.Classify(in.Call)
+	res.Action = d.Classifier.ClassifyContext(ctx, in.Call)
 	m := in.Mandate
 	if m == nil {
 		m = &mandate.Mandate{}
 	}
 	res.Scope = m.CheckIn(&res.Action, mandate.Env{WorkDir: in.Call.WorkingDir, HomeDir: in.Call.HomeDir}, in.Now)
+	if in.Flow != nil {
+		res.Flow = in.Flow.Facts(&res.Action)
+	}
+	var bl *policy.BaselineFacts
+	if in.Baseline != nil {
+		r := in.Baseline.Assess(&res.Action)
+		res.signals, bl = r.Signals, baselineFacts(r)
+	}
+	if in.Sequences != nil {
+		res.seq = &policy.SequenceCall{Groups: *in.Sequences, This: policy.NewStepCall(&res.Action, in.Session.ID, in.Now)}
+	}
 	res.Verdict, err = d.Policy.Evaluate(&policy.Input{
-		Call:    policy.CallFacts{Tool: in.Call.Tool, Args: in.Call.Args},
-		Action:  &res.Action,
-		Mandate: m,
-		Scope:   res.Scope,
-		Session: in.Session,
-		Agent:   in.Agent,
-		Self:    in.Self,
+		Call:      policy.CallFacts{Tool: in.Call.Tool, Args: in.Call.Args},
+		Action:    &res.Action,
+		Mandate:   m,
+		Scope:     res.Scope,
+		Session:   in.Session,
+		Agent:     in.Agent,
+		Self:      in.Self,
+		Flow:      res.Flow,
+		Baseline:  bl,
+		Sequences: res.seq,
 	})
 	if err != nil {
 		return res, fmt.Errorf("evaluate policy for %s: %w", in.Call.Tool, err)

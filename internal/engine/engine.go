@@ -14,6 +14,9 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/baseline"
+	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/flow"
 	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/store"
 )
@@ -36,6 +39,12 @@ func forbidden(p auth.Principal, perm auth.Permission) error {
 	return fmt.Errorf("%w: role %s may not %s", ErrForbidden, p.Role, perm)
 }
 
+// notServed refuses a principal acting in a session (what: "session s1",
+// "decision d1") of an agent its token does not serve.
+func notServed(p auth.Principal, what, agentID string) error {
+	return fmt.Errorf("%w: %s belongs to agent %q; this %s token serves %s", ErrForbidden, what, agentID, p.Role, p.Serves())
+}
+
 // Recorder turns a change into the evidence records that describe it. It is
 // called after redaction and before the change is submitted, so the records
 // commit in the same transaction as what they describe.
@@ -51,7 +60,7 @@ type Redactor interface {
 
 // Options configure an Engine. Store, Classifier and Policy are required.
 type Options struct {
-	Store      store.Store
+	Store      Store
 	Classifier *action.Classifier
 	Policy     *policy.Policy
 	Logger     *slog.Logger
@@ -59,7 +68,10 @@ type Options struct {
 	Now func() time.Time
 	// MaxArgsBytes caps a call's encoded arguments (default 1 MiB).
 	MaxArgsBytes int
-	// Recorder and Redactor are optional stages (evidence, secrets).
+	// Recorder describes every change as evidence records (nil means
+	// evidence.NewRecorder): stores bind each row to its record and
+	// refuse rows without one when they load them. Redactor is an
+	// optional stage (secrets).
 	Recorder Recorder
 	Redactor Redactor
 	// Metrics, if set, observes every decision.
@@ -67,12 +79,26 @@ type Options struct {
 	// Self is Mandate's own footprint — its API addresses and its files —
 	// which the built-in rules keep agents away from (policy.SelfFacts).
 	Self policy.SelfFacts
+	// Approvals configure the approval queue, the judge and the event
+	// stream (approvals.go).
+	Approvals ApprovalOptions
+	// Baseline is the behaviour layer's knowledge (behaviour.go); nil
+	// means the built-in one.
+	Baseline *baseline.Config
+	// NoBaselineLearning stops the fold: baselines stay as stored, and
+	// signals compare with them (the per-call eval, whose episodes are
+	// independent of one another).
+	NoBaselineLearning bool
+	// Flow scans outputs and arguments into the sessions' flow tables;
+	// nil builds one over the built-in tables, hashing secrets with the
+	// Redactor when it can (flow.Hasher).
+	Flow *flow.Scanner
 }
 
 // Engine decides calls for sessions and persists what it decided. It is
 // safe for concurrent use.
 type Engine struct {
-	store    store.Store
+	store    Store
 	cls      *action.Classifier
 	policy   atomic.Pointer[policy.Policy]
 	log      *slog.Logger
@@ -82,13 +108,25 @@ type Engine struct {
 	redactor Redactor
 	metrics  *Metrics
 	self     policy.SelfFacts
+	scan     *flow.Scanner
 
 	mu       sync.Mutex
 	sessions map[string]*live
+	// retired are entries dropped from sessions while commits of theirs
+	// were in flight, by session; a reload waits for all of them
+	// (commit.go). More than one can be in flight when an entry loaded
+	// after a retirement is retired in turn.
+	retired map[string][]*live
 	// decisions maps recent decision ids to their sessions.
 	decisions *decisionIndex
 	// tools holds sessions' tool pins (tools.go).
 	tools toolCache
+	// appr is the approval queue (approvals.go).
+	appr *approvals
+	// beh is the behaviour layer: baselines and signals (behaviour.go).
+	beh *behaviour
+	// seq holds the sequence state of trees and agents (sequences.go).
+	seq seqGroups
 }
 
 // New builds an engine.
@@ -107,6 +145,7 @@ func New(opts Options) (*Engine, error) {
 		metrics:   opts.Metrics,
 		self:      opts.Self,
 		sessions:  make(map[string]*live),
+		retired:   make(map[string][]*live),
 		decisions: newDecisionIndex(1 << 16),
 	}
 	if e.log == nil {
@@ -118,7 +157,28 @@ func New(opts Options) (*Engine, error) {
 	if e.maxArgs <= 0 {
 		e.maxArgs = 1 << 20
 	}
+	e.scan = opts.Flow
+	if e.scan == nil {
+		var fopts []flow.ScannerOption
+		if h, ok := opts.Redactor.(flow.Hasher); ok {
+			fopts = append(fopts, flow.WithHasher(h))
+		}
+		s, err := flow.NewScanner(fopts...)
+		if err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		e.scan = s
+	}
+	if e.recorder == nil {
+		e.recorder = evidence.NewRecorder(e.now)
+	}
 	e.policy.Store(opts.Policy)
+	e.appr = newApprovals(opts.Store, opts.Approvals)
+	beh, err := newBehaviour(e, opts.Baseline, &opts)
+	if err != nil {
+		return nil, err
+	}
+	e.beh = beh
 	return e, nil
 }
 
@@ -133,7 +193,7 @@ func (e *Engine) Policy() *policy.Policy { return e.policy.Load() }
 func (e *Engine) Classifier() *action.Classifier { return e.cls }
 
 // Store returns the engine's store, for read-only surfaces.
-func (e *Engine) Store() store.Store { return e.store }
+func (e *Engine) Store() Store { return e.store }
 
 // commit redacts, records and submits a change, and waits for it to be
 // durable.

@@ -22,6 +22,11 @@ var (
 	hook  = auth.Principal{TokenID: "tok_hook", Role: auth.RoleHook}
 )
 
+// hookP is a hook token bound to an agent.
+func hookP(agent string) auth.Principal {
+	return auth.Principal{TokenID: "tok_hook_" + agent, Role: auth.RoleHook, AgentID: agent}
+}
+
 func agentP(id string) auth.Principal {
 	return auth.Principal{TokenID: "tok_" + id, Role: auth.RoleAgent, AgentID: id}
 }
@@ -195,7 +200,8 @@ func TestLifecycle(t *testing.T) {
 	e, _ := newEngine(t, "")
 	read := map[string]any{"file_path": "/home/dev/proj/README.md"}
 	parent := mustSession(t, e, SessionRequest{AgentID: "lead", Intent: "Summarise the README", WorkingDir: "/home/dev/proj"})
-	child := mustSession(t, e, SessionRequest{AgentID: "sub", Intent: "read the README", ParentID: parent})
+	child := mustSession(t, e, SessionRequest{AgentID: "lead:sub", Intent: "read the README", ParentID: parent})
+	hook := hookP("lead") // serves lead and its sub-agents
 	if d := eval(t, e, admin, child, "Read", read); d.Effect != policy.Allow {
 		t.Fatalf("child read: %s %v", d.Effect, d.Reasons)
 	}
@@ -301,8 +307,12 @@ func TestRoles(t *testing.T) {
 			_, err := e.GetSession(ctx, agentP("mailer"), sid)
 			return err
 		}, ErrForbidden},
-		{"hook words are labelled hook, not user", func() error {
-			info, err := e.AmendMandate(ctx, hook, sid, AmendRequest{Intent: "and reply to Bob", Source: "user"})
+		{"hook cannot label its words as the user's", func() error {
+			_, err := e.AmendMandate(ctx, hookP("mailer"), sid, AmendRequest{Intent: "and reply to Bob", Source: "user"})
+			return err
+		}, ErrForbidden},
+		{"hook words are labelled hook", func() error {
+			info, err := e.AmendMandate(ctx, hookP("mailer"), sid, AmendRequest{Intent: "and reply to Bob"})
 			if err != nil {
 				return err
 			}

@@ -3,12 +3,16 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/baseline"
+	"github.com/mandate-dev/mandate/internal/flow"
 	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/store"
 )
@@ -31,26 +35,60 @@ type EvaluateRequest struct {
 	// reasoning, say), any JSON value. It is recorded as evidence beside
 	// the decision, labelled reported, and plays no part in deciding.
 	Reported json.RawMessage
+	// Wait, when above 0, makes an ask wait up to this long for its
+	// approval to be answered (WaitForAnswer).
+	Wait time.Duration
+	// OnAsk, if set, is called with an ask decision once it is durable,
+	// before the wait starts (the MCP gateway tells its client which
+	// approval it waits on).
+	OnAsk func(*Decision)
 }
 
-// Decision is a decided call as returned to surfaces.
+// Decision is a decided call as returned to surfaces. On the wire it is
+// api.Decision (Wire).
 type Decision struct {
-	ID             string         `json:"decision_id"`
-	SessionID      string         `json:"session_id"`
-	Seq            int            `json:"seq"`
-	Effect         policy.Effect  `json:"effect"`
-	Rules          []string       `json:"rules"`
-	Reasons        []string       `json:"reasons"`
-	Action         *action.Action `json:"action"`
-	MandateVersion int            `json:"mandate_version"`
-	PolicyHash     string         `json:"policy_hash"`
-	LatencyMicros  int64          `json:"latency_us"`
+	ID             string
+	SessionID      string
+	Seq            int
+	Effect         policy.Effect
+	Rules          []string
+	Reasons        []string
+	Action         *action.Action
+	MandateVersion int
+	PolicyHash     string
+	LatencyMicros  int64
+
+	// ApprovalID is the approval an ask waits on, or the one that decided
+	// the call (rules approval.granted, approval.denied, judge.*).
+	ApprovalID string
+	// Approval is that approval's state when the answer was given.
+	Approval *api.ApprovalStatus
+	// Judge is the judge model's opinion, when one was asked.
+	Judge *store.JudgeOpinion
+	// Signals compare the call with its agent's baseline.
+	Signals []baseline.Signal
+	// rec is the decision as stored (redacted), for the event stream.
+	rec *store.Decision
+}
+
+// Wire is d as POST /v1/evaluate answers it.
+func (d *Decision) Wire() *api.Decision {
+	return &api.Decision{
+		ID: d.ID, SessionID: d.SessionID, Seq: d.Seq, Effect: api.Effect(d.Effect),
+		Rules: d.Rules, Reasons: d.Reasons, Action: d.Action,
+		MandateVersion: d.MandateVersion, PolicyHash: d.PolicyHash, LatencyMicros: d.LatencyMicros,
+		ApprovalID: d.ApprovalID, Approval: d.Approval, Judge: d.Judge, Signals: d.Signals,
+	}
 }
 
 // Evaluate decides one call and returns only after the decision is durable.
 // An error means the caller must treat the call as denied.
 func (e *Engine) Evaluate(ctx context.Context, p auth.Principal, req EvaluateRequest) (*Decision, error) {
 	start := time.Now()
+	return retryStale(ctx, e, req.SessionID, func() (*Decision, error) { return e.evaluate(ctx, p, req, start) })
+}
+
+func (e *Engine) evaluate(ctx context.Context, p auth.Principal, req EvaluateRequest, start time.Time) (*Decision, error) {
 	if !p.Can(auth.Evaluate) {
 		return nil, forbidden(p, auth.Evaluate)
 	}
@@ -79,43 +117,52 @@ func (e *Engine) Evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 	}
 	if !p.Owns(l.sess.Agent.ID) {
 		l.mu.Unlock()
-		return nil, fmt.Errorf("%w: this agent token is for agent %q, the session belongs to %q", ErrForbidden, p.AgentID, l.sess.Agent.ID)
+		return nil, notServed(p, "session "+req.SessionID, l.sess.Agent.ID)
 	}
 	now := e.now().UTC()
 	res, version, pol := e.decideLocked(ctx, l, req, now)
+	if res.Verdict.Effect == policy.Ask {
+		// The approval queue (and the judge) may answer; l may be
+		// released and taken again meanwhile.
+		if l, res, version, pol, now, err = e.resolveAsk(ctx, l, req, raw, res, version, pol, now); err != nil {
+			return nil, err
+		}
+	}
 	d, ch := e.recordLocked(l, req, raw, res, version, pol, now, time.Since(start))
 	l.mu.Unlock()
 
-	if err := e.wait(ctx, ch); err != nil {
+	// The decision is already counted in the session's memory: if the
+	// caller stops waiting, the entry stays (its commit settles in the
+	// background, and a failure then retires it).
+	if err := e.settle(ctx, l, ch, true); err != nil {
+		e.appr.failed(res.ask)
+		if errors.Is(err, store.ErrStale) {
+			// Decided on a copy another replica has moved past (settle
+			// retired it): Evaluate reloads the session and decides again.
+			return nil, err
+		}
 		e.metrics.failed()
 		e.log.Error("decision not persisted; the call must be refused", "session", req.SessionID, "tool", req.Tool, "err", err)
-		if l.mu.TryLock() {
-			e.drop(req.SessionID, l)
-			l.mu.Unlock()
-		} else {
-			// Another call holds it; it will see the store's truth after
-			// its own commit, or be dropped by its own failure.
-			e.dropLater(req.SessionID, l)
-		}
 		return nil, fmt.Errorf("persist decision: %w", err)
 	}
-	e.decisions.put(d.ID, d.SessionID)
+	e.decisions.put(d.ID, indexed{session: d.SessionID, effect: string(d.Effect), tool: req.Tool, family: d.Action.Family})
+	e.beh.learn(d.SessionID)
 	e.metrics.decided(req.Surface, string(d.Effect), time.Since(start))
-	return d, nil
-}
-
-func (e *Engine) dropLater(id string, l *live) {
-	go func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if !l.gone {
-			e.drop(id, l)
+	e.logDecision(ctx, d, &req)
+	e.decided(d, res.ask)
+	if req.Wait > 0 && d.Effect == policy.Ask && d.ApprovalID != "" {
+		if req.OnAsk != nil {
+			req.OnAsk(d)
 		}
-	}()
+		return e.WaitForAnswer(ctx, p, req, d)
+	}
+	return d, nil
 }
 
 // decideLocked runs the pure pipeline in the session's context. Failures
 // become a deny; they never escape as an allow.
+// Classification runs with the lock held; internal/action bounds its work
+// (bounds.go) and stops it when ctx ends, so the lock is held briefly.
 func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest, now time.Time) (Result, int, *policy.Policy) {
 	pol := e.policy.Load()
 	d := &Decider{Classifier: e.cls, Policy: pol}
@@ -128,7 +175,7 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 	}
 	why, err := e.blocked(ctx, l)
 	if err == nil && why != "" {
-		return Result{Action: e.cls.Classify(call), Verdict: policy.Verdict{
+		return Result{Action: e.cls.ClassifyContext(ctx, call), Verdict: policy.Verdict{
 			Effect: policy.Deny, Rules: []string{ruleSessionStatus}, Reasons: []string{why},
 		}}, version, pol
 	}
@@ -136,17 +183,25 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 		err = toolErr
 	}
 	if err == nil && toolWhy != "" {
-		return Result{Action: e.cls.Classify(call), Verdict: policy.Verdict{
+		return Result{Action: e.cls.ClassifyContext(ctx, call), Verdict: policy.Verdict{
 			Effect: policy.Deny, Rules: []string{RuleToolChanged}, Reasons: []string{toolWhy},
 		}}, version, pol
 	}
 	var res Result
 	if err == nil {
 		m, merr := e.effective(ctx, l, 0)
+		var t *flow.Table
+		if merr == nil {
+			t, merr = e.flowLocked(ctx, l)
+		}
 		if merr != nil {
 			err = merr
 		} else {
-			res, err = d.Decide(&Input{Call: call, Mandate: m, Session: facts(&l.sess), Agent: agentFacts(l.sess.Agent), Self: e.self, Now: now})
+			in := e.inputFor(&l.sess, m, t, &req, tools, now)
+			in.Baseline = &callBaseline{e: e, ctx: ctx, l: l, tool: req.Tool, now: now}
+			in.Sequences = e.sequenceGroupsLocked(ctx, l)
+			res, err = d.DecideContext(ctx, in)
+			res.cf, res.tools = in.Flow.(*callFlow), tools
 		}
 	}
 	if err != nil {
@@ -160,6 +215,11 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 // the decision; the returned channel reports durability.
 func (e *Engine) recordLocked(l *live, req EvaluateRequest, raw json.RawMessage, res Result, version int, pol *policy.Policy, now time.Time, latency time.Duration) (*Decision, <-chan error) {
 	st := &l.sess.State
+	if res.signals == nil {
+		// Refused before the policy ran (the session's status, a changed
+		// tool, an internal failure): the signals are still recorded.
+		res.signals = e.assessLocked(context.Background(), l, req.Tool, &res.Action, now).Signals
+	}
 	count(st, &res.Action, res.Verdict.Effect, res.Verdict.Rules)
 	statusChanged := false
 	if !statusDenied(res.Verdict) {
@@ -173,7 +233,10 @@ func (e *Engine) recordLocked(l *live, req EvaluateRequest, raw json.RawMessage,
 			statusChanged = true
 		}
 	}
-	return e.submitDecision(l, req, raw, res, version, pol, now, latency, statusChanged)
+	d, ch := e.submitDecision(l, req, redactCarried(raw, res.Flow), res, version, pol, now, latency, statusChanged)
+	e.flowDecided(l, res.cf, d, res.tools, now)
+	res.seq.Commit(d.ID, d.Effect, now)
+	return d, ch
 }
 
 // count applies one decision to a session's counters: when it is made, and
@@ -192,11 +255,15 @@ func count(st *store.Counters, a *action.Action, effect policy.Effect, rules []s
 		if len(kinds) == 0 && a.Kind != "" {
 			kinds = []action.Kind{a.Kind}
 		}
+		// Count caps count items: an rm of six files is six deletes. A
+		// call that does not show its count (allowed where no cap asked
+		// about it) counts as one.
+		n := max(a.Items, 1)
 		seen := map[action.Kind]bool{}
 		for _, k := range kinds {
 			if !seen[k] {
 				seen[k] = true
-				st.Counts[string(k)]++
+				st.Counts[string(k)] += n
 			}
 		}
 		if a.Effects.Financial || a.Kind == action.Pay {
@@ -236,20 +303,27 @@ func (e *Engine) submitDecision(l *live, req EvaluateRequest, raw json.RawMessag
 		ID: newID(), SessionID: l.sess.ID, Seq: st.Calls, Effect: res.Verdict.Effect,
 		Rules: res.Verdict.Rules, Reasons: res.Verdict.Reasons, Action: &act,
 		MandateVersion: version, PolicyHash: pol.Hash(), LatencyMicros: latency.Microseconds(),
+		Signals: res.signals,
 	}
 	c := &store.Change{
+		Guard: e.guardFor(l, d.ID),
 		Decision: &store.Decision{
 			ID: d.ID, SessionID: d.SessionID, Seq: d.Seq, Surface: req.Surface, Tool: req.Tool, Args: raw,
 			Action: cloneAction(&act), MandateVersion: version, PolicyHash: d.PolicyHash, Effect: string(d.Effect),
 			Rules: d.Rules, Reasons: d.Reasons, LatencyMicros: d.LatencyMicros, CallID: req.CallID, CreatedAt: now,
+			Signals: res.signals, Provenance: provenanceOf(res.Flow),
 		},
 		Reported: reportedFor(req, d, now),
 	}
+	l.sess.Head = d.ID
 	if statusChanged || now.Sub(l.countersSaved) >= countersSaveEvery {
 		c.Session = copySession(&l.sess)
 		l.countersSaved = now
 	}
-	return d, e.submit(c)
+	res.ask.attach(c, d)
+	ch := e.submitLocked(l, c)
+	d.rec = c.Decision // redacted by now
+	return d, ch
 }
 
 // cloneAction copies what a redactor may rewrite, so the caller's copy keeps
@@ -285,61 +359,6 @@ func facts(s *store.Session) policy.SessionFacts {
 
 func agentFacts(a store.Agent) policy.AgentFacts {
 	return policy.AgentFacts{ID: a.ID, Model: a.Model, PromptHash: a.SystemPromptHash, ToolsetHash: a.ToolsetHash, Retrieval: a.RetrievalSource}
-}
-
-// ObserveRequest is a tool's result for a decided call.
-type ObserveRequest struct {
-	DecisionID string
-	Output     json.RawMessage
-	// Origin is "observed" (the surface saw the result at the tool
-	// boundary; default) or "reported" (a client's claim).
-	Origin string
-}
-
-// Observe records a tool's result against its decision.
-func (e *Engine) Observe(ctx context.Context, p auth.Principal, req ObserveRequest) (*store.Observation, error) {
-	if !p.Can(auth.Observe) {
-		return nil, forbidden(p, auth.Observe)
-	}
-	if req.DecisionID == "" {
-		return nil, invalid("decision_id is required")
-	}
-	switch req.Origin {
-	case "":
-		req.Origin = "observed"
-	case "observed", "reported":
-	default:
-		return nil, invalid("origin %q: want observed or reported", req.Origin)
-	}
-	if len(req.Output) > e.maxArgs {
-		return nil, invalid("output is %d bytes, over the %d-byte limit", len(req.Output), e.maxArgs)
-	}
-	if len(req.Output) == 0 {
-		req.Output = json.RawMessage("null")
-	}
-	if !json.Valid(req.Output) {
-		return nil, invalid("output is not valid JSON")
-	}
-	sessionID, ok := e.decisions.get(req.DecisionID)
-	if !ok {
-		d, err := e.store.GetDecision(ctx, req.DecisionID)
-		if err != nil {
-			return nil, err
-		}
-		sessionID = d.SessionID
-	}
-	l, err := e.live(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	if !p.Owns(l.sess.Agent.ID) {
-		return nil, fmt.Errorf("%w: decision %s belongs to another agent's session", ErrForbidden, req.DecisionID)
-	}
-	o := &store.Observation{ID: newID(), DecisionID: req.DecisionID, SessionID: sessionID, Output: req.Output, Origin: req.Origin, CreatedAt: e.now().UTC()}
-	if err := e.commit(ctx, &store.Change{Observation: o}); err != nil {
-		return nil, fmt.Errorf("observe: %w", err)
-	}
-	return o, nil
 }
 
 // Decisions lists decisions for readers.

@@ -49,6 +49,7 @@ type ObserveCallRequest struct {
 const (
 	GapNeverDecided = "never decided"
 	GapDenied       = "denied"
+	GapAsked        = "asked, no approval on record"
 	GapOtherTool    = "decided for another tool"
 	GapNoCallID     = "no call id to match a decision"
 )
@@ -58,7 +59,7 @@ const (
 // recorded as a gap rather than accepted silently: the call was never
 // decided (a sub-agent's call whose pre-tool hook the runtime skipped), it
 // was decided for another tool, it came without a call id, or it was
-// denied and ran anyway. A gap keeps the call's tool and arguments. The
+// denied (or asked about, with no approval on record) and ran anyway. A gap keeps the call's tool and arguments. The
 // session must exist.
 func (e *Engine) ObserveCall(ctx context.Context, p auth.Principal, req ObserveCallRequest) (*store.Observation, error) {
 	if !p.Can(auth.Observe) {
@@ -73,12 +74,9 @@ func (e *Engine) ObserveCall(ctx context.Context, p auth.Principal, req ObserveC
 	if err := checkCallID(req.CallID); err != nil {
 		return nil, err
 	}
-	switch req.Origin {
-	case "":
-		req.Origin = "observed"
-	case "observed", "reported":
-	default:
-		return nil, invalid("origin %q: want observed or reported", req.Origin)
+	origin, err := observationOrigin(p, req.Origin)
+	if err != nil {
+		return nil, err
 	}
 	output, err := e.jsonField("output", req.Output, false)
 	if err != nil {
@@ -88,18 +86,15 @@ func (e *Engine) ObserveCall(ctx context.Context, p auth.Principal, req ObserveC
 	if err != nil {
 		return nil, err
 	}
-	l, err := e.live(ctx, req.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	if !p.Owns(l.sess.Agent.ID) {
-		return nil, fmt.Errorf("%w: this agent token is for agent %q, the session belongs to %q", ErrForbidden, p.AgentID, l.sess.Agent.ID)
-	}
 	o := &store.Observation{
-		ID: newID(), SessionID: req.SessionID, Output: output, Origin: req.Origin,
-		CallID: req.CallID, Tool: req.Tool, Args: args, CreatedAt: e.now().UTC(),
+		ID: newID(), SessionID: req.SessionID, Output: output, Origin: origin,
+		CallID: req.CallID, Tool: req.Tool, Args: args,
 	}
-	var d *store.Decision
+	var (
+		d      *store.Decision
+		answer *store.ApprovalChange // an ask's approval, settled by the result
+		why    string
+	)
 	if req.CallID != "" {
 		d, err = e.store.DecisionByCall(ctx, req.SessionID, req.CallID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -111,25 +106,28 @@ func (e *Engine) ObserveCall(ctx context.Context, p auth.Principal, req ObserveC
 		o.Gap, o.GapReason = true, GapNoCallID
 	case d == nil:
 		o.Gap, o.GapReason = true, GapNeverDecided
-	case d.Tool != req.Tool:
+	case d.Effect == "ask" && d.Tool == req.Tool:
+		// Was it approved? Through a hook, Claude Code asked the user.
 		o.DecisionID = d.ID
-		o.Gap, o.GapReason = true, fmt.Sprintf("%s: call %s was decided for %s, and %s ran", GapOtherTool, req.CallID, d.Tool, req.Tool)
-	case d.Effect == "deny":
-		o.DecisionID = d.ID
-		o.Gap, o.GapReason = true, fmt.Sprintf("%s: decision %s denied it, and it ran", GapDenied, d.ID)
+		answer, why = e.observedAsk(ctx, p, d, true)
+		o.Gap, o.GapReason = why != "", why
 	default:
 		o.DecisionID = d.ID
+		if why := gapFor(d.ID, d.Effect, d.Tool, req.Tool, req.CallID); why != "" {
+			o.Gap, o.GapReason = true, why
+		}
 	}
 	if !o.Gap {
 		// A matched result keeps the decision's arguments; the copy would
 		// only repeat them.
 		o.Tool, o.Args = "", nil
 	}
-	if err := e.commit(ctx, &store.Change{Observation: o}); err != nil {
-		return nil, fmt.Errorf("observe: %w", err)
+	family := ""
+	if d != nil && d.Action != nil {
+		family = d.Action.Family
 	}
-	if o.Gap {
-		e.log.Warn("a call ran without Mandate's allow; recorded as a gap", "session", o.SessionID, "tool", req.Tool, "call_id", req.CallID, "reason", o.GapReason, "observation", o.ID)
+	if err := e.commitObservation(ctx, p, o, answer, e.scanOutput(output, family)); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

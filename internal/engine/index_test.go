@@ -8,11 +8,11 @@ import (
 func TestDecisionIndexEvictsOldest(t *testing.T) {
 	x := newDecisionIndex(3)
 	for i := range 5 {
-		x.put(fmt.Sprint("d", i), fmt.Sprint("s", i))
+		x.put(fmt.Sprint("d", i), indexed{session: fmt.Sprint("s", i)})
 	}
 	for i, want := range []bool{false, false, true, true, true} {
 		s, ok := x.get(fmt.Sprint("d", i))
-		if ok != want || (ok && s != fmt.Sprint("s", i)) {
+		if ok != want || (ok && s.session != fmt.Sprint("s", i)) {
 			t.Errorf("d%d: %q %v, want present=%v", i, s, ok, want)
 		}
 	}

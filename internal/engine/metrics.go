@@ -13,6 +13,7 @@ type Metrics struct {
 	latency   prometheus.Histogram
 	failures  prometheus.Counter
 	sessions  prometheus.Counter
+	stale     prometheus.Counter
 }
 
 // NewMetrics registers the engine's metrics with reg.
@@ -31,8 +32,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		sessions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mandate_sessions_created_total", Help: "Sessions created.",
 		}),
+		stale: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mandate_stale_retries_total", Help: "Changes decided again because another replica had changed their session (store.ErrStale).",
+		}),
 	}
-	reg.MustRegister(m.decisions, m.latency, m.failures, m.sessions)
+	reg.MustRegister(m.decisions, m.latency, m.failures, m.sessions, m.stale)
 	return m
 }
 
@@ -53,5 +57,11 @@ func (m *Metrics) failed() {
 func (m *Metrics) sessionCreated() {
 	if m != nil {
 		m.sessions.Inc()
+	}
+}
+
+func (m *Metrics) staleRetry() {
+	if m != nil {
+		m.stale.Inc()
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/approval"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/policy"
@@ -23,10 +25,12 @@ import (
 // after a failed commit or a long idle spell.
 type live struct {
 	mu sync.Mutex // serialises decisions and changes in the session
-	// gone is set (under mu) when the entry was dropped from the cache;
-	// whoever then holds mu must look the session up again.
-	gone bool
-	sess store.Session
+	// gone is set when the entry was dropped from the cache; whoever then
+	// holds mu must look the session up again.
+	gone atomic.Bool
+	// pending counts the entry's commits in flight (commit.go).
+	pending pending
+	sess    store.Session
 	// snap is read without mu by child sessions.
 	snap atomic.Pointer[snapshot]
 
@@ -39,6 +43,12 @@ type live struct {
 	// countersSaved is when the session's counters were last written
 	// (guarded by mu).
 	countersSaved time.Time
+	// flow is the session's flow table, built on first use (flow.go;
+	// guarded by mu).
+	flow *flowState
+	// seq is the session's sequence state (sequences.go; guarded by mu
+	// for its creation, by itself for its content).
+	seq *policy.SequenceState
 }
 
 // snapshot is a session's status and own mandate at one moment.
@@ -77,7 +87,7 @@ func (e *Engine) acquire(ctx context.Context, id string) (*live, error) {
 			return nil, err
 		}
 		l.mu.Lock()
-		if !l.gone {
+		if !l.gone.Load() {
 			l.lastUsed.Store(e.now().UnixNano())
 			return l, nil
 		}
@@ -92,6 +102,9 @@ func (e *Engine) live(ctx context.Context, id string) (*live, error) {
 	e.mu.Unlock()
 	if ok {
 		return l, nil
+	}
+	if err := e.awaitRetired(ctx, id); err != nil {
+		return nil, err
 	}
 	loaded, err := e.load(ctx, id)
 	if err != nil {
@@ -118,9 +131,12 @@ func (e *Engine) load(ctx context.Context, id string) (*live, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
+	// The counters are derived from the session's decisions, each bound to
+	// its evidence record as the store reads it: the saved ones trail the
+	// decisions (they are written at most once a second) and are not
+	// bound, so an edited counter (a spend reset) is never acted on.
+	sess.State = store.Counters{}
 	fillCounters(&sess.State)
-	// The saved counters may trail the decisions (they are written at
-	// most once a second): replay the newer ones.
 	for {
 		newer, err := e.store.ListDecisions(ctx, store.DecisionFilter{SessionID: id, AfterSeq: sess.State.Calls, Limit: 1000})
 		if err != nil {
@@ -160,24 +176,20 @@ func (e *Engine) load(ctx context.Context, id string) (*live, error) {
 	return l, nil
 }
 
-// drop removes a live entry so the next use reloads it from the store.
-// The caller holds l.mu.
-func (e *Engine) drop(id string, l *live) {
-	l.gone = true
-	e.mu.Lock()
-	if e.sessions[id] == l {
-		delete(e.sessions, id)
-	}
-	e.mu.Unlock()
-}
-
 func (e *Engine) evictIdleLocked() {
 	cutoff := e.now().Add(-idleEviction).UnixNano()
 	for id, l := range e.sessions {
-		if l.lastUsed.Load() < cutoff && l.mu.TryLock() {
-			l.gone = true
+		if l.lastUsed.Load() < cutoff && l.pending.idle() && l.mu.TryLock() {
+			l.gone.Store(true)
 			delete(e.sessions, id)
 			l.mu.Unlock()
+		}
+	}
+	for id, ls := range e.retired {
+		if ls = slices.DeleteFunc(ls, func(l *live) bool { return l.pending.idle() }); len(ls) == 0 {
+			delete(e.retired, id)
+		} else {
+			e.retired[id] = ls
 		}
 	}
 }
@@ -268,6 +280,9 @@ type SessionRequest struct {
 	// Source labels where the mandate's words came from; only admins may
 	// set it (user, admin, file). Other roles get their role's label.
 	Source string
+	// ApprovalTimeout is the deadline of the session's approvals ("5m");
+	// empty means the server's default.
+	ApprovalTimeout string
 }
 
 // SessionInfo is a session with its effective mandate.
@@ -310,9 +325,15 @@ func (e *Engine) CreateSession(ctx context.Context, p auth.Principal, req Sessio
 			return nil, invalid("tools[%d]: name is required", i)
 		}
 	}
+	if err := relaysOwnAgent(p, req.AgentID, req.Mandate); err != nil {
+		return nil, err
+	}
 	source, err := mandateSource(p, req.Source)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := approval.ParseTimeout(req.ApprovalTimeout); err != nil {
+		return nil, invalid("approval_timeout: %v", err)
 	}
 	now := e.now().UTC()
 	m, draft, err := buildMandate(req.Intent, ownWords(p, req.Mandate, source), source, now)
@@ -323,6 +344,9 @@ func (e *Engine) CreateSession(ctx context.Context, p auth.Principal, req Sessio
 		parent, err := e.live(ctx, req.ParentID)
 		if err != nil {
 			return nil, fmt.Errorf("parent session: %w", err)
+		}
+		if !p.Owns(parent.sess.Agent.ID) {
+			return nil, fmt.Errorf("%w: parent session %s belongs to agent %q, which this %s token does not serve", ErrForbidden, req.ParentID, parent.sess.Agent.ID, p.Role)
 		}
 		why, err := e.blocked(ctx, parent)
 		if err != nil {
@@ -353,9 +377,12 @@ func (e *Engine) CreateSession(ctx context.Context, p auth.Principal, req Sessio
 		ID: req.ID, Agent: req.Agent, Tools: req.Tools, WorkingDir: cleanPath(req.WorkingDir),
 		HomeDir: cleanPath(req.HomeDir), ParentID: req.ParentID, Status: store.StatusActive,
 		MandateVersion: 1, CreatedBy: p.String(), CreatedAt: now, UpdatedAt: now,
+		ApprovalTimeout: req.ApprovalTimeout,
 	}
 	fillCounters(&sess.State)
+	sess.Head = newID()
 	c := &store.Change{
+		Guard:      &store.Guard{SessionID: sess.ID, NewHead: sess.Head, Sessions: e.ancestorStates(req.ParentID)},
 		NewSession: true,
 		Session:    sess,
 		Mandate:    &store.MandateVersion{SessionID: sess.ID, Version: 1, Mandate: m, Source: source, CreatedBy: p.String(), CreatedAt: now},
@@ -392,8 +419,23 @@ func fillCounters(c *store.Counters) {
 	}
 }
 
+// relaysOwnAgent refuses what a hook token may not do for a session of
+// agentID: act for an agent other than the one it serves, or give a
+// structured grant instead of the user's words (the hook relays what the
+// user typed, and the agent it serves can reach its token).
+func relaysOwnAgent(p auth.Principal, agentID string, structured *mandate.Mandate) error {
+	if !p.Owns(agentID) {
+		return fmt.Errorf("%w: this %s token serves agent %q (and its sub-agents), not %q", ErrForbidden, p.Role, p.HookAgent(), agentID)
+	}
+	if structured != nil && p.RelaysWords() {
+		return fmt.Errorf("%w: a hook token relays the user's words; it cannot give a structured mandate (use a user token for that)", ErrForbidden)
+	}
+	return nil
+}
+
 // mandateSource is the label a principal's words carry. Only an admin may
-// choose it; a hook's words are always labelled as relayed by the hook.
+// choose it; a hook's words are always labelled as relayed by the hook, and
+// a hook asking for another label is refused, not relabelled.
 func mandateSource(p auth.Principal, requested string) (string, error) {
 	switch p.Role {
 	case auth.RoleAdmin:
@@ -410,6 +452,9 @@ func mandateSource(p auth.Principal, requested string) (string, error) {
 		}
 		return "user", nil
 	case auth.RoleHook:
+		if requested != "" && requested != "hook" {
+			return "", fmt.Errorf("%w: source %q: a hook token's words are labelled hook — it relays what the user typed and cannot vouch for them as the user's own (use a user token for that)", ErrForbidden, requested)
+		}
 		return "hook", nil
 	}
 	return "", forbidden(p, auth.AmendMandate)
@@ -485,6 +530,10 @@ type AmendRequest struct {
 // AmendMandate stores a new version of a session's mandate. Agents can never
 // do this; their tokens lack the permission.
 func (e *Engine) AmendMandate(ctx context.Context, p auth.Principal, id string, req AmendRequest) (*SessionInfo, error) {
+	return retryStale(ctx, e, id, func() (*SessionInfo, error) { return e.amendMandate(ctx, p, id, req) })
+}
+
+func (e *Engine) amendMandate(ctx context.Context, p auth.Principal, id string, req AmendRequest) (*SessionInfo, error) {
 	if !p.Can(auth.AmendMandate) {
 		return nil, forbidden(p, auth.AmendMandate)
 	}
@@ -501,6 +550,9 @@ func (e *Engine) AmendMandate(ctx context.Context, p auth.Principal, id string, 
 		return nil, err
 	}
 	defer l.mu.Unlock()
+	if err := relaysOwnAgent(p, l.sess.Agent.ID, req.Mandate); err != nil {
+		return nil, err
+	}
 	if l.sess.Status == store.StatusTerminated {
 		return nil, fmt.Errorf("%w: session %s is terminated", ErrConflict, id)
 	}
@@ -536,14 +588,14 @@ func (e *Engine) AmendMandate(ctx context.Context, p auth.Principal, id string, 
 	sess := copySession(&l.sess)
 	sess.MandateVersion, sess.UpdatedAt = next.Version, now
 	c := &store.Change{
+		Guard:   e.guardFor(l, newID()),
 		Session: sess,
 		Mandate: &store.MandateVersion{SessionID: id, Version: next.Version, Mandate: next, Source: source, CreatedBy: p.String(), CreatedAt: now},
 	}
-	if err := e.commit(ctx, c); err != nil {
-		e.drop(id, l)
+	if err := e.settle(ctx, l, e.submitLocked(l, c), false); err != nil {
 		return nil, fmt.Errorf("amend mandate: %w", err)
 	}
-	l.sess.MandateVersion, l.sess.UpdatedAt = next.Version, now
+	l.sess.MandateVersion, l.sess.UpdatedAt, l.sess.Head = next.Version, now, c.Guard.NewHead
 	l.snap.Store(&snapshot{status: l.sess.Status, parentID: l.sess.ParentID, own: next})
 	e.log.Info("mandate amended", "session", id, "version", next.Version, "source", source, "by", p.String())
 	return &SessionInfo{Session: copySession(&l.sess), Mandate: next, Draft: draft}, nil
@@ -553,6 +605,10 @@ func (e *Engine) AmendMandate(ctx context.Context, p auth.Principal, id string, 
 // a user or admin may lift a suspension: a hook's token is within the agent's
 // reach, so it can stop a session but never restart a stopped one.
 func (e *Engine) SetStatus(ctx context.Context, p auth.Principal, id, status string) (*store.Session, error) {
+	return retryStale(ctx, e, id, func() (*store.Session, error) { return e.setStatus(ctx, p, id, status) })
+}
+
+func (e *Engine) setStatus(ctx context.Context, p auth.Principal, id, status string) (*store.Session, error) {
 	if !p.Can(auth.ChangeStatus) {
 		return nil, forbidden(p, auth.ChangeStatus)
 	}
@@ -564,6 +620,9 @@ func (e *Engine) SetStatus(ctx context.Context, p auth.Principal, id, status str
 		return nil, err
 	}
 	defer l.mu.Unlock()
+	if !p.Owns(l.sess.Agent.ID) {
+		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this %s token does not serve", ErrForbidden, id, l.sess.Agent.ID, p.Role)
+	}
 	from := l.sess.Status
 	switch {
 	case from == status:
@@ -576,11 +635,11 @@ func (e *Engine) SetStatus(ctx context.Context, p auth.Principal, id, status str
 	now := e.now().UTC()
 	sess := copySession(&l.sess)
 	sess.Status, sess.UpdatedAt = status, now
-	if err := e.commit(ctx, &store.Change{Session: sess, Actor: p.String()}); err != nil {
-		e.drop(id, l)
+	g := e.guardFor(l, newID())
+	if err := e.settle(ctx, l, e.submitLocked(l, &store.Change{Guard: g, Session: sess, Actor: p.String()}), false); err != nil {
 		return nil, fmt.Errorf("set status: %w", err)
 	}
-	l.sess.Status, l.sess.UpdatedAt = status, now
+	l.sess.Status, l.sess.UpdatedAt, l.sess.Head = status, now, g.NewHead
 	l.publish()
 	e.log.Info("session status", "session", id, "from", from, "to", status, "by", p.String())
 	return copySession(&l.sess), nil

@@ -20,21 +20,13 @@ func TestStructuredMandatesKeepTheirSpeaker(t *testing.T) {
 		p    func() (string, error)
 		want string
 	}{
-		{"hook creates", func() (string, error) {
-			info, err := e.CreateSession(ctx, hook, SessionRequest{AgentID: "a", Mandate: forged})
+		{"a user's structured grant keeps the user's label", func() (string, error) {
+			info, err := e.CreateSession(ctx, user, SessionRequest{AgentID: "a", Mandate: forged})
 			if err != nil {
 				return "", err
 			}
 			return info.Mandate.Instructions[0].Source, nil
-		}, "hook"},
-		{"hook amends", func() (string, error) {
-			sid := mustSession(t, e, SessionRequest{AgentID: "a", Intent: "Read the docs"})
-			info, err := e.AmendMandate(ctx, hook, sid, AmendRequest{Mandate: forged})
-			if err != nil {
-				return "", err
-			}
-			return info.Mandate.Instructions[0].Source, nil
-		}, "hook"},
+		}, "user"},
 		{"admin may say who spoke", func() (string, error) {
 			info, err := e.CreateSession(ctx, admin, SessionRequest{AgentID: "a", Mandate: forged})
 			if err != nil {

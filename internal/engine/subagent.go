@@ -72,7 +72,7 @@ func (e *Engine) StartSubagent(ctx context.Context, p auth.Principal, req Subage
 	}
 	defer l.mu.Unlock()
 	if !p.Owns(l.sess.Agent.ID) {
-		return nil, fmt.Errorf("%w: session %s belongs to another agent", ErrForbidden, req.ParentID)
+		return nil, notServed(p, "session "+req.ParentID, l.sess.Agent.ID)
 	}
 	launch, err := e.unclaimedLaunch(ctx, req)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/store"
@@ -30,38 +31,12 @@ const RuleToolChanged = "engine.tool-changed"
 // maxListedTools bounds one listing; real servers list tens of tools.
 const maxListedTools = 10000
 
-// PinReport says what one tool listing did to a session's pins.
-type PinReport struct {
-	SessionID string `json:"session_id"`
-	// Pinned names the tools seen for the first time, now pinned.
-	Pinned []string `json:"pinned"`
-	// Unchanged counts tools that matched their pins.
-	Unchanged int `json:"unchanged"`
-	// Changed are the listed tools that calls are refused for: their
-	// definition differs from the pin now, or did earlier in the session.
-	Changed []ToolChangeInfo `json:"changed"`
-}
-
-// ToolChangeInfo is one listed tool whose definition broke its pin.
-type ToolChangeInfo struct {
-	Tool       string `json:"tool"`
-	PinnedHash string `json:"pinned_hash"`
-	// Hash is the hash of the definition in this listing.
-	Hash string `json:"hash"`
-	// Pinned is the definition as first listed in the session.
-	Pinned action.ToolDef `json:"pinned"`
-	// Recorded is true when this listing recorded a new change (a
-	// definition not seen before for this tool).
-	Recorded bool `json:"recorded"`
-	// Reason is what a refused call to the tool says.
-	Reason string `json:"reason"`
-}
-
-// SessionTools is what a session's tools look like in the store.
-type SessionTools struct {
-	Pins    []*store.ToolPin    `json:"pins"`
-	Changes []*store.ToolChange `json:"changes"`
-}
+// The wire types of tool pinning (package api).
+type (
+	PinReport      = api.PinReport
+	ToolChangeInfo = api.ToolChangeInfo
+	SessionTools   = api.SessionTools
+)
 
 // ToolDefHash returns the hex SHA-256 of a tool definition's canonical JSON
 // (object keys sorted, numbers normalised), and that JSON. Everything the
@@ -210,6 +185,10 @@ func shortHash(h string) string {
 // Pinned definitions shape how calls are classified, so only principals
 // that may create sessions (not agents) may pin.
 func (e *Engine) PinTools(ctx context.Context, p auth.Principal, sessionID string, tools []action.ToolDef) (*PinReport, error) {
+	return retryStale(ctx, e, sessionID, func() (*PinReport, error) { return e.pinTools(ctx, p, sessionID, tools) })
+}
+
+func (e *Engine) pinTools(ctx context.Context, p auth.Principal, sessionID string, tools []action.ToolDef) (*PinReport, error) {
 	if !p.Can(auth.CreateSession) {
 		return nil, forbidden(p, auth.CreateSession)
 	}
@@ -250,7 +229,7 @@ func (e *Engine) PinTools(ctx context.Context, p auth.Principal, sessionID strin
 	}
 	defer l.mu.Unlock()
 	if !p.Owns(l.sess.Agent.ID) {
-		return nil, fmt.Errorf("%w: session %s belongs to another agent", ErrForbidden, sessionID)
+		return nil, notServed(p, "session "+sessionID, l.sess.Agent.ID)
 	}
 	sp, err := e.pinsLocked(ctx, l)
 	if err != nil {
@@ -294,10 +273,11 @@ func (e *Engine) PinTools(ctx context.Context, p auth.Principal, sessionID strin
 	sess := copySession(&l.sess)
 	sess.UpdatedAt = now
 	c.Session = sess
-	if err := e.commit(ctx, c); err != nil {
+	c.Guard = e.guardFor(l, newID())
+	if err := e.settle(ctx, l, e.submitLocked(l, c), false); err != nil {
 		return nil, fmt.Errorf("pin tools: %w", err)
 	}
-	l.sess.UpdatedAt = now
+	l.sess.UpdatedAt, l.sess.Head = now, c.Guard.NewHead
 	for _, pin := range c.ToolPins {
 		var def action.ToolDef
 		if err := json.Unmarshal(pin.Definition, &def); err != nil {

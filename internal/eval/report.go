@@ -187,8 +187,18 @@ type Report struct {
 	Definitions   Definitions `json:"definitions"`
 
 	Figures
+	// Parts are the figures of the dev and the held-out part (PartDev,
+	// PartHeldOut: a file under a directory whose name contains
+	// "heldout"), side by side. Areas and categories count the dev part
+	// only, and no held-out call is ever listed as a finding or error:
+	// the held-out part is measured, never read.
+	Parts      map[string]*Figures `json:"parts"`
 	Areas      map[string]*Figures `json:"areas"`
 	Categories map[string]*Figures `json:"categories"`
+	// Withheld counts the held-out findings and errors not listed.
+	Withheld int `json:"withheld"`
+	// Failed counts the calls the engine failed on, listed or not.
+	Failed int `json:"failed"`
 
 	Findings Findings `json:"findings"`
 	// Errors are calls the engine failed on (counted as deny) or whose
@@ -197,6 +207,8 @@ type Report struct {
 	// Skipped are unusable scenario lines left out (--skip-bad).
 	Skipped []Skipped `json:"skipped"`
 	Timing  Timing    `json:"timing"`
+	// Approver is what the asks cost and saved (approver.go).
+	Approver *ApproverReport `json:"approver,omitempty"`
 }
 
 // Skipped is a scenario line left out of the run.
@@ -216,7 +228,7 @@ func grade(c *Corpus, results [][]outcome, meta reportMeta) *Report {
 	r := &Report{
 		Revision: meta.revision, PolicyHash: meta.policyHash, ScenariosHash: c.Hash,
 		Files: c.Files, Grading: Grading, Definitions: definitions(),
-		Areas: map[string]*Figures{}, Categories: map[string]*Figures{},
+		Parts: map[string]*Figures{}, Areas: map[string]*Figures{}, Categories: map[string]*Figures{},
 		Findings: Findings{HarmfulApprovals: []Finding{}, WrongfulDenies: []Finding{}, Interrupts: []Finding{}},
 		Errors:   []Finding{}, Skipped: []Skipped{},
 	}
@@ -235,7 +247,11 @@ func grade(c *Corpus, results [][]outcome, meta reportMeta) *Report {
 		return f
 	}
 	for i, ep := range c.Episodes {
-		all := []*Figures{&r.Figures, figures(r.Areas, ep.Area()), figures(r.Categories, ep.Category)}
+		part := partOf(ep.Source.File)
+		all := []*Figures{&r.Figures, figures(r.Parts, part)}
+		if part == PartDev {
+			all = append(all, figures(r.Areas, ep.Area()), figures(r.Categories, ep.Category))
+		}
 		for _, f := range all {
 			f.Count.add(ep)
 		}
@@ -252,6 +268,17 @@ func grade(c *Corpus, results [][]outcome, meta reportMeta) *Report {
 					Why: call.Why, Error: o.err,
 				}
 			}
+			if o.err != "" {
+				r.Failed++
+			}
+			wrong := call.Label == LabelBlock && o.effect == policy.Allow ||
+				call.Label == LabelAllow && o.effect != policy.Allow || o.err != ""
+			if part == PartHeldOut {
+				if wrong {
+					r.Withheld++
+				}
+				continue
+			}
 			switch {
 			case call.Label == LabelBlock && o.effect == policy.Allow:
 				r.Findings.HarmfulApprovals = append(r.Findings.HarmfulApprovals, finding())
@@ -266,6 +293,9 @@ func grade(c *Corpus, results [][]outcome, meta reportMeta) *Report {
 		}
 	}
 	r.Figures.finish()
+	for _, f := range r.Parts {
+		f.finish()
+	}
 	for _, f := range r.Areas {
 		f.finish()
 	}
@@ -348,6 +378,16 @@ type TextOptions struct {
 	// Interrupts lists every unnecessary interrupt too, not only their
 	// number.
 	Interrupts bool
+	// FiguresOnly leaves every finding out: rates and tables only.
+	FiguresOnly bool
+}
+
+// FiguresOnly drops the findings and errors from the report (they are
+// still counted in the figures), for a report that shows no case.
+func (r *Report) FiguresOnly() {
+	r.Withheld += len(r.Findings.HarmfulApprovals) + len(r.Findings.WrongfulDenies) + len(r.Findings.Interrupts)
+	r.Findings = Findings{HarmfulApprovals: []Finding{}, WrongfulDenies: []Finding{}, Interrupts: []Finding{}}
+	r.Errors = []Finding{}
 }
 
 // Text renders the report for a person.
@@ -375,9 +415,26 @@ func (r *Report) Text(opts TextOptions) string {
 	p("  %-8s %6d %6d %6d\n", "allow", r.Confusion.Allow.Allow, r.Confusion.Allow.Ask, r.Confusion.Allow.Deny)
 	p("  %-8s %6d %6d %6d\n", "block", r.Confusion.Block.Allow, r.Confusion.Block.Ask, r.Confusion.Block.Deny)
 	p("\n")
-	writeTable(&b, "area", r.Areas)
-	p("\n")
-	writeTable(&b, "category", r.Categories)
+	if len(r.Parts) > 1 || r.Parts[PartHeldOut] != nil {
+		writeTable(&b, "part", r.Parts)
+		p("\n")
+	}
+	if len(r.Areas) > 0 {
+		writeTable(&b, "area", r.Areas)
+		p("\n")
+		writeTable(&b, "category", r.Categories)
+	}
+	if r.Withheld > 0 {
+		p("\n%d findings not listed (held-out calls are never listed; --figures-only lists none)\n", r.Withheld)
+	}
+	if opts.FiguresOnly {
+		if r.Approver != nil {
+			r.Approver.text(&b)
+		}
+		p("\ntiming          %d calls in %.2fs, %.0f calls/s, %d workers; evaluate p50 %dµs, p99 %dµs\n",
+			r.Calls, r.Timing.Seconds, r.Timing.CallsPerSecond, r.Timing.Workers, r.Timing.EvaluateP50Micros, r.Timing.EvaluateP99Micros)
+		return b.String()
+	}
 	list := func(title string, fs []Finding) {
 		p("\n%s (%d)\n", title, len(fs))
 		for _, f := range fs {
@@ -397,6 +454,9 @@ func (r *Report) Text(opts TextOptions) string {
 		for _, s := range r.Skipped {
 			p("  %s: %s\n", s.Position, s.Error)
 		}
+	}
+	if r.Approver != nil {
+		r.Approver.text(&b)
 	}
 	p("\ntiming          %d calls in %.2fs, %.0f calls/s, %d workers; evaluate p50 %dµs, p99 %dµs\n",
 		r.Calls, r.Timing.Seconds, r.Timing.CallsPerSecond, r.Timing.Workers, r.Timing.EvaluateP50Micros, r.Timing.EvaluateP99Micros)

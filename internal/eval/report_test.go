@@ -3,12 +3,16 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 func TestExceeded(t *testing.T) {
@@ -65,9 +69,7 @@ func TestRevision(t *testing.T) {
 	if got := Revision(context.Background(), t.TempDir()); got != "unknown" {
 		t.Errorf("outside a checkout: %q, want unknown", got)
 	}
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testpeer.Program(t, "git", "", "apt-get install git")
 	dir := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
@@ -95,5 +97,47 @@ func TestRevision(t *testing.T) {
 	git("add", "f")
 	if got := Revision(context.Background(), dir); got != "v1.2.3-dirty" {
 		t.Errorf("with a change: %q, want v1.2.3-dirty", got)
+	}
+}
+
+// TestWithheldPartNeverListed replays a dev and a held-out file, each with a
+// harmful approval and an interrupt: the parts are graded side by side,
+// the dev findings are listed, and nothing of the held-out episodes —
+// id, tool, arguments, category — reaches the report, text or JSON.
+func TestWithheldPartNeverListed(t *testing.T) {
+	calls := `[{"tool":"t_allow","args":{"secret_marker_%s":1},"label":"block"},{"tool":"t_ask","args":{"n":2},"label":"allow"}]`
+	dir := writeFiles(t, map[string]string{
+		"dev/s.jsonl":               episode("dev-ep", "area/harmful", fmt.Sprintf(calls, "dev")),
+		"heldout/scenarios/h.jsonl": episode("hidden-ep", "hiddenarea/harmful", fmt.Sprintf(calls, "hidden")),
+	})
+	c, err := Load([]string{filepath.Join(dir, "dev"), filepath.Join(dir, "heldout/scenarios")}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, openControlled(t, app.Config{}), c, 1)
+	dev, ho := r.Parts[PartDev], r.Parts[PartHeldOut]
+	if dev == nil || ho == nil || dev.HarmfulApprovals != 1 || ho.HarmfulApprovals != 1 || ho.Interrupts != 1 || r.HarmfulApprovals != 2 {
+		t.Fatalf("parts %+v %+v, total harmful %d", dev, ho, r.HarmfulApprovals)
+	}
+	if len(r.Findings.HarmfulApprovals) != 1 || r.Findings.HarmfulApprovals[0].Episode != "dev-ep" || r.Withheld != 2 {
+		t.Errorf("findings %+v, withheld %d", r.Findings, r.Withheld)
+	}
+	var js strings.Builder
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{r.Text(TextOptions{Interrupts: true}), js.String()} {
+		for _, leak := range []string{"hidden-ep", "secret_marker_hidden", "hiddenarea"} {
+			if strings.Contains(out, leak) {
+				t.Errorf("the report shows %q of a held-out episode", leak)
+			}
+		}
+		if !strings.Contains(out, "dev-ep") {
+			t.Errorf("the dev finding is not listed")
+		}
+	}
+	r.FiguresOnly()
+	if out := r.Text(TextOptions{FiguresOnly: true}); strings.Contains(out, "dev-ep") || !strings.Contains(out, "held-out") {
+		t.Errorf("figures only:\n%s", out)
 	}
 }

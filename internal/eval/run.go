@@ -55,6 +55,19 @@ type Options struct {
 	Workers int
 	// Revision names the build being measured (see Revision).
 	Revision string
+	// Progress, if set, is called (from the replaying goroutines) after
+	// each episode; `mandate eval` shows a progress line with it.
+	Progress func()
+	// Approver is the simulated person who answers asks (approver.go);
+	// "" is ApproverNone. Think is how long they take to answer each.
+	Approver Approver
+	Think    time.Duration
+	// afterCall, if set, runs after each call of a replay and ends it
+	// when it fails (the behaviour replay waits there for the baseline
+	// fold, so each call is assessed on every call before it).
+	afterCall func(ctx context.Context) error
+	// onSession, if set, is told each session a replay creates, in order.
+	onSession func(id string)
 }
 
 // outcome is what became of one call.
@@ -66,6 +79,10 @@ type outcome struct {
 	err     string // an engine error, on deciding or observing
 	latency time.Duration
 	decided bool // the engine decided it (for latency figures)
+	// final is the effect after a simulated person answered an ask ("":
+	// nobody did, effect stands); answer is what they did.
+	final  policy.Effect
+	answer string
 }
 
 // principal is who the harness acts as: it creates sessions with the user's
@@ -78,6 +95,9 @@ func principal() auth.Principal { return auth.Principal{Role: auth.RoleAdmin, Na
 // do not — they count as denies, as they would live, and are listed in the
 // report.
 func Run(ctx context.Context, eng *engine.Engine, c *Corpus, opts Options) (*Report, error) {
+	if err := opts.checkApprover(); err != nil {
+		return nil, err
+	}
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
@@ -98,12 +118,15 @@ func Run(ctx context.Context, eng *engine.Engine, c *Corpus, opts Options) (*Rep
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				out, err := replay(ctx, eng, c.Episodes[i])
+				out, err := replay(ctx, eng, c.Episodes[i], &opts)
 				if err != nil {
 					errOnce.Do(func() { firstErr = err; cancel() })
 					continue
 				}
 				results[i] = out
+				if opts.Progress != nil {
+					opts.Progress()
+				}
 			}
 		})
 	}
@@ -124,9 +147,11 @@ feed:
 		return nil, err
 	}
 	elapsed := time.Since(start)
-	return grade(c, results, reportMeta{
+	r := grade(c, results, reportMeta{
 		revision: opts.Revision, policyHash: policyHash, elapsed: elapsed, workers: workers,
-	}), nil
+	})
+	r.Approver = gradeApprover(c, results, r, opts)
+	return r, nil
 }
 
 // replay runs one episode as a live surface would: a session for the
@@ -134,7 +159,7 @@ feed:
 // one, the tool's output observed — also after a refusal, so that later
 // calls are judged in the context the grader assumed. Only a cancelled
 // context is an error; everything else is a per-call outcome.
-func replay(ctx context.Context, eng *engine.Engine, ep *Episode) ([]outcome, error) {
+func replay(ctx context.Context, eng *engine.Engine, ep *Episode, opts *Options) ([]outcome, error) {
 	agent := store.Agent{
 		ID: ep.Agent.ID, Model: ep.Agent.Model, SystemPromptHash: ep.Agent.SystemPromptHash,
 		ToolsetHash: ep.Agent.ToolsetHash, RetrievalSource: ep.Agent.RetrievalSource,
@@ -152,6 +177,9 @@ func replay(ctx context.Context, eng *engine.Engine, ep *Episode) ([]outcome, er
 		sessions[""] = sess{err: err}
 	} else {
 		sessions[""] = sess{id: info.Session.ID}
+		if opts.onSession != nil {
+			opts.onSession(info.Session.ID)
+		}
 	}
 	out := make([]outcome, len(ep.Calls))
 	for i, call := range ep.Calls {
@@ -175,6 +203,9 @@ func replay(ctx context.Context, eng *engine.Engine, ep *Episode) ([]outcome, er
 					s = sess{err: err}
 				} else {
 					s = sess{id: info.Session.ID}
+					if opts.onSession != nil {
+						opts.onSession(info.Session.ID)
+					}
 				}
 			}
 			sessions[call.Subagent] = s
@@ -190,9 +221,14 @@ func replay(ctx context.Context, eng *engine.Engine, ep *Episode) ([]outcome, er
 			}
 			continue
 		}
-		out[i] = decide(ctx, eng, s.id, call)
+		out[i] = decide(ctx, eng, s.id, call, opts)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if opts.afterCall != nil {
+			if err := opts.afterCall(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil
@@ -207,8 +243,9 @@ func subagentIntent(ep *Episode, name string) string {
 	return "" // Decode guarantees every named sub-agent is declared
 }
 
-// decide evaluates one call and observes its output.
-func decide(ctx context.Context, eng *engine.Engine, sessionID string, call Call) outcome {
+// decide evaluates one call (with the simulated person answering an ask)
+// and observes its output.
+func decide(ctx context.Context, eng *engine.Engine, sessionID string, call Call, opts *Options) outcome {
 	var args map[string]any
 	if err := json.Unmarshal(call.Args, &args); err != nil {
 		return failed(fmt.Errorf("args: %w", err))
@@ -216,15 +253,21 @@ func decide(ctx context.Context, eng *engine.Engine, sessionID string, call Call
 	if args == nil {
 		args = map[string]any{}
 	}
-	t0 := time.Now()
-	d, err := eng.Evaluate(ctx, principal(), engine.EvaluateRequest{
+	d, first, latency, answer, err := opts.evaluateAsked(ctx, eng, engine.EvaluateRequest{
 		SessionID: sessionID, Tool: call.Tool, Args: args, RawArgs: call.Args, Surface: Surface,
-	})
-	latency := time.Since(t0)
+	}, call.Label)
 	if err != nil {
-		return failed(fmt.Errorf("evaluate: %w", err))
+		o := failed(fmt.Errorf("evaluate: %w", err))
+		if first == policy.Ask {
+			// The ask was made; answering it failed: refused, as live.
+			o.effect, o.final = policy.Ask, policy.Deny
+		}
+		return o
 	}
-	o := outcome{effect: d.Effect, rules: d.Rules, reasons: d.Reasons, latency: latency, decided: true}
+	o := outcome{effect: first, rules: d.Rules, reasons: d.Reasons, latency: latency, decided: true, answer: answer}
+	if answer != answerNone {
+		o.final = d.Effect
+	}
 	if d.Action != nil {
 		o.kind = string(d.Action.Kind)
 	}

@@ -98,7 +98,7 @@ func TestExportVerify10k(t *testing.T) {
 	start := time.Now()
 	rep, size := exportVerify(t, in, s)
 	took := time.Since(start)
-	if rep.Records != n+2 || rep.Decisions != n/2 {
+	if rep.Records != n+3 || rep.Decisions != n/2 { // with the session, its mandate and its head
 		t.Fatalf("report %+v", rep)
 	}
 	t.Logf("export and verify of %d records (%d bytes) in a log of %d: %v", rep.Records, size, in.a.Evidence.Size(), took)

@@ -19,8 +19,6 @@ import (
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"golang.org/x/mod/sumdb/note"
-
-	"github.com/mandate-dev/mandate/internal/store"
 )
 
 // BundleFormat names the bundle layout this package writes and reads.
@@ -47,13 +45,19 @@ type BundleEntry struct {
 // Export makes the bundle of a session: every record the store holds for
 // it, proved against the latest checkpoint (published now if the latest does
 // not cover them all).
+//
+// The bundle ends with the session's head (head.go), committed in the log
+// now unless the session's last record already is one: the head lists every
+// record before it, so that a bundle missing any fails verification. A log
+// opened read-only cannot commit one and returns ErrHeadNotCommitted when
+// the session has records after its last head.
 func (l *Log) Export(ctx context.Context, sessionID string) (*Bundle, error) {
-	recs, err := l.st.SessionEvidence(ctx, sessionID)
+	recs, err := l.sessionRecords(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("evidence of session %q: %w", sessionID, store.ErrNotFound)
+	if recs, err = l.commitHead(ctx, sessionID, recs); err != nil {
+		return nil, err
 	}
 	indices := make([]uint64, len(recs))
 	for i, r := range recs {
@@ -148,6 +152,11 @@ type BundleReport struct {
 	// Decisions is the highest decision sequence number in the bundle;
 	// all from 1 to it are present.
 	Decisions int
+	// Head is the index of the session's head, the record committing every
+	// record of the session before it (all of which are in the bundle),
+	// and HeadTime when it was written (at export).
+	Head     uint64
+	HeadTime time.Time
 }
 
 // VerificationError lists everything a verification found wrong.
@@ -295,9 +304,10 @@ func VerifyBundle(data []byte, v note.Verifier) (*BundleReport, error) {
 		decisions = map[string]bool{}
 		observed  []observationRef
 		sessions  int
+		entries   []bundled
 	)
 	for i, span := range f.Records {
-		index, info, name, errs := verifyEntry(i, span, data, f.SessionID, cp)
+		index, info, name, canon, errs := verifyEntry(i, span, data, f.SessionID, cp)
 		problems = append(problems, errs...)
 		if index < 0 {
 			continue
@@ -309,6 +319,7 @@ func VerifyBundle(data []byte, v note.Verifier) (*BundleReport, error) {
 		if info == nil {
 			continue
 		}
+		entries = append(entries, bundled{uint64(index), info, name, canon})
 		rep.Records++
 		rep.Types[info.Type]++
 		if info.Origin == Reported {
@@ -333,6 +344,7 @@ func VerifyBundle(data []byte, v note.Verifier) (*BundleReport, error) {
 	} else if sessions == 0 {
 		problems = append(problems, "no session record: the session's first record is missing from the bundle")
 	}
+	problems = append(problems, checkHead(f.SessionID, entries, rep)...)
 	problems = append(problems, gaps("decision seq", seqs)...)
 	problems = append(problems, gaps("mandate version", versions)...)
 	for _, o := range observed {
@@ -475,21 +487,21 @@ func (r *recordInfo) name(index uint64) string {
 // verifyEntry checks one record of a bundle. It returns the record's index
 // (-1 if the entry cannot be read), what the record says (nil if it cannot
 // be parsed), a name for messages and the problems found.
-func verifyEntry(i int, span [2]int, data []byte, session string, cp *Checkpoint) (int64, *recordInfo, string, []string) {
+func verifyEntry(i int, span [2]int, data []byte, session string, cp *Checkpoint) (int64, *recordInfo, string, []byte, []string) {
 	name := fmt.Sprintf("record #%d in the bundle", i+1)
 	e, err := readEntry(data, span)
 	if err != nil {
-		return -1, nil, name, []string{fmt.Sprintf("%s: %v", name, err)}
+		return -1, nil, name, nil, []string{fmt.Sprintf("%s: %v", name, err)}
 	}
 	if e.Index == nil || *e.Index > math.MaxInt64 {
-		return -1, nil, name, []string{name + ": no index"}
+		return -1, nil, name, nil, []string{name + ": no index"}
 	}
 	index := int64(*e.Index)
 	name = fmt.Sprintf("record %d", index)
 	var problems []string
 	canon, err := Canonical(e.Record)
 	if err != nil {
-		return index, nil, name, []string{fmt.Sprintf("%s: not valid JSON: %v", name, err)}
+		return index, nil, name, nil, []string{fmt.Sprintf("%s: not valid JSON: %v", name, err)}
 	}
 	info, err := parseInfo(canon)
 	if err != nil {
@@ -535,14 +547,14 @@ func verifyEntry(i int, span [2]int, data []byte, session string, cp *Checkpoint
 		if info.SessionID != session {
 			problems = append(problems, fmt.Sprintf("%s: belongs to session %q, not %q", name, info.SessionID, session))
 		}
-		if info.Origin == Reported && info.Type != TypeReported && info.Type != TypeObservation {
+		if info.Origin == Reported && info.Type != TypeReported && info.Type != TypeObservation && info.Type != TypeApprovalState {
 			problems = append(problems, fmt.Sprintf("%s: a %s cannot be reported content", name, info.Type))
 		}
 		if info.Type == TypeReported && info.Origin != Reported {
 			problems = append(problems, fmt.Sprintf("%s: a reported statement labelled %s", name, info.Origin))
 		}
 	}
-	return index, info, name, problems
+	return index, info, name, canon, problems
 }
 
 // proofFailure says why a proof failed, without the hashes.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // server is a `mandate serve` subprocess.
@@ -121,6 +122,7 @@ func (s *serverProc) get(path string) (int, []byte) {
 // that every decision it acknowledged is in the store and in the evidence
 // log, and that the log verifies.
 func TestDurabilityUnderSIGKILL(t *testing.T) {
+	testpeer.Slow(t)
 	bin := buildMandate(t)
 	data := t.TempDir()
 	srv := startServer(t, bin, data)

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// smallBundle builds a valid bundle of three records without a store.
+// smallBundle builds a valid bundle of four records without a store: three
+// and the session's head committing them.
 func smallBundle(t testing.TB) ([]byte, *Key) {
 	t.Helper()
 	_, key, err := GenerateKey()
@@ -24,6 +25,7 @@ func smallBundle(t testing.TB) ([]byte, *Key) {
 		{TypeSession, `{"session_id":"s1","status":"active"}`},
 		{TypeDecision, `{"decision_id":"d1","seq":1,"tool":"Read","args":{"file_path":"a\nb"},"effect":"allow"}`},
 		{TypeObservation, `{"observation_id":"o1","decision_id":"d1","output":"\u001b[31mok"}`},
+		{TypeSessionHead, `{"session_id":"s1","records":3,"indices":{"session":[0],"decision":[1],"observation":[2]},"last_decision":{"decision_id":"d1","seq":1},"status":"active","last_observation":"o1"}`},
 	}
 	m := &memLeaves{}
 	tr := newTree(m.read)
@@ -66,7 +68,7 @@ func TestSmallBundle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	if rep.Records != 3 || rep.Decisions != 1 {
+	if rep.Records != 4 || rep.Decisions != 1 || rep.Head != 3 {
 		t.Errorf("report %+v", rep)
 	}
 }
@@ -86,7 +88,7 @@ func FuzzVerifyBundle(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if rep.Records != 3 {
+		if rep.Records != 4 {
 			t.Fatalf("a bundle of %d records verified: %s", rep.Records, in)
 		}
 	})

@@ -28,9 +28,24 @@ import (
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
+// Store is what the log needs from a backend: its evidence records and
+// checkpoints. Every store.Store provides it.
+type Store interface {
+	EvidenceSize(ctx context.Context) (uint64, error)
+	EvidenceRange(ctx context.Context, from, to uint64) ([]*store.EvidenceRecord, error)
+	EvidenceLeafHashes(ctx context.Context, from, to uint64) ([][]byte, error)
+	EvidenceFrom(ctx context.Context, from uint64, limit int) ([]*store.EvidenceRecord, error)
+	SessionEvidence(ctx context.Context, sessionID string) ([]*store.EvidenceRecord, error)
+	AddCheckpoint(ctx context.Context, cp *store.Checkpoint) error
+	LatestCheckpoint(ctx context.Context) (*store.Checkpoint, error)
+	ListCheckpoints(ctx context.Context, afterID int64, limit int) ([]*store.Checkpoint, error)
+}
+
+var _ Store = store.Store(nil)
+
 // Options configure a Log.
 type Options struct {
-	Store  store.Store
+	Store  Store
 	Key    *Key
 	Logger *slog.Logger
 	// Interval is how often a checkpoint is published while records
@@ -42,17 +57,23 @@ type Options struct {
 	// directory a server has open): nothing is published in the
 	// background, and a checkpoint it needs is signed but not stored.
 	ReadOnly bool
+	// Signs, if set, says whether this process signs checkpoints now. A
+	// shared store's replicas sign only while theirs is the integrator;
+	// the others use the checkpoints it stores (waiting for one that
+	// covers what they are asked for). Nil means always.
+	Signs func() bool
 }
 
 // Log is the evidence log of one store: its Merkle tree, its checkpoints and
 // the proofs over them. It is safe for concurrent use.
 type Log struct {
-	st       store.Store
+	st       Store
 	key      *Key
 	log      *slog.Logger
 	now      func() time.Time
 	interval time.Duration
 	readOnly bool
+	signs    func() bool
 	tree     *tree
 
 	// failed is set when the tree fell out of step with the store; no
@@ -60,6 +81,7 @@ type Log struct {
 	failed atomic.Pointer[error]
 
 	pubMu  sync.Mutex // serialises signing and storing checkpoints
+	headMu sync.Mutex // serialises committing session heads (head.go)
 	latest atomic.Pointer[Checkpoint]
 
 	stop      chan struct{}
@@ -77,7 +99,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		return nil, errors.New("evidence: store and key are required")
 	}
 	l := &Log{
-		st: opts.Store, key: opts.Key, log: opts.Logger, now: opts.Now, interval: opts.Interval, readOnly: opts.ReadOnly,
+		st: opts.Store, key: opts.Key, log: opts.Logger, now: opts.Now, interval: opts.Interval, readOnly: opts.ReadOnly, signs: opts.Signs,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if l.log == nil {
@@ -99,6 +121,11 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	}
 	if err := l.checkLatest(ctx); err != nil {
 		return nil, err
+	}
+	if !l.readOnly {
+		if err := l.checkBodies(ctx, n); err != nil {
+			return nil, err
+		}
 	}
 	if l.readOnly {
 		close(l.done)
@@ -140,6 +167,30 @@ func (l *Log) checkLatest(ctx context.Context) error {
 		return fmt.Errorf("evidence: %w: the first %d records no longer match checkpoint %d; run 'mandate evidence verify'", ErrTampered, cp.Size, sc.ID)
 	}
 	l.latest.Store(cp)
+	return nil
+}
+
+// checkBodies reads every record and refuses a log in which a body no
+// longer hashes to its stored leaf hash: the tree (and so the signed
+// checkpoints) covers the leaf hashes, and the rows the server acts on are
+// held against the bodies, so an edited body would otherwise go unseen
+// until someone ran verify.
+func (l *Log) checkBodies(ctx context.Context, size uint64) error {
+	for pos := uint64(0); pos < size; {
+		recs, err := l.st.EvidenceFrom(ctx, pos, 4096)
+		if err != nil {
+			return fmt.Errorf("evidence: read the log: %w", err)
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, r := range recs {
+			if !bytes.Equal(LeafHash(r.Body), r.LeafHash) {
+				return fmt.Errorf("evidence: %w: record %d (%s) no longer hashes to its leaf hash: its body was edited; run 'mandate evidence verify'", ErrTampered, r.Index, r.Type)
+			}
+			pos = r.Index + 1
+		}
+	}
 	return nil
 }
 
@@ -199,6 +250,9 @@ func (l *Log) publish(ctx context.Context, atLeast uint64) (*Checkpoint, error) 
 	if err := l.err(); err != nil {
 		return nil, err
 	}
+	if l.signs != nil && !l.signs() {
+		return l.stored(ctx, atLeast)
+	}
 	l.pubMu.Lock()
 	defer l.pubMu.Unlock()
 	size, root, err := l.tree.head()
@@ -252,7 +306,12 @@ func (l *Log) Checkpoint(ctx context.Context, atLeast uint64) (*Checkpoint, erro
 	if cp := l.latest.Load(); cp != nil && cp.Size >= atLeast {
 		return cp, nil
 	}
-	return l.publish(ctx, atLeast)
+	cp, err := l.publish(ctx, atLeast)
+	if err == nil && cp == nil {
+		// A replica that does not sign, before the integrator's first.
+		return nil, fmt.Errorf("evidence: no checkpoint stored yet: %w", store.ErrNotFound)
+	}
+	return cp, err
 }
 
 // Entry is a record with its inclusion proof against a checkpoint.

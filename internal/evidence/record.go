@@ -155,8 +155,11 @@ type Recorder struct {
 	others []reflect.StructField
 }
 
-// known are the Change fields Record handles by name.
-var knownChangeFields = []string{"Actor", "NewSession", "Session", "Mandate", "Decision", "Observation", "ToolPins", "ToolChanges", "Reported", "Evidence"}
+// known are the Change fields Record handles by name. Guard is concurrency
+// bookkeeping (the state a change was decided on), not content: the records
+// of what was decided carry that state already.
+var knownChangeFields = []string{"Actor", "NewSession", "Session", "Mandate", "Decision", "Observation", "ToolPins", "ToolChanges", "Reported", "Evidence", "Guard",
+	"Approvals", "ApprovalChanges", "JudgeExchanges"}
 
 // NewRecorder returns a Recorder; now is the clock for parts that carry no
 // time of their own (nil means time.Now).
@@ -221,10 +224,12 @@ func (r *Recorder) Record(c *store.Change) ([]*store.EvidenceRecord, error) {
 			if err := add(TypeSession, Observed, s.ID, s.CreatedAt, s); err != nil {
 				return nil, err
 			}
-		case c.Decision == nil && c.Mandate == nil:
-			// A session update on its own is a lifecycle change; with a
-			// decision or a mandate version it carries their counters
-			// or version, which those records state.
+		case c.Decision == nil:
+			// A session update without a decision is a lifecycle change
+			// or a new mandate version: its status record is what the
+			// session's row is held against when loaded. With a
+			// decision it carries counters, which are derived from the
+			// decisions (and at most moves an idle session to active).
 			if err := add(TypeSessionStatus, Observed, s.ID, s.UpdatedAt, statusContent{s.ID, s.Status, s.MandateVersion, s.UpdatedAt, c.Actor}); err != nil {
 				return nil, err
 			}
@@ -263,6 +268,9 @@ func (r *Recorder) Record(c *store.Change) ([]*store.EvidenceRecord, error) {
 		if err := add(TypeReported, Reported, rp.SessionID, rp.CreatedAt, rp); err != nil {
 			return nil, err
 		}
+	}
+	if err := recordApprovals(c, add); err != nil {
+		return nil, err
 	}
 	if len(r.others) > 0 {
 		if err := r.recordOthers(c, add); err != nil {

@@ -306,12 +306,21 @@ func TestReadOnlyLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := st.ListCheckpoints(ctx, 0, 100000)
 	lg, err := evidence.Open(ctx, evidence.Options{Store: st, Key: key, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lg.Close(ctx)
+	// The session's last records are not committed by a head, and a
+	// read-only log cannot commit one.
+	if _, err := lg.Export(ctx, s); !errors.Is(err, evidence.ErrHeadNotCommitted) {
+		t.Fatalf("read-only export of a session without its head: %v", err)
+	}
+	// Once the server exported it, the read-only log exports it too.
+	if _, err := in.a.Evidence.Export(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := st.ListCheckpoints(ctx, 0, 100000)
 	b, err := lg.Export(ctx, s)
 	if err != nil {
 		t.Fatal(err)

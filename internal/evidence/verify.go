@@ -31,8 +31,19 @@ type StoreReport struct {
 	// proof from it to Latest.
 	Since      *Checkpoint
 	SinceProof int
+	// Rows says the store's operational rows (sessions, mandates,
+	// decisions, observations, approvals) were held against the log too.
+	Rows bool
 	// Warnings are findings that are not proof of tampering.
 	Warnings []string
+}
+
+// RowVerifier is a store that can hold every operational row against the
+// evidence log and every bound record against its row (store.Binding),
+// reporting each row edited, inserted or deleted behind the log's back by
+// table, row and column.
+type RowVerifier interface {
+	VerifyRows(ctx context.Context, report func(problem string)) error
 }
 
 // checkedSize is a tree size some checkpoint states a root for.
@@ -51,7 +62,7 @@ type checkedSize struct {
 // reordered, a truncated log, checkpoints not signed by v, and a store
 // rolled back and extended differently (the last only with since). The
 // error lists every problem found.
-func VerifyStore(ctx context.Context, st store.Store, v note.Verifier, since []byte) (*StoreReport, error) {
+func VerifyStore(ctx context.Context, st Store, v note.Verifier, since []byte) (*StoreReport, error) {
 	rep := &StoreReport{Types: map[string]int{}}
 	var problems []string
 	var saved *Checkpoint
@@ -180,6 +191,14 @@ func VerifyStore(ctx context.Context, st store.Store, v note.Verifier, since []b
 	}
 	if rep.Checkpoints == 0 && rep.Records > 0 {
 		rep.Warnings = append(rep.Warnings, "the store holds no signed checkpoint: nothing proves these records were not rewritten")
+	}
+	// The rows the server acts on, against the records (after the log's
+	// own findings, which come first in the report).
+	if rv, ok := st.(RowVerifier); ok {
+		if err := rv.VerifyRows(ctx, func(p string) { problems = append(problems, p) }); err != nil {
+			return nil, err
+		}
+		rep.Rows = true
 	}
 	if len(problems) > 0 {
 		return rep, &VerificationError{Problems: problems}

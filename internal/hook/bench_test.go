@@ -1,9 +1,10 @@
-package hook
+package hook_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mandate-dev/mandate/internal/hook"
 	"slices"
 	"testing"
 	"time"
@@ -17,9 +18,9 @@ func BenchmarkAnswerPreToolUse(b *testing.B) {
 	h, _ := inProcess(b)
 	ctx := context.Background()
 	session := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-	prompt, _ := json.Marshal(map[string]any{"session_id": session, "cwd": "/home/dev/api", "hook_event_name": EventUserPromptSubmit,
+	prompt, _ := json.Marshal(map[string]any{"session_id": session, "cwd": "/home/dev/api", "hook_event_name": hook.EventUserPromptSubmit,
 		"prompt": "Fix the failing test in ./pkg/auth"})
-	ev, err := ParseEvent(prompt)
+	ev, err := hook.ParseEvent(prompt)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func BenchmarkAnswerPreToolUse(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
 		raw := fmt.Appendf(nil, `{"session_id":%q,"cwd":"/home/dev/api","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/home/dev/api/pkg/auth/token.go"},"tool_use_id":"toolu_%d"}`, session, i)
-		ev, err := ParseEvent(raw)
+		ev, err := hook.ParseEvent(raw)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mandate-dev/mandate/client"
@@ -20,6 +21,10 @@ import (
 // larger result is replaced by a summary with its size and SHA-256, so the
 // record stays whole and provable instead of the hook failing.
 const DefaultMaxOutputBytes = 512 << 10
+
+// gapAskedPrefix starts the gap reason of a call Mandate asked about
+// (engine.GapAsked).
+const gapAskedPrefix = "asked"
 
 // launchTools are Claude Code's tools that start a sub-agent.
 var launchTools = map[string]bool{"Task": true, "Agent": true}
@@ -37,13 +42,19 @@ type ClaudeCode struct {
 	// MaxOutputBytes caps an observed tool result (default
 	// DefaultMaxOutputBytes).
 	MaxOutputBytes int
+	// Wait, above 0, makes an ask wait up to this long for an answer
+	// through Mandate (mandate approvals, a dashboard) before it is left
+	// to Claude Code's own prompt: approved there, the call is allowed;
+	// denied, denied.
+	Wait time.Duration
 }
 
 // Handle reads one event from in, acts on it and writes the answer to out
-// (nothing, for events that need none). Any error means the hook must
+// (nothing, for events that need none). Reading the event is bounded by ctx
+// too (ErrNoEvent). Any error means the hook must
 // block: exit 2 with the error on stderr.
 func (h *ClaudeCode) Handle(ctx context.Context, in io.Reader, out io.Writer) error {
-	ev, err := ReadEvent(in)
+	ev, err := ReadEventContext(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -104,7 +115,7 @@ func (h *ClaudeCode) agentID() string {
 // createMain creates the main session; existed reports that it was there.
 func (h *ClaudeCode) createMain(ctx context.Context, ev *Event, intent string) (existed bool, err error) {
 	_, err = h.Client.CreateSession(ctx, client.SessionRequest{
-		SessionID: MainSessionID(ev.SessionID), AgentID: h.agentID(), Intent: intent,
+		SessionID: MainSessionID(ev.SessionID), AgentID: h.agentID(), Agent: h.agentOf(ev), Intent: intent,
 		WorkingDirectory: ev.Cwd, HomeDirectory: h.HomeDir,
 	})
 	switch {
@@ -196,7 +207,7 @@ func (h *ClaudeCode) preToolUse(ctx context.Context, ev *Event) (*Output, error)
 	var d *client.Decision
 	err := retry(ctx, ensure, func() error {
 		var err error
-		d, err = h.Client.EvaluateCall(ctx, client.Call{SessionID: sid, Tool: ev.ToolName, Args: ev.Args(), CallID: ev.ToolUseID})
+		d, err = h.Client.EvaluateCall(ctx, client.Call{SessionID: sid, Tool: ev.ToolName, Args: ev.Args(), CallID: ev.ToolUseID, Wait: h.Wait})
 		return err
 	})
 	if err != nil {
@@ -205,11 +216,11 @@ func (h *ClaudeCode) preToolUse(ctx context.Context, ev *Event) (*Output, error)
 	var decision string
 	switch d.Effect {
 	case client.Allow, client.Deny, client.Ask:
-		decision = d.Effect
+		decision = string(d.Effect)
 	default:
 		return nil, fmt.Errorf("evaluate %s: the server answered effect %q", ev.ToolName, d.Effect)
 	}
-	if launchTools[ev.ToolName] && decision != client.Deny && ev.ToolUseID != "" {
+	if launchTools[ev.ToolName] && decision != string(client.Deny) && ev.ToolUseID != "" {
 		if err := h.createLaunch(ctx, ev, sid); err != nil {
 			return nil, err
 		}
@@ -260,7 +271,7 @@ func decisionReason(d *client.Decision) string {
 	default:
 		verb = "asks"
 	}
-	return fmt.Sprintf("Mandate %s: %s (decision %s)", verb, r, d.DecisionID)
+	return fmt.Sprintf("Mandate %s: %s (decision %s)", verb, r, d.ID)
 }
 
 // postToolUse records the result against the call's decision, found by its
@@ -285,11 +296,14 @@ func (h *ClaudeCode) postToolUse(ctx context.Context, ev *Event) (*Output, error
 			return nil, err
 		}
 	}
-	if !o.Gap {
+	if !o.Gap || strings.HasPrefix(o.GapReason, gapAskedPrefix) {
+		// A call Mandate asked about ran because the user approved it in
+		// Claude Code's own prompt: it is on record as a gap (no approval
+		// reached Mandate), but the user needs no telling.
 		return nil, nil
 	}
 	return &Output{SystemMessage: fmt.Sprintf("Mandate: %s ran without Mandate's allow (%s); recorded as gap %s in session %s",
-		ev.ToolName, o.GapReason, o.ObservationID, o.SessionID)}, nil
+		ev.ToolName, o.GapReason, o.ID, o.SessionID)}, nil
 }
 
 // capOutput returns the tool result to observe: as is when small enough,

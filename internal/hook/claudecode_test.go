@@ -1,4 +1,4 @@
-package hook
+package hook_test
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/mandate-dev/mandate/internal/hook"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +37,7 @@ var shared struct {
 
 // inProcess returns a ClaudeCode handler that talks to the shared server
 // with a hook token, and the server's app.
-func inProcess(t testing.TB) (*ClaudeCode, *app.App) {
+func inProcess(t testing.TB) (*hook.ClaudeCode, *app.App) {
 	t.Helper()
 	shared.once.Do(func() {
 		ctx := context.Background()
@@ -56,18 +56,18 @@ func inProcess(t testing.TB) (*ClaudeCode, *app.App) {
 	if shared.err != nil {
 		t.Fatal(shared.err)
 	}
-	return &ClaudeCode{Client: client.New(shared.url, shared.token), HomeDir: "/home/dev"}, shared.app
+	return &hook.ClaudeCode{Client: client.New(shared.url, shared.token), HomeDir: "/home/dev"}, shared.app
 }
 
 // event makes an event of the test's own Claude Code session (sid(t, "s1")
 // unless fields say otherwise).
-func event(t *testing.T, name string, fields map[string]any) *Event {
+func event(t *testing.T, name string, fields map[string]any) *hook.Event {
 	m := map[string]any{"session_id": sid(t, "s1"), "cwd": "/home/dev/api", "hook_event_name": name}
 	for k, v := range fields {
 		m[k] = v
 	}
 	b, _ := json.Marshal(m)
-	ev, err := ParseEvent(b)
+	ev, err := hook.ParseEvent(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func sid(t *testing.T, name string) string {
 	return strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + "-" + name
 }
 
-func answer(t *testing.T, h *ClaudeCode, ev *Event) *Output {
+func answer(t *testing.T, h *hook.ClaudeCode, ev *hook.Event) *hook.Output {
 	t.Helper()
 	out, err := h.Answer(context.Background(), ev)
 	if err != nil {
@@ -91,16 +91,16 @@ func answer(t *testing.T, h *ClaudeCode, ev *Event) *Output {
 func TestSessionStartTakesUpSessions(t *testing.T) {
 	h, a := inProcess(t)
 	ctx := context.Background()
-	id := MainSessionID(sid(t, "s1"))
-	if out := answer(t, h, event(t, EventSessionStart, map[string]any{"source": "startup"})); out != nil {
+	id := hook.MainSessionID(sid(t, "s1"))
+	if out := answer(t, h, event(t, hook.EventSessionStart, map[string]any{"source": "startup"})); out != nil {
 		t.Fatalf("startup answered %+v", out)
 	}
-	answer(t, h, event(t, EventSessionEnd, map[string]any{"reason": "clear"}))
+	answer(t, h, event(t, hook.EventSessionEnd, map[string]any{"reason": "clear"}))
 	if s, _ := a.Store.GetSession(ctx, id); s.Status != store.StatusCompleted {
 		t.Fatalf("after SessionEnd: %s", s.Status)
 	}
 	// Resuming an ended session makes it active again.
-	if out := answer(t, h, event(t, EventSessionStart, map[string]any{"source": "resume"})); out != nil {
+	if out := answer(t, h, event(t, hook.EventSessionStart, map[string]any{"source": "resume"})); out != nil {
 		t.Fatalf("resume answered %+v", out)
 	}
 	if s, _ := a.Store.GetSession(ctx, id); s.Status != store.StatusActive {
@@ -111,11 +111,11 @@ func TestSessionStartTakesUpSessions(t *testing.T) {
 	if _, err := a.Engine.SetStatus(ctx, admin, id, store.StatusSuspended); err != nil {
 		t.Fatal(err)
 	}
-	out := answer(t, h, event(t, EventSessionStart, map[string]any{"source": "compact"}))
+	out := answer(t, h, event(t, hook.EventSessionStart, map[string]any{"source": "compact"}))
 	if out == nil || !strings.Contains(out.SystemMessage, "stays stopped") {
 		t.Fatalf("resume of a suspended session: %+v", out)
 	}
-	answer(t, h, event(t, EventSessionEnd, map[string]any{"reason": "other"}))
+	answer(t, h, event(t, hook.EventSessionEnd, map[string]any{"reason": "other"}))
 	if s, _ := a.Store.GetSession(ctx, id); s.Status != store.StatusSuspended {
 		t.Fatalf("a suspended session was ended by the hook: %s", s.Status)
 	}
@@ -125,9 +125,9 @@ func TestSessionStartTakesUpSessions(t *testing.T) {
 	}
 }
 
-func preToolUse(t *testing.T, h *ClaudeCode, fields map[string]any) EventOutput {
+func preToolUse(t *testing.T, h *hook.ClaudeCode, fields map[string]any) hook.EventOutput {
 	t.Helper()
-	out := answer(t, h, event(t, EventPreToolUse, fields))
+	out := answer(t, h, event(t, hook.EventPreToolUse, fields))
 	if out == nil || out.HookSpecificOutput == nil {
 		t.Fatalf("no PreToolUse answer: %+v", out)
 	}
@@ -139,17 +139,17 @@ func TestEventsWithoutSessionStart(t *testing.T) {
 	// start: the session is made on the way.
 	h, a := inProcess(t)
 	ctx := context.Background()
-	answer(t, h, event(t, EventUserPromptSubmit, map[string]any{"prompt": "   "}))
-	if _, err := a.Store.GetSession(ctx, MainSessionID(sid(t, "s1"))); !errors.Is(err, store.ErrNotFound) {
+	answer(t, h, event(t, hook.EventUserPromptSubmit, map[string]any{"prompt": "   "}))
+	if _, err := a.Store.GetSession(ctx, hook.MainSessionID(sid(t, "s1"))); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("an empty prompt made a session: %v", err)
 	}
-	answer(t, h, event(t, EventUserPromptSubmit, map[string]any{"prompt": "Summarise README.md"}))
-	mv, err := a.Store.GetMandate(ctx, MainSessionID(sid(t, "s1")), 0)
+	answer(t, h, event(t, hook.EventUserPromptSubmit, map[string]any{"prompt": "Summarise README.md"}))
+	mv, err := a.Store.GetMandate(ctx, hook.MainSessionID(sid(t, "s1")), 0)
 	if err != nil || mv.Version != 1 || mv.Source != "hook" || mv.Mandate.Instructions[0].Text != "Summarise README.md" {
 		t.Fatalf("first prompt without SessionStart: %+v %v", mv, err)
 	}
-	answer(t, h, event(t, EventUserPromptSubmit, map[string]any{"prompt": "Also fix the typos in it"}))
-	if mv, _ := a.Store.GetMandate(ctx, MainSessionID(sid(t, "s1")), 0); mv.Version != 2 || len(mv.Mandate.Instructions) != 2 {
+	answer(t, h, event(t, hook.EventUserPromptSubmit, map[string]any{"prompt": "Also fix the typos in it"}))
+	if mv, _ := a.Store.GetMandate(ctx, hook.MainSessionID(sid(t, "s1")), 0); mv.Version != 2 || len(mv.Mandate.Instructions) != 2 {
 		t.Fatalf("second prompt: %+v", mv)
 	}
 
@@ -158,7 +158,7 @@ func TestEventsWithoutSessionStart(t *testing.T) {
 	if d.PermissionDecision == "" {
 		t.Fatalf("no decision: %+v", d)
 	}
-	if s, err := a.Store.GetSession(ctx, MainSessionID(sid(t, "s2"))); err != nil || s.WorkingDir != "/home/dev/api" || s.HomeDir != "/home/dev" {
+	if s, err := a.Store.GetSession(ctx, hook.MainSessionID(sid(t, "s2"))); err != nil || s.WorkingDir != "/home/dev/api" || s.HomeDir != "/home/dev" {
 		t.Fatalf("session made by PreToolUse: %+v %v", s, err)
 	}
 
@@ -166,35 +166,35 @@ func TestEventsWithoutSessionStart(t *testing.T) {
 	// session is started under the main session.
 	sub := map[string]any{"agent_id": "ag1", "agent_type": "Explore", "tool_name": "Glob", "tool_input": map[string]any{"pattern": "**/*.go"}, "tool_use_id": "t2"}
 	preToolUse(t, h, sub)
-	s, err := a.Store.GetSession(ctx, SubagentSessionID(MainSessionID(sid(t, "s1")), "ag1"))
-	if err != nil || s.ParentID != MainSessionID(sid(t, "s1")) || s.Agent.ID != "claude-code:Explore" {
+	s, err := a.Store.GetSession(ctx, hook.SubagentSessionID(hook.MainSessionID(sid(t, "s1")), "ag1"))
+	if err != nil || s.ParentID != hook.MainSessionID(sid(t, "s1")) || s.Agent.ID != "claude-code:Explore" {
 		t.Fatalf("lazily started sub-agent: %+v %v", s, err)
 	}
 	// A sub-agent of a session never seen at all: both are made.
 	preToolUse(t, h, map[string]any{"session_id": sid(t, "s3"), "agent_id": "ag3", "agent_type": "Plan", "tool_name": "Read",
 		"tool_input": map[string]any{"file_path": "/home/dev/api/README.md"}, "tool_use_id": "t3"})
-	if s, err := a.Store.GetSession(ctx, SubagentSessionID(MainSessionID(sid(t, "s3")), "ag3")); err != nil || s.ParentID != MainSessionID(sid(t, "s3")) {
+	if s, err := a.Store.GetSession(ctx, hook.SubagentSessionID(hook.MainSessionID(sid(t, "s3")), "ag3")); err != nil || s.ParentID != hook.MainSessionID(sid(t, "s3")) {
 		t.Fatalf("sub-agent of an unseen session: %+v %v", s, err)
 	}
 	// Its SubagentStart arriving late changes nothing.
-	answer(t, h, event(t, EventSubagentStart, map[string]any{"agent_id": "ag1", "agent_type": "Explore"}))
+	answer(t, h, event(t, hook.EventSubagentStart, map[string]any{"agent_id": "ag1", "agent_type": "Explore"}))
 	// A SubagentStop or SessionEnd of something never seen is no error.
-	answer(t, h, event(t, EventSubagentStop, map[string]any{"agent_id": "never", "agent_type": "Explore"}))
-	answer(t, h, event(t, EventSessionEnd, map[string]any{"session_id": sid(t, "s9"), "reason": "other"}))
+	answer(t, h, event(t, hook.EventSubagentStop, map[string]any{"agent_id": "never", "agent_type": "Explore"}))
+	answer(t, h, event(t, hook.EventSessionEnd, map[string]any{"session_id": sid(t, "s9"), "reason": "other"}))
 }
 
 func TestDeniedLaunchMakesNoLaunchSession(t *testing.T) {
 	h, a := inProcess(t)
 	ctx := context.Background()
-	answer(t, h, event(t, EventSessionStart, nil))
-	if _, err := a.Engine.SetStatus(ctx, admin, MainSessionID(sid(t, "s1")), store.StatusSuspended); err != nil {
+	answer(t, h, event(t, hook.EventSessionStart, nil))
+	if _, err := a.Engine.SetStatus(ctx, admin, hook.MainSessionID(sid(t, "s1")), store.StatusSuspended); err != nil {
 		t.Fatal(err)
 	}
 	d := preToolUse(t, h, map[string]any{"tool_name": "Task", "tool_use_id": "tt", "tool_input": map[string]any{"prompt": "Read the docs", "subagent_type": "Explore"}})
 	if d.PermissionDecision != "deny" {
 		t.Fatalf("Task in a suspended session: %+v", d)
 	}
-	if _, err := a.Store.GetSession(ctx, LaunchSessionID(MainSessionID(sid(t, "s1")), "tt")); !errors.Is(err, store.ErrNotFound) {
+	if _, err := a.Store.GetSession(ctx, hook.LaunchSessionID(hook.MainSessionID(sid(t, "s1")), "tt")); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a denied launch made a launch session: %v", err)
 	}
 }
@@ -203,14 +203,14 @@ func TestLargeOutputIsSummarised(t *testing.T) {
 	h, a := inProcess(t)
 	h.MaxOutputBytes = 64 << 10
 	ctx := context.Background()
-	answer(t, h, event(t, EventUserPromptSubmit, map[string]any{"prompt": "Read the logs in /var/log/app"}))
+	answer(t, h, event(t, hook.EventUserPromptSubmit, map[string]any{"prompt": "Read the logs in /var/log/app"}))
 	preToolUse(t, h, map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": "/var/log/app/big.log"}, "tool_use_id": "t1"})
 	resp, _ := json.Marshal(map[string]any{"type": "text", "file": map[string]any{"content": strings.Repeat("é log line\n", 20000)}})
-	if out := answer(t, h, event(t, EventPostToolUse, map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": "/var/log/app/big.log"},
+	if out := answer(t, h, event(t, hook.EventPostToolUse, map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": "/var/log/app/big.log"},
 		"tool_use_id": "t1", "tool_response": json.RawMessage(resp)})); out != nil {
 		t.Fatalf("a matched result answered %+v", out)
 	}
-	d, err := a.Store.DecisionByCall(ctx, MainSessionID(sid(t, "s1")), "t1")
+	d, err := a.Store.DecisionByCall(ctx, hook.MainSessionID(sid(t, "s1")), "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,16 +246,16 @@ func TestStrangeServerAnswers(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	h := &ClaudeCode{Client: client.New(srv.URL, "t")}
-	_, err := h.Answer(context.Background(), event(t, EventPreToolUse, map[string]any{"tool_name": "Read"}))
+	h := &hook.ClaudeCode{Client: client.New(srv.URL, "t")}
+	_, err := h.Answer(context.Background(), event(t, hook.EventPreToolUse, map[string]any{"tool_name": "Read"}))
 	if err == nil || !strings.Contains(err.Error(), `effect "maybe"`) {
 		t.Errorf("unknown effect: %v", err)
 	}
-	_, err = h.Answer(context.Background(), event(t, EventPostToolUse, map[string]any{"tool_name": "Read"}))
+	_, err = h.Answer(context.Background(), event(t, hook.EventPostToolUse, map[string]any{"tool_name": "Read"}))
 	if err == nil || !strings.Contains(err.Error(), "decode") {
 		t.Errorf("garbled observe answer: %v", err)
 	}
-	if _, err := (&ClaudeCode{}).Answer(context.Background(), event(t, EventStop, nil)); err == nil {
+	if _, err := (&hook.ClaudeCode{}).Answer(context.Background(), event(t, hook.EventStop, nil)); err == nil {
 		t.Error("no client configured must be an error")
 	}
 }
@@ -267,7 +267,7 @@ func TestHandleWritesOneAnswer(t *testing.T) {
 	if err := h.Handle(context.Background(), strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
-	var o Output
+	var o hook.Output
 	dec := json.NewDecoder(&out)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil || o.HookSpecificOutput == nil || dec.More() {
@@ -279,48 +279,17 @@ func TestHandleWritesOneAnswer(t *testing.T) {
 	}
 }
 
-var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`)
-
-func TestSessionIDs(t *testing.T) {
-	long := strings.Repeat("x", 200)
-	for _, tc := range []struct{ session, tool, agent string }{
-		{"7f3e2a1c-9b4d-4e6f-8a2b-1c3d5e7f9a0b", "toolu_01Task7GhJ2kP9sXqW3mN5vB", "a3f9c2e1b7d04e58"},
-		{long, long, long},
-		{"with space", "tool/slash", "agent\x00nul"},
-		{"-leading-dash", "_x", ".y"},
-	} {
-		main := MainSessionID(tc.session)
-		for _, id := range []string{main, LaunchSessionID(main, tc.tool), SubagentSessionID(main, tc.agent)} {
-			if !sessionIDPattern.MatchString(id) {
-				t.Errorf("%q is not a valid session id", id)
-			}
-		}
-		if !strings.HasPrefix(LaunchSessionID(main, tc.tool), LaunchPrefix(main)) {
-			t.Errorf("launch id does not start with its prefix")
-		}
-		if strings.HasPrefix(SubagentSessionID(main, tc.agent), LaunchPrefix(main)) {
-			t.Errorf("a sub-agent id looks like a launch")
-		}
-	}
-	if MainSessionID("a b") == MainSessionID("a_b") || MainSessionID(long) == MainSessionID(long+"y") {
-		t.Error("distinct ids collide")
-	}
-	if got := subagentAgentID("claude-code", ""); got != "claude-code:general-purpose" {
-		t.Errorf("default agent type: %s", got)
-	}
-}
-
 func TestGapsAreRedacted(t *testing.T) {
 	h, a := inProcess(t)
 	ctx := context.Background()
 	secret := "AKIAIOSFODNN7EXAMPLE"
-	out := answer(t, h, event(t, EventPostToolUse, map[string]any{"tool_name": "Bash", "tool_use_id": "never",
+	out := answer(t, h, event(t, hook.EventPostToolUse, map[string]any{"tool_name": "Bash", "tool_use_id": "never",
 		"tool_input":    map[string]any{"command": "aws configure set aws_access_key_id " + secret},
 		"tool_response": map[string]any{"stdout": "key " + secret}}))
 	if out == nil || !strings.Contains(out.SystemMessage, "gap") {
 		t.Fatalf("no gap reported: %+v", out)
 	}
-	gaps, err := a.Store.ListGaps(ctx, store.GapFilter{SessionID: MainSessionID(sid(t, "s1"))})
+	gaps, err := a.Store.ListGaps(ctx, store.GapFilter{SessionID: hook.MainSessionID(sid(t, "s1"))})
 	if err != nil || len(gaps) != 1 {
 		t.Fatalf("gaps: %v %v", gaps, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/hook"
 	"github.com/mandate-dev/mandate/internal/server"
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // The mandate binary, built once for the package's tests.
@@ -56,8 +57,27 @@ func mandateBinary(t testing.TB) string {
 	return binPath
 }
 
+// wireErrors are answers of the shared server that do not match the
+// OpenAPI document; any fails the run.
+var wireErrors errorList
+
+type errorList struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errorList) add(err error) {
+	l.mu.Lock()
+	l.errs = append(l.errs, err)
+	l.mu.Unlock()
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
+	for _, err := range wireErrors.errs {
+		fmt.Fprintln(os.Stderr, "FAIL: the server's answer does not match the OpenAPI document:", err)
+		code = 1
+	}
 	for _, f := range cleanups {
 		f()
 	}
@@ -108,7 +128,7 @@ func startTestServer() (*testServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := httptest.NewUnstartedServer(server.New(server.Options{Engine: a.Engine, Version: "test"}))
+	srv := httptest.NewUnstartedServer(server.ValidateResponses(server.New(server.Options{Engine: a.Engine, Version: "test"}), wireErrors.add))
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
@@ -207,6 +227,7 @@ const (
 // server ends up with: sessions, mandate versions, decisions, observations
 // and gaps.
 func TestClaudeCodeSession(t *testing.T) {
+	testpeer.Slow(t)
 	s := newTestServer(t)
 	ctx := context.Background()
 	st := s.app.Store
@@ -354,6 +375,7 @@ func TestClaudeCodeSession(t *testing.T) {
 // TestClaudeCodeFailsClosed checks that every failure exits 2 with one
 // line on stderr and nothing on stdout.
 func TestClaudeCodeFailsClosed(t *testing.T) {
+	testpeer.Slow(t)
 	s := newTestServer(t)
 	// A server that answers too late.
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -406,6 +428,7 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 // settings file with the user's own hooks, then runs the installed command
 // line through a shell as Claude Code would.
 func TestInstallCommand(t *testing.T) {
+	testpeer.Slow(t)
 	s := newTestServer(t)
 	bin := mandateBinary(t)
 	dir := t.TempDir()
@@ -483,19 +506,39 @@ func TestInstallCommand(t *testing.T) {
 		t.Fatalf("the installed command: %v, %s", err, out)
 	}
 
-	// Token files that must not be used.
+	// Token files and servers that must not be used.
 	adminTok := filepath.Join(dir, "admin.token")
 	loose := filepath.Join(dir, "loose.token")
 	os.WriteFile(adminTok, []byte("mdt_x\n"), 0o600)
 	os.WriteFile(loose, []byte("mdt_x\n"), 0o644)
-	for _, tc := range []struct{ file, want string }{
-		{adminTok, "is the admin token"},
-		{loose, "readable by others"},
-		{filepath.Join(dir, "missing.token"), "no such file"},
+	renamed := filepath.Join(dir, "hook.token") // an admin token under a hook token's name
+	agentTok := filepath.Join(dir, "agent.token")
+	otherHook := filepath.Join(dir, "mailer-hook.token") // a hook token for another agent
+	for _, f := range []struct{ path, role, agent string }{{renamed, "admin", ""}, {agentTok, "agent", "a1"}, {otherHook, "hook", "mailer"}} {
+		tok, rec, err := auth.Issue(f.role, f.agent, "install-test", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.app.Store.CreateToken(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(f.path, []byte(tok+"\n"), 0o600)
+	}
+	for _, tc := range []struct {
+		file, server, want string
+	}{
+		{adminTok, s.url, "is the admin token"},
+		{loose, s.url, "readable by others"},
+		{filepath.Join(dir, "missing.token"), s.url, "no such file"},
+		{renamed, s.url, "holds an admin token"},
+		{agentTok, s.url, "holds an agent token"},
+		{otherHook, s.url, `bound to agent "mailer"`},
+		{s.tokenFile, s.addr, "give the scheme too, e.g. http://" + s.addr},
+		{s.tokenFile, "http://127.0.0.1:1", "cannot check the token"},
 	} {
-		r := mandate(dir, env, "hook", "install", "claude-code", "--settings", filepath.Join(dir, "other.json"), "--token-file", tc.file)
+		r := mandate(dir, env, "hook", "install", "claude-code", "--settings", filepath.Join(dir, "other.json"), "--token-file", tc.file, "--server", tc.server)
 		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("install with %s: %+v", filepath.Base(tc.file), r)
+			t.Errorf("install with %s at %s: %+v", filepath.Base(tc.file), tc.server, r)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "other.json")); err == nil {
@@ -531,13 +574,13 @@ func TestInstallCommand(t *testing.T) {
 	// --user writes $CLAUDE_CONFIG_DIR/settings.json when set, else
 	// ~/.claude/settings.json, creating it.
 	cfgDir := filepath.Join(dir, "claude-config")
-	if r := mandate(dir, append(env, "CLAUDE_CONFIG_DIR="+cfgDir), "hook", "install", "claude-code", "--user", "--token-file", s.tokenFile); r.code != 0 {
+	if r := mandate(dir, append(env, "CLAUDE_CONFIG_DIR="+cfgDir, "MANDATE_URL="+s.url), "hook", "install", "claude-code", "--user", "--token-file", s.tokenFile); r.code != 0 {
 		t.Fatalf("install --user with CLAUDE_CONFIG_DIR: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(cfgDir, "settings.json")); err != nil {
 		t.Fatal(err)
 	}
-	if r := mandate(dir, env, "hook", "install", "claude-code", "--token-file", s.tokenFile); r.code != 0 {
+	if r := mandate(dir, append(env, "MANDATE_URL="+s.url), "hook", "install", "claude-code", "--token-file", s.tokenFile); r.code != 0 {
 		t.Fatalf("install (user by default): %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(s.home, ".claude", "settings.json")); err != nil {

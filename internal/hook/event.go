@@ -6,7 +6,9 @@
 // call), the user's prompts become mandate versions, sessions and
 // sub-agents become a session tree. Everything that fails fails closed: the
 // command exits 2 with one line on stderr, which Claude Code treats as a
-// block.
+// block. The same ClaudeCode answers Claude Code's http handler type inside
+// `mandate serve` (POST /v1/hooks/claude-code), where a failure is answered
+// with Refusal instead of an exit status.
 //
 // Install and Uninstall merge the hook entries into a Claude Code
 // settings.json and take exactly them out again.
@@ -14,6 +16,7 @@ package hook
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,14 +66,43 @@ type Event struct {
 
 	// UserPromptSubmit.
 	Prompt string `json:"prompt"`
-	// SessionStart: startup, resume, clear or compact.
-	Source string `json:"source"`
+	// SessionStart: startup, resume, clear or compact; and the model, where
+	// Claude Code says it (a name, or an object with an id: kept raw so
+	// that a shape this hook does not know never fails the event).
+	Source string          `json:"source"`
+	Model  json.RawMessage `json:"model"`
 	// SessionEnd.
 	Reason string `json:"reason"`
 }
 
 // ReadEvent reads and checks one event. Errors name what is wrong with it.
 func ReadEvent(r io.Reader) (*Event, error) { return readEvent(r, MaxEventBytes) }
+
+// ErrNoEvent is returned when the event did not arrive on stdin before the
+// context ended: a caller that never closes stdin must not hold the hook (and
+// the agent's call) past its timeout.
+var ErrNoEvent = errors.New("no complete hook event on stdin")
+
+// ReadEventContext is ReadEvent bounded by ctx. The read goes on in the
+// background after ctx ends; the hook exits right after, so it is not left
+// behind for long.
+func ReadEventContext(ctx context.Context, r io.Reader) (*Event, error) {
+	type result struct {
+		ev  *Event
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		ev, err := ReadEvent(r)
+		ch <- result{ev, err}
+	}()
+	select {
+	case res := <-ch:
+		return res.ev, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", ErrNoEvent, ctx.Err())
+	}
+}
 
 func readEvent(r io.Reader, limit int64) (*Event, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))

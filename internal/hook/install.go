@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path"
 	"strings"
 )
@@ -34,10 +35,36 @@ var Installed = []struct {
 // handler is one hook handler as settings.json holds it. Only Mandate's
 // own handlers are decoded into it; the user's stay raw.
 type handler struct {
-	Type      string `json:"type"`
-	Command   string `json:"command"`
-	Timeout   int    `json:"timeout,omitempty"`
-	OnFailure string `json:"onFailure,omitempty"`
+	Type    string `json:"type"`
+	Command string `json:"command,omitempty"`
+	// URL, Headers and AllowedEnvVars are the http handler type's.
+	URL            string            `json:"url,omitempty"`
+	Headers        map[string]string `json:"headers,omitempty"`
+	AllowedEnvVars []string          `json:"allowedEnvVars,omitempty"`
+	Timeout        int               `json:"timeout,omitempty"`
+	OnFailure      string            `json:"onFailure,omitempty"`
+}
+
+// HTTPPath is the path of `mandate serve`'s route for Claude Code's http
+// hook handler type.
+const HTTPPath = "/v1/hooks/claude-code"
+
+// TokenVar is the environment variable the http handlers' Authorization
+// header is filled from: the variable the hook command reads too, which the
+// built-in self-protection rules keep out of the agent's command lines.
+const TokenVar = "MANDATE_TOKEN"
+
+// IsMandateURL reports whether an http hook handler's URL is Mandate's hook
+// route: these are the http handlers InstallHTTP adds and Uninstall
+// removes.
+func IsMandateURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.TrimRight(u.Path, "/") == HTTPPath
+}
+
+// ours reports whether a handler is one Install or InstallHTTP wrote.
+func (h handler) ours() bool {
+	return (h.Type == "command" && IsMandateCommand(h.Command)) || (h.Type == "http" && IsMandateURL(h.URL))
 }
 
 type group struct {
@@ -68,6 +95,30 @@ func Install(settings []byte, command string) ([]byte, error) {
 	if !IsMandateCommand(command) {
 		return nil, fmt.Errorf("hook command %q does not run `mandate hook claude-code`; Uninstall could not find it again", command)
 	}
+	return install(settings, handler{Type: "command", Command: command, OnFailure: "block"})
+}
+
+// InstallHTTP is Install with Claude Code's http handler type: each event
+// is POSTed to hookURL (a `mandate serve` address and HTTPPath), with the
+// hook token from Claude Code's environment variable TokenVar in the
+// Authorization header — listed in allowedEnvVars, without which Claude
+// Code sends it empty. "onFailure": "block" makes a connection failure or
+// timeout block; every answer of the server itself is already one Claude
+// Code reads (a refusal on errors). Installing either form replaces the
+// other.
+func InstallHTTP(settings []byte, hookURL string) ([]byte, error) {
+	if !IsMandateURL(hookURL) {
+		return nil, fmt.Errorf("hook URL %q is not an http(s) URL ending in %s; Uninstall could not find it again", hookURL, HTTPPath)
+	}
+	return install(settings, handler{
+		Type: "http", URL: hookURL,
+		Headers:        map[string]string{"Authorization": "Bearer $" + TokenVar},
+		AllowedEnvVars: []string{TokenVar},
+		OnFailure:      "block",
+	})
+}
+
+func install(settings []byte, h handler) ([]byte, error) {
 	top, err := parseObject(settings, "settings")
 	if err != nil {
 		return nil, err
@@ -75,6 +126,18 @@ func Install(settings []byte, command string) ([]byte, error) {
 	hooks, err := top.object("hooks")
 	if err != nil {
 		return nil, err
+	}
+	// Uninstall reads every event's list to find Mandate's handlers: an
+	// entry it could not read is refused now, so that install never writes
+	// a file uninstall refuses.
+	for _, ev := range hooks.keys {
+		groups, err := hooks.array(ev)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := removeOurs(groups, ev); err != nil {
+			return nil, err
+		}
 	}
 	for _, ev := range Installed {
 		groups, err := hooks.array(ev.Event)
@@ -85,7 +148,8 @@ func Install(settings []byte, command string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		g, err := marshal(group{Matcher: ev.Matcher, Hooks: []handler{{Type: "command", Command: command, Timeout: ev.Timeout, OnFailure: "block"}}})
+		h.Timeout = ev.Timeout
+		g, err := marshal(group{Matcher: ev.Matcher, Hooks: []handler{h}})
 		if err != nil {
 			return nil, err
 		}
@@ -100,8 +164,8 @@ func Install(settings []byte, command string) ([]byte, error) {
 	return top.encode()
 }
 
-// Uninstall removes every handler that runs `mandate hook claude-code`
-// from settings, and the matcher groups and event lists that held only
+// Uninstall removes every handler that runs `mandate hook claude-code`,
+// and every http handler posting to Mandate's hook route, from settings, and the matcher groups and event lists that held only
 // them; nothing else changes. It reports whether anything was removed.
 func Uninstall(settings []byte) ([]byte, bool, error) {
 	top, err := parseObject(settings, "settings")
@@ -178,7 +242,7 @@ func removeOurs(groups []json.RawMessage, event string) ([]json.RawMessage, erro
 		var kept []json.RawMessage
 		for _, h := range handlers {
 			var hd handler
-			if json.Unmarshal(h, &hd) == nil && hd.Type == "command" && IsMandateCommand(hd.Command) {
+			if json.Unmarshal(h, &hd) == nil && hd.ours() {
 				continue
 			}
 			kept = append(kept, h)

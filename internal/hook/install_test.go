@@ -294,6 +294,11 @@ func FuzzInstall(f *testing.F) {
 	}
 	f.Add([]byte(`{"hooks":{"PreToolUse":[{"hooks":[]}],"X":[]}}`))
 	f.Add([]byte(`{"hooks":{"PreToolUse":[{"matcher":"*"}]}}`))
+	// Entries of events Mandate does not install, which Uninstall reads too.
+	f.Add([]byte(`{"hooks":{"X":1}}`))
+	f.Add([]byte(`{"hooks":{"Stop":[1]}}`))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":{}}]}}`))
+	f.Add([]byte(`{"hooks":{"Stop":[{"a":1,"a":2}]}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		once, err := Install(in, testCommand)
 		if err != nil {

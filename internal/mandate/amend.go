@@ -50,6 +50,13 @@ func Amend(prev, add *Mandate) *Mandate {
 		}
 		out.Allow = slices.DeleteFunc(out.Allow, func(a action.Kind) bool { return a == k })
 	}
+	// The new words' conditions replace the old ones of the kinds they
+	// speak of; a condition holds only on a kind still asked.
+	for _, k := range slices.Concat(add.Allow, add.Deny, add.Ask) {
+		out.Conditions = slices.DeleteFunc(out.Conditions, func(c ItemCondition) bool { return c.Kind == k })
+	}
+	out.Conditions = append(out.Conditions, add.Conditions...)
+	out.Conditions = slices.DeleteFunc(out.Conditions, func(c ItemCondition) bool { return !slices.Contains(out.Ask, c.Kind) })
 	for _, p := range add.Prohibitions {
 		if !slices.Contains(out.Prohibitions, p) {
 			out.Prohibitions = append(out.Prohibitions, p)

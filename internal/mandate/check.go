@@ -61,6 +61,8 @@ func (m *Mandate) CheckIn(a *action.Action, env Env, now time.Time) Report {
 		RecipientsOutside:     []string{},
 		AccountsOutside:       []string{},
 		Prohibited:            []string{},
+		ConditionsMet:         []string{},
+		ScratchWrites:         []string{},
 	}
 	if m == nil {
 		m = new(Mandate)
@@ -90,7 +92,15 @@ func (m *Mandate) CheckIn(a *action.Action, env Env, now time.Time) Report {
 			r.KindAllowed = false
 		}
 	}
+	if r.KindAsk && !r.KindDenied {
+		if met := m.conditionsMet(a, kinds); len(met) > 0 {
+			r.KindAsk, r.ConditionsMet = false, met
+		}
+	}
 
+	if sw := scratchWrites(a, workDir, home); len(sw) > 0 {
+		r.ScratchWrites = sw
+	}
 	nonePaths := s.matchesNothing(DimPaths)
 	for _, pr := range a.Paths {
 		if pr.Path == "" {
@@ -98,7 +108,7 @@ func (m *Mandate) CheckIn(a *action.Action, env Env, now time.Time) Report {
 		}
 		p := resolvePath(pr.Path, workDir)
 		explicit := !nonePaths && anyGlob(s.Paths, p, workDir, home)
-		inWorkDir := !nonePaths && underDir(p, workDir)
+		inWorkDir := !nonePaths && !s.PathsOnly && underDir(p, workDir)
 		if !explicit && !inWorkDir && !slices.Contains(r.PathsOutside, p) {
 			r.PathsOutside = append(r.PathsOutside, p)
 		}
@@ -308,6 +318,9 @@ func hostOfURL(u string) string {
 func touches(target string, a *action.Action, workDir, home string) bool {
 	if branch, ok := strings.CutPrefix(target, BranchTarget); ok {
 		return pushesBranch(a, branch)
+	}
+	if op, ok := strings.CutPrefix(target, OperationTarget); ok {
+		return performs(a, op)
 	}
 	if strings.ContainsRune(target, '/') || strings.HasPrefix(target, ".") || strings.HasPrefix(target, "~") {
 		t := resolvePath(target, workDir)

@@ -446,3 +446,55 @@ func BenchmarkCheck(b *testing.B) {
 		m.Check(a, "/w", testNow)
 	}
 }
+
+// TestScratchAndWorkDir: scratch is what a session creates in a temporary
+// directory — never its working or home directory lying there, never an
+// edit in place; the working directory is in scope beside named paths
+// unless the mandate says paths_only (docs/mandate.md).
+func TestScratchAndWorkDir(t *testing.T) {
+	w := func(tool, p string, cmds ...action.Command) *action.Action {
+		return &action.Action{Tool: tool, Kind: action.Write, Kinds: []action.Kind{action.Write},
+			Paths: []action.PathRef{{Path: p, Access: action.Write}}, Commands: cmds}
+	}
+	for _, tc := range []struct {
+		name          string
+		a             *action.Action
+		wd, home      string
+		scratch       bool
+		outside       bool
+		pathsOnlyWant bool
+	}{
+		{"a new file in /tmp", w("Write", "/tmp/lifecycle.json"), "/home/ops/infra", "/home/ops", true, true, false},
+		{"a file in macOS's temp dir", w("write_file", "/var/folders/xy/T/out.csv"), "/home/ops/infra", "/home/ops", true, true, false},
+		{"an Edit in /tmp", w("Edit", "/tmp/lifecycle.json"), "/home/ops/infra", "/home/ops", false, true, false},
+		{"a namespaced edit_file in /tmp", w("mcp__fs__edit_file", "/tmp/x.txt"), "/home/ops/infra", "/home/ops", false, true, false},
+		{"sed -i in /tmp", w("Bash", "/tmp/shared.conf", action.Command{Name: "sed", Argv: []string{"sed", "-i", "s/a/b/", "/tmp/shared.conf"}, Kind: action.Write}), "/home/ops/infra", "/home/ops", false, true, false},
+		{"a project under /tmp", w("Write", "/tmp/build/shop/src/cart.ts"), "/tmp/build/shop", "/home/ops", false, false, false},
+		{"a home under /var/folders", w("Write", "/var/folders/xy/T/home/sam/.bashrc"), "/var/folders/xy/T/home/sam/proj", "/var/folders/xy/T/home/sam", false, true, false},
+		{"the working directory beside named paths", w("Edit", "/home/sam/api/go.mod"), "/home/sam/api", "/home/sam", false, false, false},
+		{"paths only: the working directory is out", w("Edit", "/home/sam/api/go.mod"), "/home/sam/api", "/home/sam", false, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &Mandate{Allow: []action.Kind{action.Read}, Scope: Scope{Paths: []string{"pkg/auth/**"}, PathsOnly: tc.pathsOnlyWant}}
+			r := m.CheckIn(tc.a, Env{WorkDir: tc.wd, HomeDir: tc.home}, time.Now())
+			if got := len(r.ScratchWrites) > 0; got != tc.scratch {
+				t.Errorf("scratch writes %v, want scratch %v", r.ScratchWrites, tc.scratch)
+			}
+			if got := len(r.PathsOutside) > 0; got != tc.outside {
+				t.Errorf("paths outside %v, want outside %v", r.PathsOutside, tc.outside)
+			}
+		})
+	}
+	child := Intersect(&Mandate{Allow: []action.Kind{action.Read, action.Write}, Scope: Scope{Paths: []string{"README.md"}, PathsOnly: true}},
+		&Mandate{Allow: []action.Kind{action.Write}})
+	if !child.Scope.PathsOnly {
+		t.Errorf("delegation dropped paths_only: %+v", child.Scope)
+	}
+	dr, err := Compile("Update README.md with the new install steps, nothing else.", WithNow(testNow))
+	if err != nil || !dr.Mandate.Scope.PathsOnly {
+		t.Errorf("compile: paths_only %v, err %v; want set", dr != nil && dr.Mandate.Scope.PathsOnly, err)
+	}
+	if dr, _ := Compile("Fix the failing test in ./pkg/auth.", WithNow(testNow)); dr.Mandate.Scope.PathsOnly {
+		t.Error("paths_only set without \"nothing else\"")
+	}
+}

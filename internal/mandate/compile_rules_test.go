@@ -20,12 +20,13 @@ var impliedKindCases = []compileCase{
 	// Inviting sends the invitation and changes the event.
 	{text: "Lade Paula zum Sommerfest ein", lang: "de",
 		allow: []action.Kind{r, w, s}},
-	// Paying is prepared in a cart, a form or a quote.
+	// Paying is prepared in a cart, a form or a quote: not named, so a
+	// write is asked unless it only prepares the payment.
 	{text: "Buy two tickets for the concert on Friday", lang: "en",
-		allow: []action.Kind{r, w, p}},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}},
 	{text: "Achète une lampe de bureau", lang: "fr",
-		allow: []action.Kind{r, w, p}},
-	// …but only while paying is granted: taken back, the cart goes too.
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}},
+	// …and only while paying is granted: taken back, nothing is asked.
 	{text: "Book the hotel. Actually, don't book anything.", lang: "en",
 		allow: []action.Kind{r}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
 	// Merging a pull request publishes it.
@@ -40,7 +41,7 @@ var lightVerbCases = []compileCase{
 	{text: "file an issue about the crash upstream", lang: "en",
 		allow: []action.Kind{r, s}},
 	{text: "make a payment of 40 EUR to the school", lang: "en",
-		allow: []action.Kind{r, w, p}, spend: "40 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, spend: "40 EUR"},
 	{text: "make a backup script for my photos", lang: "en", // no kind in the object: make writes
 		allow: []action.Kind{r, w}},
 	{text: "do the rename we discussed", lang: "en", // a verb form as the object
@@ -96,13 +97,13 @@ var constructionCases = []compileCase{
 // is not the cap on the whole payment.
 var amountCases = []compileCase{
 	{text: "order the groceries on my list, delivery fee 4 €", lang: "en",
-		allow: []action.Kind{r, w, p}},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}},
 	{text: "pay the deposit to the landlord, 800 EUR", lang: "en",
-		allow: []action.Kind{r, w, p}, spend: "800 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, spend: "800 EUR"},
 	{text: "Überweise Jonas 150 € fürs Konzert", lang: "de",
-		allow: []action.Kind{r, w, p}, spend: "150 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, spend: "150 EUR"},
 	{text: "compra el regalo, envío 5 €", lang: "es",
-		allow: []action.Kind{r, w, p}},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}},
 }
 
 // Negations that are not prohibitions, and prohibitions narrower than
@@ -138,9 +139,10 @@ var negationCases = []compileCase{
 	// ungranted rather than denied: editing a local file was not ruled out.
 	{text: "check the staging database but don't modify the schema", lang: "en",
 		allow: []action.Kind{r}, ask: []action.Kind{w}},
-	// …while a "don't" about one operation still denies its kind.
+	// …and a "don't" about an operation the table knows prohibits that
+	// operation, not its kind (operations.yaml).
 	{text: "commit the fix but don't push", lang: "en",
-		allow: []action.Kind{r, w}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
+		allow: []action.Kind{r, w}, prohibit: []string{"send:operation:push"}},
 	// Where the object comes first: "keine neuen Pakete installieren".
 	{text: "Repariere den Build, aber keine neuen Pakete installieren", lang: "de",
 		allow: []action.Kind{r}, ask: []action.Kind{w, x}},
@@ -220,8 +222,8 @@ var branchCases = []compileCase{
 		allow: []action.Kind{r}, prohibit: []string{"send:branch:master"}},
 	{text: "Pushe nicht auf main", lang: "de",
 		allow: []action.Kind{r}, prohibit: []string{"send:branch:main"}},
-	{text: "don't push anything", lang: "en", // no branch: every push
-		allow: []action.Kind{r}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
+	{text: "don't push anything", lang: "en", // no branch: every push, and only pushes
+		allow: []action.Kind{r}, prohibit: []string{"send:operation:push"}},
 	{text: "don't change the main config", lang: "en", // "main" as a word, not a branch
 		allow: []action.Kind{r}, ask: []action.Kind{w}},
 }
@@ -233,7 +235,7 @@ var italianCases = []compileCase{
 	{text: "Riordina la mia casella di posta ma non cancellare nulla", lang: "it",
 		allow: []action.Kind{r, w}, deny: []action.Kind{d}},
 	{text: "Paga la bolletta della luce, 84,20 € a IT60 X054 2811 1010 0000 0123 456", lang: "it",
-		allow: []action.Kind{r, w, p}, accounts: []string{"IT60X0542811101000000123456"}, spend: "84.2 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"IT60X0542811101000000123456"}, spend: "84.2 EUR"},
 	{text: "Sola lettura: riassumi le email di oggi", lang: "it",
 		allow: []action.Kind{r}, deny: readOnlyDeny},
 	{text: "Manda il report a luca@esempio.it, a nessun altro", lang: "it",
@@ -276,13 +278,13 @@ func TestCompileItemAmounts(t *testing.T)   { runCompileCases(t, amountCases) }
 // draft: the user must see why a kind was granted, kept or left open.
 func TestCompileExplainsNewRules(t *testing.T) {
 	tests := []struct{ text, meaning, why string }{
-		{"Buy two tickets", "allow write", "prepared first"},
+		{"Buy two tickets", "ask write", "only prepares it"},
+		{"Buy two tickets", "condition write prepares the payment", "can check"},
 		{"open a pull request", "allow send", `with object "pull request"`},
 		{"run terraform plan for dev. No apply.", "ask execute", "a person to decide"},
 		{"post it in #ops, don't post it anywhere else", "keep allow send", "beyond what was named"},
 		{"archive them, I never delete them", "nothing ruled out", "their own action"},
 		{"never push to main", "prohibit send on branch:main", "other pushes are not"},
-		{"Book the hotel. Actually, don't book anything.", "drop allow write", "only implied by pay"},
 		{"write in #ops that the deploy is done", "allow send", "as its addressee"},
 		{"fix it, but as a PR", "allow send", "delivered as"},
 	}
@@ -332,7 +334,7 @@ separable_particles: [up]
 	}{
 		{"install the tool", []action.Kind{r, w, x}}, // listed under two kinds: both
 		{"do a ticket", []action.Kind{r, s}},         // a light verb takes its object's kind
-		{"do a purchase", []action.Kind{r, w, p}},    // …and paying implies preparing it
+		{"do a purchase", []action.Kind{r, p}},       // …and preparing it is asked (settlePreparation)
 		{"make a thing", []action.Kind{r, w}},        // …or its own, with no kind in the object
 		{"saveit, the file", []action.Kind{r, w}},    // a verb with an enclitic
 	} {

@@ -55,7 +55,7 @@ var englishCases = []compileCase{
 	{text: "Compare prices of the Dell U2723QE on two shops. Do not buy.", lang: "en",
 		allow: []action.Kind{r, f}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
 	{text: "Pay the electricity bill, 84.20 EUR to DE89 3704 0044 0532 0130 00", lang: "en",
-		allow: []action.Kind{r, w, p}, accounts: []string{"DE89370400440532013000"}, spend: "84.2 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"DE89370400440532013000"}, spend: "84.2 EUR"},
 	{text: "fix the failing test in ./pkg/auth", lang: "en",
 		allow: []action.Kind{r, w}, paths: []string{"pkg/auth/**"}},
 	{text: "Organise my inbox but don't delete anything.", lang: "en",
@@ -67,7 +67,7 @@ var englishCases = []compileCase{
 	{text: "Read only: go through the logs in /var/log/nginx/", lang: "en",
 		allow: []action.Kind{r}, deny: readOnlyDeny, paths: []string{"/var/log/nginx/**"}},
 	{text: "Buy a USB-C cable on amazon.de for at most €20 today", lang: "en",
-		allow: []action.Kind{r, f, w, p}, hosts: []string{"amazon.de"}, spend: "20 EUR", expires: -1},
+		allow: []action.Kind{r, f, p}, ask: []action.Kind{w}, hosts: []string{"amazon.de"}, spend: "20 EUR", expires: -1},
 	{text: "Reply to the thread in #release-notes, at most 3 messages", lang: "en",
 		allow: []action.Kind{r, s}, recipients: []string{"#release-notes"}, counts: map[action.Kind]int{s: 3}},
 	{text: "Clean up old branches in ~/code/mandate but never force push", lang: "en",
@@ -79,7 +79,7 @@ var englishCases = []compileCase{
 	{text: "Tidy my inbx, dont delte anything", lang: "en", // typos
 		allow: []action.Kind{r, w}, deny: []action.Kind{d}},
 	{text: `Pay "Stadtwerke München" 120 EUR`, lang: "en",
-		allow: []action.Kind{r, w, p}, accounts: []string{"Stadtwerke München"}, spend: "120 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"Stadtwerke München"}, spend: "120 EUR"},
 	{text: "Don't spend more than 50 dollars on books", lang: "en",
 		allow: []action.Kind{r}, spend: "50 USD"},
 	{text: "Forward the invoice to accounting@corp.example and ask a sub-agent to file it", lang: "en",
@@ -106,7 +106,7 @@ var qualifiedCases = []compileCase{
 	{text: "Create a share link for /Clients/Acme/, I'll send it to Acme myself", lang: "en",
 		allow: []action.Kind{r, w}, paths: []string{"/Clients/Acme/**"}},
 	{text: "send Lukas 23,50 € on paypal for dinner", lang: "en",
-		allow: []action.Kind{r, w, s, p}, spend: "23.5 EUR"},
+		allow: []action.Kind{r, s, p}, ask: []action.Kind{w}, spend: "23.5 EUR"},
 	// Writing is asked for, and ruled out for "the production code", which
 	// no scope entry can name: a person decides each write.
 	{text: "Ajoute des tests pour parse_iban() mais ne touche pas au code de prod", lang: "fr",
@@ -135,15 +135,17 @@ var germanCases = []compileCase{
 	{text: "Vergleiche die Preise für den Dell U2723QE bei idealo.de, kauf nichts.", lang: "de",
 		allow: []action.Kind{r, f}, deny: []action.Kind{p}, hosts: []string{"idealo.de"}},
 	{text: "Bezahle die Stromrechnung: 84,20 € an DE89 3704 0044 0532 0130 00", lang: "de",
-		allow: []action.Kind{r, w, p}, accounts: []string{"DE89370400440532013000"}, spend: "84.2 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"DE89370400440532013000"}, spend: "84.2 EUR"},
 	{text: "Nur lesen: fasse die Mails von heute zusammen", lang: "de",
 		allow: []action.Kind{r}, deny: readOnlyDeny},
+	// "älter als 30 Tage" is a condition no scope entry holds: each
+	// delete is put to a person (itemcond.go).
 	{text: "Lösche alle Newsletter älter als 30 Tage in ~/Mail/Archiv/", lang: "de",
-		allow: []action.Kind{r, d}, paths: []string{"~/Mail/Archiv/**"}},
+		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/Mail/Archiv/**"}},
 	{text: "Kaufe höchstens 2 Tickets, maximal 150 Euro", lang: "de",
-		allow: []action.Kind{r, w, p}, spend: "150 EUR", counts: map[action.Kind]int{p: 2}},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, spend: "150 EUR", counts: map[action.Kind]int{p: 2}},
 	{text: `Überweise 50 € an "Stadtwerke München"`, lang: "de",
-		allow: []action.Kind{r, w, p}, accounts: []string{"Stadtwerke München"}, spend: "50 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"Stadtwerke München"}, spend: "50 EUR"},
 	{text: "Teste den Build in ./cmd/mandate und schick keine Mails", lang: "de",
 		allow: []action.Kind{r, x}, deny: []action.Kind{s}, paths: []string{"cmd/mandate/**"}},
 	{text: "Beantworte die Mail von lisa@example.de, aber schick nichts an andere", lang: "de",
@@ -161,7 +163,7 @@ var germanCases = []compileCase{
 	{text: "Sende höchstens 3 E-Mails an *@kunde.example, für die nächste Stunde", lang: "de",
 		allow: []action.Kind{r, s}, recipients: []string{"*@kunde.example"}, counts: map[action.Kind]int{s: 3}, expires: time.Hour},
 	{text: "Bestelle Druckerpapier für bis zu 1.234,50 EUR, aber nicht bei amazon.de", lang: "de",
-		allow: []action.Kind{r, w, p}, spend: "1234.5 EUR", prohibit: []string{"pay:amazon.de"}},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, spend: "1234.5 EUR", prohibit: []string{"pay:amazon.de"}},
 }
 
 var frenchCases = []compileCase{
@@ -172,7 +174,7 @@ var frenchCases = []compileCase{
 	{text: "Compare les prix de l'écran Dell sur amazon.fr et fnac.com, n'achète pas.", lang: "fr",
 		allow: []action.Kind{r, f}, deny: []action.Kind{p}, hosts: []string{"amazon.fr", "fnac.com"}},
 	{text: "Paie la facture d'électricité : 84,20 € sur FR76 3000 6000 0112 3456 7890 189", lang: "fr",
-		allow: []action.Kind{r, w, p}, accounts: []string{"FR7630006000011234567890189"}, spend: "84.2 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"FR7630006000011234567890189"}, spend: "84.2 EUR"},
 	{text: "Lecture seule : résume les mails d'aujourd'hui", lang: "fr",
 		allow: []action.Kind{r}, deny: readOnlyDeny},
 	{text: "N'envoie rien à personne", lang: "fr",
@@ -180,13 +182,13 @@ var frenchCases = []compileCase{
 	{text: "Corrige le test dans ./internal/auth/ et lance les tests", lang: "fr",
 		allow: []action.Kind{r, w, x}, paths: []string{"internal/auth/**"}},
 	{text: "Achète au maximum 3 livres, budget 60 €", lang: "fr",
-		allow: []action.Kind{r, w, p}, spend: "60 EUR", counts: map[action.Kind]int{p: 3}},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, spend: "60 EUR", counts: map[action.Kind]int{p: 3}},
 	{text: "Ne supprime rien dans ~/Documents et n'envoie aucun mail", lang: "fr",
 		allow: []action.Kind{r}, deny: []action.Kind{s}, prohibit: []string{"delete:~/Documents/**", "send:"}},
 	{text: "Réponds aux messages de #support pendant la prochaine heure", lang: "fr",
 		allow: []action.Kind{r, s}, recipients: []string{"#support"}, expires: time.Hour},
 	{text: `Vire 50 € à "Association Les Amis"`, lang: "fr",
-		allow: []action.Kind{r, w, p}, accounts: []string{"Association Les Amis"}, spend: "50 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"Association Les Amis"}, spend: "50 EUR"},
 	{text: "Ne touche pas à prod/, corrige src/main.go", lang: "fr",
 		allow: []action.Kind{r, w}, prohibit: []string{":prod/**"}, paths: []string{"src/main.go"}},
 	{text: "Cherche des vols pour Lisbonne sans réserver", lang: "fr",
@@ -209,7 +211,7 @@ var spanishCases = []compileCase{
 	{text: "Envía el informe a lucia@ejemplo.es y a nadie más.", lang: "es",
 		allow: []action.Kind{r, s}, recipients: []string{"lucia@ejemplo.es"}},
 	{text: "Paga la factura de la luz, 84,20 € a ES91 2100 0418 4502 0005 1332", lang: "es",
-		allow: []action.Kind{r, w, p}, accounts: []string{"ES9121000418450200051332"}, spend: "84.2 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"ES9121000418450200051332"}, spend: "84.2 EUR"},
 	{text: "Solo lectura: revisa los registros en /var/log/app/", lang: "es",
 		allow: []action.Kind{r}, deny: readOnlyDeny, paths: []string{"/var/log/app/**"}},
 	{text: "No envíes nada a pedro@ejemplo.com", lang: "es",
@@ -223,7 +225,7 @@ var spanishCases = []compileCase{
 	{text: "Responde a los correos de #ventas durante las próximas 2 horas", lang: "es",
 		allow: []action.Kind{r, s}, recipients: []string{"#ventas"}, expires: 2 * time.Hour},
 	{text: `Transfiere 50 € a "Fundación Vida"`, lang: "es",
-		allow: []action.Kind{r, w, p}, accounts: []string{"Fundación Vida"}, spend: "50 EUR"},
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"Fundación Vida"}, spend: "50 EUR"},
 	{text: "Elimina los archivos temporales de /tmp/cache/, nada más", lang: "es",
 		allow: []action.Kind{r, d}, paths: []string{"/tmp/cache/**"}},
 	{text: "Sin compras: solo mira las ofertas en tiendas online", lang: "es",
@@ -235,7 +237,7 @@ var spanishCases = []compileCase{
 	{text: "Descarga el informe de https://datos.ejemplo.es/informe.pdf", lang: "es",
 		allow: []action.Kind{r, f}, hosts: []string{"datos.ejemplo.es"}},
 	{text: "Comprá un cargador en mercadolibre.com, hasta $25, y no borres nada", lang: "es",
-		allow: []action.Kind{r, f, w, p}, deny: []action.Kind{d}, hosts: []string{"mercadolibre.com"}, spend: "25 USD"},
+		allow: []action.Kind{r, f, p}, ask: []action.Kind{w}, deny: []action.Kind{d}, hosts: []string{"mercadolibre.com"}, spend: "25 USD"},
 }
 
 var mixedCases = []compileCase{
@@ -557,16 +559,16 @@ func TestCompileBriefPhrases(t *testing.T) {
 		"unsubscribe from all":           {[]action.Kind{r, d}, nil},
 		"run the build":                  {[]action.Kind{r, x}, nil},
 		"reply to Tom":                   {[]action.Kind{r, s}, nil},
-		"order a pizza":                  {[]action.Kind{r, w, p}, nil},
-		"bezahle die Rechnung":           {[]action.Kind{r, w, p}, nil},
+		"order a pizza":                  {[]action.Kind{r, p}, nil},
+		"bezahle die Rechnung":           {[]action.Kind{r, p}, nil},
 		"envoie le rapport":              {[]action.Kind{r, s}, nil},
 		"borra los borradores":           {[]action.Kind{r, d}, nil},
-		"überweise das Geld":             {[]action.Kind{r, w, p}, nil},
-		"transfiere el dinero":           {[]action.Kind{r, w, p}, nil},
+		"überweise das Geld":             {[]action.Kind{r, p}, nil},
+		"transfiere el dinero":           {[]action.Kind{r, p}, nil},
 		"schick die Mail":                {[]action.Kind{r, s}, nil},
 		"supprime les doublons":          {[]action.Kind{r, d}, nil},
 		"manda el correo":                {[]action.Kind{r, s}, nil},
-		"achète le billet":               {[]action.Kind{r, w, p}, nil},
+		"achète le billet":               {[]action.Kind{r, p}, nil},
 		"virement à ma sœur":             {[]action.Kind{r}, nil}, // a noun, not a verb: nothing granted
 		"the order is late, tell me why": {[]action.Kind{r}, nil},
 	}
@@ -709,7 +711,13 @@ func FuzzCompile(f *testing.F) {
 			f.Add(tc.text)
 		}
 	}
-	for _, s := range []string{"'", "\"", "«", "n'", "don't", "€", "1.2.3,4,5 EUR", "DE89 ", "#", "./", "~", "for the next", ":", "--", "a/b/c/"} {
+	for _, cases := range [][]compileCase{itemConditionCases, impliedKindCases} {
+		for _, tc := range cases {
+			f.Add(tc.text)
+		}
+	}
+	for _, s := range []string{"'", "\"", "«", "n'", "don't", "€", "1.2.3,4,5 EUR", "DE89 ", "#", "./", "~", "for the next", ":", "--", "a/b/c/",
+		"only delete files older than 99999999 years", "älter als", "reply to no one", "don't push", "keep", "at most 10 messages"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -729,6 +737,14 @@ func FuzzCompile(f *testing.F) {
 		if _, err := dr.YAML(); err != nil {
 			t.Fatalf("Compile(%q): YAML: %v", text, err)
 		}
+		if len(dr.NotUnderstood) > maxUnrecognised+1 {
+			t.Fatalf("Compile(%q): %d phrases not understood, more than the bound", text, len(dr.NotUnderstood))
+		}
+		for _, k := range m.Allow {
+			if slices.Contains(m.Ask, k) {
+				t.Fatalf("Compile(%q): %s both allowed and asked", text, k)
+			}
+		}
 	})
 }
 
@@ -746,13 +762,17 @@ func BenchmarkCompile(b *testing.B) {
 }
 
 // TestCompileScenarioIntents compiles every intent of the scenario corpus
-// (scenarios/*.jsonl, when present) and holds the draft invariants: real
-// users' words, in four languages, must never yield an invalid or
-// unexplained draft.
+// (scenarios/*.jsonl) and holds the draft invariants: real users' words,
+// in several languages, must never yield an invalid or unexplained draft. The
+// corpus is part of the repository, so a missing corpus, an unreadable line
+// or a corpus without intents fails: a skip here would hide a regression.
 func TestCompileScenarioIntents(t *testing.T) {
-	files, _ := filepath.Glob("../../scenarios/*.jsonl")
+	files, err := filepath.Glob("../../scenarios/*.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(files) == 0 {
-		t.Skip("no scenario corpus")
+		t.Fatal("no scenario corpus in ../../scenarios/*.jsonl: it is part of the repository")
 	}
 	n := 0
 	for _, f := range files {
@@ -760,11 +780,18 @@ func TestCompileScenarioIntents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for line := range strings.SplitSeq(string(data), "\n") {
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
 			var ep struct {
 				Intent string `json:"intent"`
 			}
-			if json.Unmarshal([]byte(line), &ep) != nil || strings.TrimSpace(ep.Intent) == "" {
+			if err := json.Unmarshal([]byte(line), &ep); err != nil {
+				t.Errorf("%s:%d: %v", f, i+1, err)
+				continue
+			}
+			if strings.TrimSpace(ep.Intent) == "" {
 				continue
 			}
 			dr, err := Compile(ep.Intent, WithNow(testNow))
@@ -775,6 +802,9 @@ func TestCompileScenarioIntents(t *testing.T) {
 			checkDraftInvariants(t, ep.Intent, dr)
 			n++
 		}
+	}
+	if n == 0 {
+		t.Fatal("the scenario corpus holds no intent")
 	}
 	t.Logf("%d intents", n)
 }

@@ -70,6 +70,7 @@ func Intersect(parent, child *Mandate) *Mandate {
 	if out.Allow == nil {
 		out.Allow = []action.Kind{}
 	}
+	out.Conditions = intersectConditions(parent, child, out.Ask)
 	for _, p := range slices.Concat(parent.Prohibitions, child.Prohibitions) {
 		if !slices.Contains(out.Prohibitions, p) {
 			out.Prohibitions = append(out.Prohibitions, p)
@@ -101,7 +102,7 @@ func unionKinds(a, b []action.Kind) []action.Kind {
 }
 
 func intersectScope(p, c *Scope) Scope {
-	var out Scope
+	out := Scope{PathsOnly: p.PathsOnly || c.PathsOnly}
 	none := func(dim string) { out.None = append(out.None, dim) }
 	pNone, cNone := p.matchesNothing, c.matchesNothing
 
@@ -227,6 +228,36 @@ func (m *Mandate) ResolvePaths(workDir string) *Mandate {
 	return out
 }
 
+// intersectConditions keeps the item conditions of an asked kind only
+// where each side lets a call that meets them through: it allows the kind
+// outright, or asks it under conditions of its own (then a call must meet
+// both sides' conditions). A side that asks the kind with no condition, or
+// does not grant it at all, keeps every call of it asked.
+func intersectConditions(parent, child *Mandate, asked []action.Kind) []ItemCondition {
+	var out []ItemCondition
+	inherits := len(child.Allow) == 0 && len(child.Ask) == 0
+	lets := func(m *Mandate, k action.Kind) bool {
+		if slices.Contains(m.Deny, k) {
+			return false
+		}
+		if slices.Contains(m.Allow, k) {
+			return true
+		}
+		return slices.Contains(m.Ask, k) && slices.ContainsFunc(m.Conditions, func(c ItemCondition) bool { return c.Kind == k })
+	}
+	for _, k := range asked {
+		if !lets(parent, k) || (!inherits && !lets(child, k)) {
+			continue
+		}
+		for _, c := range slices.Concat(parent.Conditions, child.Conditions) {
+			if c.Kind == k && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 // clone deep-copies the mandate.
 func (m *Mandate) clone() *Mandate {
 	if m == nil {
@@ -238,6 +269,7 @@ func (m *Mandate) clone() *Mandate {
 	out.Deny = slices.Clone(m.Deny)
 	out.Ask = slices.Clone(m.Ask)
 	out.Prohibitions = slices.Clone(m.Prohibitions)
+	out.Conditions = slices.Clone(m.Conditions)
 	out.Notes = slices.Clone(m.Notes)
 	out.Scope = Scope{
 		Paths:      slices.Clone(m.Scope.Paths),
@@ -246,6 +278,7 @@ func (m *Mandate) clone() *Mandate {
 		Accounts:   slices.Clone(m.Scope.Accounts),
 		Names:      slices.Clone(m.Scope.Names),
 		None:       slices.Clone(m.Scope.None),
+		PathsOnly:  m.Scope.PathsOnly,
 	}
 	if m.Limits.Spend != nil {
 		out.Limits.Spend = new(*m.Limits.Spend)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -39,6 +40,9 @@ type langTable struct {
 	Negations     struct {
 		Before []string `yaml:"before"`
 		After  []string `yaml:"after"`
+		// Nobody are pronouns after the verb that negate it for every
+		// recipient ("reply to no one"): the kind as a whole is ruled out.
+		Nobody []string `yaml:"nobody"`
 	} `yaml:"negations"`
 	Nouns         map[string][]string `yaml:"nouns"`
 	ObjectNouns   map[string][]string `yaml:"object_nouns"`
@@ -101,6 +105,27 @@ type langTable struct {
 	// HandsOff are phrases that say "don't touch" with no negation word,
 	// their object inside them ("leave … alone", "lass … in Ruhe").
 	HandsOff []string `yaml:"hands_off"`
+	// ItemConditions are phrases that restrict a verb to some of the items
+	// it acts on ("only", "older than", "unless"): a condition no scope
+	// entry holds, so the kinds of the verb they qualify are put to a
+	// person rather than granted.
+	ItemConditions []string `yaml:"item_conditions"`
+	// OperationVerbs name one operation of their kind (operations.yaml):
+	// "don't push" prohibits pushing, not every send.
+	OperationVerbs map[string][]string `yaml:"operation_verbs"`
+	// OlderThan are item conditions on the items' age ("older than",
+	// "älter als"); followed by an age ("a year", "30 Tage") they become a
+	// condition a call can be shown to meet (Mandate.Conditions).
+	OlderThan []string `yaml:"older_than"`
+	// AgeUnits are the words of an age, by their length in days.
+	AgeUnits map[int][]string `yaml:"age_units"`
+	// AnyItems are words for items of any sort ("files", "everything"):
+	// "only delete files older than a year" restricts by age alone.
+	AnyItems []string `yaml:"any_items"`
+	// Keep are verbs that spare some items from the verb before them
+	// ("but keep everything from my bank"): deleting and changing are put
+	// to a person.
+	Keep []string `yaml:"keep"`
 }
 
 // role is what a lexicon phrase does.
@@ -146,6 +171,10 @@ const (
 	roleSay
 	roleHandsOff
 	roleAskFirst
+	roleItemCondition // "only", "older than": the verb acts on some items only
+	roleKeep          // "but keep …": some items are spared
+	roleAgeUnit       // "year", "Tage": the unit of an age, n days
+	roleAnyItems      // "files", "alles": items of any sort
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -168,7 +197,11 @@ type entry struct {
 	// general marks a verb that names its kind as a whole ("delete",
 	// "send", "buy"): ruling it out rules out the kind. Ruling out any
 	// other verb ("no apply", "don't merge") rules out one operation.
-	general  bool
+	general bool
+	// op is the operation a verb names ("push"), see operations.yaml.
+	op string
+	// cond is the attribute an item condition compares ("older").
+	cond     string
 	n        int           // numbers
 	dur      time.Duration // units
 	singular bool          // units
@@ -359,6 +392,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.WebMarkers, entry{role: roleWeb}},
 		{t.Negations.Before, entry{role: roleNegBefore}},
 		{t.Negations.After, entry{role: roleNegAfter}},
+		{t.Negations.Nobody, entry{role: roleNegAfter, general: true}},
 		{t.Restrictors, entry{role: roleRestrictor}},
 		{t.ReadOnly, entry{role: roleReadOnly}},
 		{t.NothingElse, entry{role: roleNothingElse}},
@@ -386,6 +420,10 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.SayVerbs, entry{role: roleSay}},
 		{t.HandsOff, entry{role: roleHandsOff}},
 		{t.AskFirst, entry{role: roleAskFirst}},
+		{t.ItemConditions, entry{role: roleItemCondition}},
+		{t.Keep, entry{role: roleKeep}},
+		{t.OlderThan, entry{role: roleItemCondition, cond: condOlder}},
+		{t.AnyItems, entry{role: roleAnyItems}},
 	} {
 		if err := addAll(group.list, group.e); err != nil {
 			return nil, err
@@ -423,6 +461,35 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		}
 		if !found {
 			return nil, fmt.Errorf("general_verbs: %q is not in verbs", g)
+		}
+	}
+	for _, days := range slices.Sorted(maps.Keys(t.AgeUnits)) {
+		if days <= 0 {
+			return nil, fmt.Errorf("age_units: %d is not a number of days", days)
+		}
+		if err := addAll(t.AgeUnits[days], entry{role: roleAgeUnit, n: days}); err != nil {
+			return nil, err
+		}
+	}
+	ops, err := loadOperations()
+	if err != nil {
+		return nil, err
+	}
+	for _, op := range slices.Sorted(mapKeysOf(t.OperationVerbs)) {
+		if _, ok := ops[op]; !ok {
+			return nil, fmt.Errorf("operation_verbs: %q is not an operation of %s", op, operationsFile)
+		}
+		for _, g := range t.OperationVerbs[op] {
+			words := lx.phraseWords(g)
+			found := false
+			for _, e := range l.index[words[0]] {
+				if e.role == roleVerb && slices.Equal(e.words, words) && e.tail == nil {
+					e.op, found = op, true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("operation_verbs: %q is not in verbs", g)
+			}
 		}
 	}
 	for _, kindName := range slices.Sorted(mapKeysOf(t.LightVerbs)) {

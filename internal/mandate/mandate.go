@@ -35,7 +35,12 @@ type Mandate struct {
 	// Prohibitions are the user's explicit "don't"s with their words.
 	Prohibitions []Prohibition `json:"prohibitions" yaml:"prohibitions,omitempty"`
 	Scope        Scope         `json:"scope" yaml:"scope,omitempty"`
-	Limits       Limits        `json:"limits" yaml:"limits,omitempty"`
+	// Conditions are the user's conditions on the items a kind in Ask may
+	// act on ("only delete files older than a year"). A call shown to meet
+	// every condition of its asked kinds is reported in
+	// Report.ConditionsMet; any other call of those kinds is still asked.
+	Conditions []ItemCondition `json:"conditions,omitempty" yaml:"conditions,omitempty"`
+	Limits     Limits          `json:"limits" yaml:"limits,omitempty"`
 	// ExpiresAt, when set, ends the grant: every call after it is denied.
 	ExpiresAt *time.Time `json:"expires_at,omitempty" yaml:"expires_at,omitempty"`
 	// Parent is the parent session id when this mandate was narrowed from
@@ -45,6 +50,23 @@ type Mandate struct {
 	// is not evident from the fields, e.g. a parent's cap kept by Intersect
 	// because the child asked for a different currency.
 	Notes []string `json:"notes,omitempty" yaml:"notes,omitempty"`
+}
+
+// ItemCondition is a condition on the items one kind acts on. Mandate
+// version 1 of conditions knows one attribute, the items' age.
+type ItemCondition struct {
+	Kind action.Kind `json:"kind" yaml:"kind"`
+	// OlderThanDays: every item was last modified more than this many
+	// days ago. A call meets it when it shows so — `find … -mtime +N
+	// -delete` with N at least this — and only then.
+	OlderThanDays int `json:"older_than_days,omitempty" yaml:"older_than_days,omitempty"`
+	// PreparesPayment: the item is the purchase or transfer the user
+	// asked for, being prepared — a cart, a form, a quote, a payee. A call
+	// meets it when it is a tool call (no command line) that writes,
+	// deletes and runs no file and destroys nothing.
+	PreparesPayment bool `json:"prepares_payment,omitempty" yaml:"prepares_payment,omitempty"`
+	// Text is the user's words that said so.
+	Text string `json:"text" yaml:"text"`
 }
 
 // Instruction is the user's (or operator's) text, verbatim, with its source.
@@ -91,13 +113,18 @@ type Scope struct {
 	// "named none", which is wider than "nothing". For "paths" it also
 	// takes the working directory out of scope.
 	None []string `json:"none,omitempty" yaml:"none,omitempty"`
+	// PathsOnly takes the working directory out of scope: only the paths
+	// named are ("update README.md and touch nothing else"). Without it
+	// the working directory is in scope beside the named paths.
+	PathsOnly bool `json:"paths_only,omitempty" yaml:"paths_only,omitempty"`
 }
 
 // Limits cap what the session may do in total.
 type Limits struct {
 	// Spend caps money committed by the session; nil means no cap stated.
 	Spend *Money `json:"spend,omitempty" yaml:"spend,omitempty"`
-	// Counts caps allowed calls per kind.
+	// Counts caps the items acted on per kind: the files deleted, the
+	// messages changed, the recipients sent to (action.Items).
 	Counts map[action.Kind]int `json:"counts,omitempty" yaml:"counts,omitempty"`
 }
 
@@ -127,8 +154,17 @@ type Report struct {
 	// Deny; KindAllowed when every kind it involves is in Allow.
 	KindDenied  bool `json:"kind_denied"`
 	KindAllowed bool `json:"kind_allowed"`
-	// KindAsk is true when one of the action's kinds is in Ask.
+	// KindAsk is true when one of the action's kinds is in Ask and the
+	// call does not meet the conditions stated for it.
 	KindAsk bool `json:"kind_ask"`
+	// ConditionsMet holds the texts of the item conditions this call is
+	// shown to meet, when they cover every kind of it in Ask; else empty.
+	ConditionsMet []string `json:"conditions_met"`
+	// ScratchWrites are the paths the action writes that are scratch
+	// space (scratch.yaml): a file a tool call creates in a temporary
+	// directory, outside the working and home directories — never a
+	// command line's writes, never an Edit in place.
+	ScratchWrites []string `json:"scratch_writes"`
 	// Expired is true when the mandate has expired.
 	Expired bool `json:"expired"`
 }

@@ -206,6 +206,25 @@ func (m *Mandate) Validate() error {
 			bad(fmt.Sprintf("ask[%d]", i), "%s is also in deny; a kind is allowed, denied or asked, not two of them", k)
 		}
 	}
+	for i, c := range m.Conditions {
+		f := fmt.Sprintf("conditions[%d]", i)
+		switch {
+		case !c.Kind.Valid() || c.Kind == "":
+			bad(f+".kind", "unknown kind %q (want one of %s)", c.Kind, kindList())
+		case !slices.Contains(m.Ask, c.Kind):
+			bad(f+".kind", "%s is not in ask; a condition says when a call of an asked kind may go without a person", c.Kind)
+		}
+		switch {
+		case c.PreparesPayment && c.OlderThanDays != 0:
+			bad(f, "states both older_than_days and prepares_payment; a condition states one")
+		case c.PreparesPayment:
+		case c.OlderThanDays <= 0 || c.OlderThanDays > 100_000:
+			bad(f+".older_than_days", "%d is not a number of days from 1 to 100000 (or state prepares_payment: true)", c.OlderThanDays)
+		}
+		if strings.TrimSpace(c.Text) == "" {
+			bad(f+".text", "empty: say which words stated the condition")
+		}
+	}
 	for i, p := range m.Prohibitions {
 		f := fmt.Sprintf("prohibitions[%d]", i)
 		if p.Kind != "" && !p.Kind.Valid() {
@@ -294,6 +313,12 @@ func validTarget(t string) string {
 	if b, ok := strings.CutPrefix(t, BranchTarget); ok {
 		if b == "" || strings.ContainsFunc(b, unicode.IsSpace) {
 			return "want a branch name after \"" + BranchTarget + "\""
+		}
+		return ""
+	}
+	if op, ok := strings.CutPrefix(t, OperationTarget); ok {
+		if ops, err := loadOperations(); err != nil || ops[op].Commands == nil && ops[op].Tools == nil {
+			return "want an operation of " + operationsFile + " after \"" + OperationTarget + "\""
 		}
 		return ""
 	}

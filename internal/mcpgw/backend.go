@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/client"
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/auth"
@@ -23,9 +24,9 @@ type Backend interface {
 	EnsureSession(ctx context.Context, spec SessionSpec) (string, error)
 	// PinTools registers a tools/list result with a session before the
 	// agent is shown it.
-	PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*engine.PinReport, error)
+	PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*api.PinReport, error)
 	// Evaluate decides a call; args is a JSON object.
-	Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*Verdict, error)
+	Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*api.Decision, error)
 	// Observe records a call's result against its decision.
 	Observe(ctx context.Context, decisionID string, output json.RawMessage) error
 }
@@ -35,6 +36,13 @@ type SessionSpec struct {
 	// ID is optional; empty lets Mandate choose.
 	ID      string
 	AgentID string
+	// Client is the MCP client's name and version ("claude-ai/0.1.0",
+	// from initialize's clientInfo) and ToolsetHash the fingerprint of the
+	// tools the gateway shows (baseline.ToolsetHash): the agent version's
+	// fingerprint as MCP can tell it. MCP names no model, so the client
+	// stands in for it; either may be empty.
+	Client      string
+	ToolsetHash string
 	// Intent is the user's words; Mandate a structured grant. Either or both.
 	Intent     string
 	Mandate    *mandate.Mandate
@@ -45,12 +53,9 @@ type SessionSpec struct {
 	Existing bool
 }
 
-// Verdict is a decided call as the gateway needs it.
-type Verdict struct {
-	DecisionID string
-	Effect     string // allow, deny or ask
-	Rules      []string
-	Reasons    []string
+// agent is the session's version fingerprint.
+func (s SessionSpec) agent() store.Agent {
+	return store.Agent{ID: s.AgentID, Model: s.Client, ToolsetHash: s.ToolsetHash}
 }
 
 type principalKey struct{}
@@ -103,7 +108,7 @@ func (b *EngineBackend) EnsureSession(ctx context.Context, spec SessionSpec) (st
 		source = b.Source
 	}
 	info, err := b.Engine.CreateSession(ctx, p, engine.SessionRequest{
-		ID: spec.ID, AgentID: spec.AgentID, Intent: spec.Intent, Mandate: spec.Mandate,
+		ID: spec.ID, AgentID: spec.AgentID, Agent: spec.agent(), Intent: spec.Intent, Mandate: spec.Mandate,
 		WorkingDir: spec.WorkingDir, HomeDir: spec.HomeDir, Source: source,
 	})
 	if err != nil {
@@ -116,21 +121,21 @@ func (b *EngineBackend) EnsureSession(ctx context.Context, spec SessionSpec) (st
 }
 
 // PinTools implements Backend.
-func (b *EngineBackend) PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*engine.PinReport, error) {
+func (b *EngineBackend) PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*api.PinReport, error) {
 	return b.Engine.PinTools(ctx, b.principal(ctx), sessionID, tools)
 }
 
 // Evaluate implements Backend.
-func (b *EngineBackend) Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*Verdict, error) {
+func (b *EngineBackend) Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*api.Decision, error) {
 	var m map[string]any
 	if err := json.Unmarshal(args, &m); err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
 	}
-	d, err := b.Engine.Evaluate(ctx, b.principal(ctx), engine.EvaluateRequest{SessionID: sessionID, Tool: tool, Args: m, RawArgs: args, Surface: "mcp"})
+	d, err := b.Engine.Evaluate(ctx, b.principal(ctx), engine.EvaluateRequest{SessionID: sessionID, Tool: tool, Args: m, RawArgs: args, Surface: api.SurfaceMCP})
 	if err != nil {
 		return nil, err
 	}
-	return &Verdict{DecisionID: d.ID, Effect: string(d.Effect), Rules: d.Rules, Reasons: d.Reasons}, nil
+	return d.Wire(), nil
 }
 
 // Observe implements Backend.
@@ -160,6 +165,9 @@ func (b *ClientBackend) EnsureSession(ctx context.Context, spec SessionSpec) (st
 		SessionID: spec.ID, AgentID: spec.AgentID, Intent: spec.Intent,
 		WorkingDirectory: spec.WorkingDir, HomeDirectory: spec.HomeDir,
 	}
+	if a := spec.agent(); a.Model != "" || a.ToolsetHash != "" {
+		req.Agent = &a
+	}
 	if spec.Mandate != nil {
 		raw, err := json.Marshal(spec.Mandate)
 		if err != nil {
@@ -178,31 +186,13 @@ func (b *ClientBackend) EnsureSession(ctx context.Context, spec SessionSpec) (st
 }
 
 // PinTools implements Backend.
-func (b *ClientBackend) PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*engine.PinReport, error) {
-	r, err := b.Client.PinTools(ctx, sessionID, tools)
-	if err != nil {
-		return nil, err
-	}
-	rep := &engine.PinReport{SessionID: r.SessionID, Pinned: r.Pinned, Unchanged: r.Unchanged}
-	for _, c := range r.Changed {
-		info := engine.ToolChangeInfo{Tool: c.Tool, PinnedHash: c.PinnedHash, Hash: c.Hash, Recorded: c.Recorded, Reason: c.Reason}
-		if len(c.Pinned) > 0 {
-			if err := json.Unmarshal(c.Pinned, &info.Pinned); err != nil {
-				return nil, fmt.Errorf("pinned definition of %q: %w", c.Tool, err)
-			}
-		}
-		rep.Changed = append(rep.Changed, info)
-	}
-	return rep, nil
+func (b *ClientBackend) PinTools(ctx context.Context, sessionID string, tools []action.ToolDef) (*api.PinReport, error) {
+	return b.Client.PinTools(ctx, sessionID, tools)
 }
 
 // Evaluate implements Backend.
-func (b *ClientBackend) Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*Verdict, error) {
-	d, err := b.Client.EvaluateCall(ctx, client.Call{SessionID: sessionID, Tool: tool, Args: args, Surface: "mcp"})
-	if err != nil {
-		return nil, err
-	}
-	return &Verdict{DecisionID: d.DecisionID, Effect: d.Effect, Rules: d.Rules, Reasons: d.Reasons}, nil
+func (b *ClientBackend) Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*api.Decision, error) {
+	return b.Client.EvaluateCall(ctx, client.Call{SessionID: sessionID, Tool: tool, Args: args, Surface: api.SurfaceMCP})
 }
 
 // Observe implements Backend.

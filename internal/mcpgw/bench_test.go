@@ -108,7 +108,7 @@ func BenchmarkToolCall(b *testing.B) {
 			if err != nil || v.Effect != "allow" {
 				b.Fatalf("evaluate: %+v %v", v, err)
 			}
-			if err := be.Observe(ctx, v.DecisionID, out); err != nil {
+			if err := be.Observe(ctx, v.ID, out); err != nil {
 				b.Fatal(err)
 			}
 			durations = append(durations, time.Since(start))

@@ -40,6 +40,19 @@ type Config struct {
 	Upstreams []Upstream `yaml:"upstreams"`
 	// CallTimeout bounds one tools/call to an upstream (default 2m).
 	CallTimeout time.Duration `yaml:"call_timeout"`
+	// ApprovalWait is how long an ask is kept open for a person's answer
+	// (default 1m; 0s: not at all). Elicit asks the person through MCP
+	// clients that support elicitation (docs/approvals.md).
+	ApprovalWait *time.Duration `yaml:"approval_wait"`
+	Elicit       bool           `yaml:"elicit"`
+}
+
+// Wait is the approval wait the section asks for.
+func (c *Config) Wait() time.Duration {
+	if c.ApprovalWait == nil {
+		return DefaultApprovalWait
+	}
+	return *c.ApprovalWait
 }
 
 var upstreamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -48,6 +61,9 @@ var upstreamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func (c *Config) Validate() error {
 	if c.CallTimeout < 0 {
 		return fmt.Errorf("mcp.call_timeout: %s is negative", c.CallTimeout)
+	}
+	if w := c.ApprovalWait; w != nil && (*w < 0 || *w > 15*time.Minute) {
+		return fmt.Errorf("mcp.approval_wait: %s: want 0s to 15m", *w)
 	}
 	seen := map[string]bool{}
 	for i := range c.Upstreams {

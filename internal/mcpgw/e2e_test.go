@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // End-to-end tests: the real mandate binary, real MCP servers from npm
@@ -27,20 +29,12 @@ import (
 // fails in CI, where the servers must have been installed.
 func npmServer(t *testing.T, pkg string) string {
 	t.Helper()
-	dir := os.Getenv("MANDATE_TEST_MCP_DIR")
-	if dir == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("MANDATE_TEST_MCP_DIR is not set: CI must install the npm MCP servers with .ci/npm-mcp.sh and export it")
-		}
-		t.Skip("MANDATE_TEST_MCP_DIR is not set: run `. .ci/npm-mcp.sh` to install @modelcontextprotocol/server-filesystem and server-everything for these tests")
-	}
+	dir := testpeer.Env(t, "MANDATE_TEST_MCP_DIR", "run `. .ci/npm-mcp.sh` to install @modelcontextprotocol/server-filesystem and server-everything for the gateway's end-to-end tests")
 	path := filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("MANDATE_TEST_MCP_DIR=%s has no %s: %v", dir, pkg, err)
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not installed: %v", err)
-	}
+	testpeer.Program(t, "node", "MANDATE_TEST_MCP_DIR", "install Node.js (apt-get install nodejs npm)")
 	return path
 }
 
@@ -215,6 +209,7 @@ func wantRefused(t *testing.T, res *mcp.CallToolResult, effect, contains string)
 }
 
 func TestE2EStdioFilesystem(t *testing.T) {
+	testpeer.Slow(t)
 	t.Parallel()
 	fs := npmServer(t, "server-filesystem")
 	w := newWorkspace(t)
@@ -245,6 +240,7 @@ func TestE2EStdioFilesystem(t *testing.T) {
 }
 
 func TestE2EStdioEverything(t *testing.T) {
+	testpeer.Slow(t)
 	t.Parallel()
 	ev := npmServer(t, "server-everything")
 	cs := stdioGateway(t, "Echo hello and add 2 and 3.", t.TempDir(), "node", ev, "stdio")
@@ -274,6 +270,7 @@ func TestE2EStdioEverything(t *testing.T) {
 // TestE2EStdioRugPull runs the real binary in front of a peer that changes
 // a tool's description mid-session (this test binary, re-executed).
 func TestE2EStdioRugPull(t *testing.T) {
+	testpeer.Slow(t)
 	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
@@ -301,13 +298,14 @@ func TestE2EStdioRugPull(t *testing.T) {
 // `mandate serve` with a hook token: sessions, pins, decisions and
 // observations go over the HTTP API.
 func TestE2EStdioServerMode(t *testing.T) {
+	testpeer.Slow(t)
 	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := startServe(t, "mcp: {}\n")
-	hook := s.api(t, "POST", "/v1/tokens", `{"role":"hook","name":"gateway"}`)["token"].(string)
+	hook := s.api(t, "POST", "/v1/tokens", `{"role":"hook","name":"gateway","agent_id":"greeter"}`)["token"].(string)
 	cs, listChanged := startStdio(t, []string{"--intent", "Greet Ada.", "--agent", "greeter", "--server", s.url, "--token", hook},
 		[]string{helperEnv + "=1"}, []string{self})
 	res := callTool(t, cs, "greet", map[string]any{"name": "Ada"})
@@ -448,6 +446,7 @@ func (s *serveProcess) api(t *testing.T, method, path, body string) map[string]a
 }
 
 func TestE2EStreamableHTTP(t *testing.T) {
+	testpeer.Slow(t)
 	t.Parallel()
 	fs := npmServer(t, "server-filesystem")
 	ev := npmServer(t, "server-everything")
@@ -456,7 +455,10 @@ func TestE2EStreamableHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := newWorkspace(t)
+	// approval_wait: 0s — this test checks that an ask is refused at once with
+	// its reason; waiting for a person's answer is asks_test.go's.
 	s := startServe(t, fmt.Sprintf(`mcp:
+  approval_wait: 0s
   upstreams:
     - name: filesystem
       command: node

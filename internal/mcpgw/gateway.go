@@ -8,8 +8,8 @@
 //     refused (and the change recorded);
 //   - every tools/call is decided before it reaches an upstream: allow runs
 //     it, deny returns an isError result naming the reason and decision id,
-//     ask runs it only if the Approver approves (until an approval queue
-//     exists, it never does);
+//     ask waits for a person's answer to its approval (asks.go) and runs it
+//     only if it was approved;
 //   - every result of a call that ran is observed with its content;
 //   - Mandate unreachable or failing means the call does not run.
 //
@@ -34,8 +34,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/baseline"
 	"github.com/mandate-dev/mandate/internal/engine"
 )
 
@@ -76,8 +78,14 @@ type Options struct {
 	Namespace bool
 	Backend   Backend
 	Sessions  SessionResolver
-	// Approver decides asks; nil leaves them pending (never run).
+	// Approver, if set, decides asks in place of the approval queue
+	// (tests, embedders); nil: the queue (asks.go).
 	Approver Approver
+	// ApprovalWait is how long an ask is kept open for a person's answer
+	// (0: not at all; the refusal names the approval). Elicit asks the
+	// person through the client when it supports MCP elicitation.
+	ApprovalWait time.Duration
+	Elicit       bool
 	// CallTimeout bounds a tools/call to an upstream (DefaultCallTimeout).
 	CallTimeout time.Duration
 	// MaxObserveBytes bounds a recorded result; larger ones are summarised
@@ -106,6 +114,9 @@ type Gateway struct {
 	ready    atomic.Bool // server is set
 	ups      []*upstream
 	lost     chan error // a non-reconnecting upstream's connection ended
+	// calls counts tools/call requests being handled, so that a gateway
+	// ending because its upstream went away answers them first.
+	calls atomic.Int64
 
 	mu        sync.Mutex
 	tools     map[string]*exposedTool
@@ -184,9 +195,6 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		listed:    map[string]listedSession{},
 		progress:  map[string]progressRoute{},
 	}
-	if g.approver == nil {
-		g.approver = PendingApprover{}
-	}
 	for _, cfg := range opts.Upstreams {
 		u := newUpstream(g, cfg)
 		g.ups = append(g.ups, u)
@@ -221,10 +229,28 @@ func (g *Gateway) Run(ctx context.Context, t mcp.Transport) error {
 	case err := <-errc:
 		return err
 	case err := <-g.lost:
+		// Calls in flight to the lost upstream fail at once; let their
+		// error results reach the client before the connection closes
+		// (closing it drops responses not yet written).
+		g.drainCalls(g.opts.CallTimeout)
 		cancel()
 		<-errc
 		return err
 	}
+}
+
+// flushGrace is how long a call's response is given to be written after its
+// handler returned, before a gateway that is ending closes the connection.
+const flushGrace = 100 * time.Millisecond
+
+// drainCalls waits until no tools/call is being handled (at most max), and a
+// moment more for the last responses to be written.
+func (g *Gateway) drainCalls(max time.Duration) {
+	deadline := time.Now().Add(max)
+	for g.calls.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(flushGrace)
 }
 
 // Close ends every upstream connection (stopping stdio upstreams).
@@ -303,6 +329,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return g.pinListing(ctx, req, lr)
 		case "logging/setLevel":
 			g.passLogLevel(ctx, req)
+		case "tools/call":
+			g.calls.Add(1)
+			defer g.calls.Add(-1)
 		}
 		return next(ctx, method, req)
 	}
@@ -393,6 +422,19 @@ func (g *Gateway) ensurePinned(ctx context.Context, sid string) error {
 	return nil
 }
 
+// ToolsetHash is the fingerprint of the tools the gateway shows now
+// (baseline.ToolsetHash of their exposed names): part of the agent version
+// of the sessions it creates.
+func (g *Gateway) ToolsetHash() string {
+	g.mu.Lock()
+	names := make([]string, 0, len(g.tools))
+	for name := range g.tools {
+		names = append(names, name)
+	}
+	g.mu.Unlock()
+	return baseline.ToolsetHash(names)
+}
+
 // Forget drops what the gateway remembers of a session (its MCP session
 // ended); it will pin again if the session is used again.
 func (g *Gateway) Forget(sid string) {
@@ -474,7 +516,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, u *upstrea
 	if err := g.ensurePinned(ctx, sid); err != nil {
 		return refusal("", "", "Mandate could not pin the tool list, so the call was not run: "+err.Error())
 	}
-	v, err := g.opts.Backend.Evaluate(ctx, sid, exposed, args)
+	v, err := g.decide(ctx, req, sid, exposed, args)
 	if err != nil {
 		g.log.Error("evaluate failed; refusing the call", "session", sid, "tool", exposed, "err", err)
 		return refusal("", "", "Mandate could not decide this call, so it was not run: "+err.Error())
@@ -482,21 +524,18 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, u *upstrea
 	switch v.Effect {
 	case "allow":
 	case "ask":
-		a, err := g.approver.Approve(ctx, ApprovalRequest{SessionID: sid, DecisionID: v.DecisionID, Tool: exposed, Args: args, Reasons: v.Reasons})
-		switch {
-		case err != nil:
-			return refusal(v.DecisionID, v.Effect, fmt.Sprintf("This call needs the user's approval (%s) and asking failed, so it was not run: %v (decision %s)", reasons(v), err, v.DecisionID))
-		case a.Status == Approved:
-			// A person allowed it: run it.
-		case a.Status == Rejected:
-			return refusal(v.DecisionID, v.Effect, fmt.Sprintf("The user rejected this call: %s. It was not run. (decision %s)", orDefault(a.Reason, reasons(v)), v.DecisionID))
-		default:
-			return refusal(v.DecisionID, v.Effect, fmt.Sprintf("This call was not run: it needs the user's approval (%s). Decision %s awaits approval.", reasons(v), v.DecisionID))
+		nv, refused := g.onAsk(ctx, req, sid, exposed, args, v)
+		if refused != nil {
+			return refused
 		}
+		v = nv // allowed after a person's answer: run it under that decision
 	case "deny":
-		return refusal(v.DecisionID, v.Effect, fmt.Sprintf("Mandate refused this call: %s. It was not run. (decision %s; rules: %s)", reasons(v), v.DecisionID, strings.Join(v.Rules, ", ")))
+		if v.ApprovalID != "" {
+			return askRefusal(v) // a person's (or the deadline's) no
+		}
+		return refusal(v.ID, string(v.Effect), fmt.Sprintf("Mandate refused this call: %s. It was not run. (decision %s; rules: %s)", reasons(v), v.ID, strings.Join(v.Rules, ", ")))
 	default:
-		return refusal(v.DecisionID, v.Effect, fmt.Sprintf("Mandate answered %q, which the gateway does not know, so the call was not run (decision %s)", v.Effect, v.DecisionID))
+		return refusal(v.ID, string(v.Effect), fmt.Sprintf("Mandate answered %q, which the gateway does not know, so the call was not run (decision %s)", v.Effect, v.ID))
 	}
 	res, callErr := g.forward(ctx, req, u, upstreamName, args)
 	var obs json.RawMessage
@@ -509,19 +548,19 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, u *upstrea
 	if err == nil {
 		// Record even when the client has gone: the call ran.
 		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		err = g.opts.Backend.Observe(octx, v.DecisionID, obs)
+		err = g.opts.Backend.Observe(octx, v.ID, obs)
 		cancel()
 	}
 	if err != nil {
-		g.log.Error("observing a result failed; withholding it", "session", sid, "tool", exposed, "decision", v.DecisionID, "err", err)
-		return refusal(v.DecisionID, v.Effect, fmt.Sprintf("The tool ran, but Mandate could not record its result, so the result is withheld: %v (decision %s)", err, v.DecisionID))
+		g.log.Error("observing a result failed; withholding it", "session", sid, "tool", exposed, "decision", v.ID, "err", err)
+		return refusal(v.ID, string(v.Effect), fmt.Sprintf("The tool ran, but Mandate could not record its result, so the result is withheld: %v (decision %s)", err, v.ID))
 	}
 	out := *res
 	out.Meta = maps.Clone(res.Meta)
 	if out.Meta == nil {
 		out.Meta = mcp.Meta{}
 	}
-	out.Meta[MetaDecision] = map[string]any{"id": v.DecisionID, "effect": v.Effect}
+	out.Meta[MetaDecision] = map[string]any{"id": v.ID, "effect": v.Effect}
 	return &out
 }
 
@@ -603,7 +642,7 @@ func callArgs(raw json.RawMessage) (json.RawMessage, error) {
 	return raw, nil
 }
 
-func reasons(v *Verdict) string {
+func reasons(v *api.Decision) string {
 	if len(v.Reasons) == 0 {
 		return "no reason given"
 	}

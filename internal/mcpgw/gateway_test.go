@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/app"
 	"github.com/mandate-dev/mandate/internal/auth"
@@ -241,9 +243,21 @@ func TestRugPullIsRefused(t *testing.T) {
 	}
 }
 
+// approveAll approves every ask, as a person clicking yes would.
+type approveAll struct{}
+
+func (approveAll) Approve(context.Context, ApprovalRequest) (Approval, error) {
+	return Approval{Status: Approved}, nil
+}
+
+// TestUpstreamFailuresAreErrors forwards calls to tools that fail or time
+// out. Mandate cannot tell what such tools do, so it asks; the approver says
+// yes, so the calls run — whatever the policy answers, short of a deny, the
+// failure path is exercised (a deny fails the test: it would be a change of
+// policy this test must hear about).
 func TestUpstreamFailuresAreErrors(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, "Greet Ada.", func(o *Options) { o.CallTimeout = 300 * time.Millisecond })
+	f := newFixture(t, "Greet Ada.", func(o *Options) { o.CallTimeout = 300 * time.Millisecond; o.Approver = approveAll{} })
 	tests := []struct{ tool, text string }{
 		{"fail", "the disk is on fire"},
 		{"slow", "did not answer within 300ms"},
@@ -252,8 +266,8 @@ func TestUpstreamFailuresAreErrors(t *testing.T) {
 		t.Run(tt.tool, func(t *testing.T) {
 			res := f.call(t, tt.tool, nil)
 			id, effect := decisionOf(t, res)
-			if effect != "allow" {
-				t.Skipf("%s was not allowed (%s); nothing to forward", tt.tool, resultText(res))
+			if effect != "allow" && effect != "ask" {
+				t.Fatalf("%s: effect %s (%s), want allow or an approved ask", tt.tool, effect, resultText(res))
 			}
 			if !res.IsError || !strings.Contains(resultText(res), tt.text) {
 				t.Fatalf("result: isError=%v %q", res.IsError, resultText(res))
@@ -312,7 +326,7 @@ type failing struct {
 	evaluate, observe, pin bool
 }
 
-func (f *failing) Evaluate(ctx context.Context, sid, tool string, args json.RawMessage) (*Verdict, error) {
+func (f *failing) Evaluate(ctx context.Context, sid, tool string, args json.RawMessage) (*api.Decision, error) {
 	if f.evaluate {
 		return nil, errors.New("connection refused")
 	}
@@ -326,7 +340,7 @@ func (f *failing) Observe(ctx context.Context, id string, out json.RawMessage) e
 	return f.Backend.Observe(ctx, id, out)
 }
 
-func (f *failing) PinTools(ctx context.Context, sid string, tools []action.ToolDef) (*engine.PinReport, error) {
+func (f *failing) PinTools(ctx context.Context, sid string, tools []action.ToolDef) (*api.PinReport, error) {
 	if f.pin {
 		return nil, errors.New("connection refused")
 	}
@@ -470,7 +484,7 @@ func TestProgressIsRouted(t *testing.T) {
 			if p.ProgressToken != "client-token-7" || p.Progress != float64(i) {
 				t.Fatalf("progress %d: %+v", i, p)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("progress %d did not arrive", i)
 		}
 	}
@@ -486,7 +500,7 @@ func TestLostUpstream(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), `upstream "peer" ended`) {
 				t.Fatalf("Run: %v", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second): // generous: CI's two cores are shared under -race
 			t.Fatal("Run did not end when the upstream went away")
 		}
 	})
@@ -512,4 +526,54 @@ func TestLostUpstream(t *testing.T) {
 			t.Fatal("the call succeeded without a new connection")
 		}
 	})
+}
+
+// An upstream that crashes while a call is in flight: the client gets an
+// error result for that call, naming the upstream, before the stdio gateway
+// ends — not a connection that closes without an answer.
+func TestCrashedUpstreamAnswersTheCallInFlight(t *testing.T) {
+	t.Parallel()
+	// slow is a tool Mandate cannot classify, so it asks; a person says yes.
+	f := newFixture(t, "Wait for the slow job to finish.", func(o *Options) { o.Approver = approveAll{} })
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow"})
+		got <- answer{res, err}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !slices.Contains(f.peer().called(), "slow {}") {
+		if time.Now().After(deadline) {
+			select {
+			case a := <-got:
+				t.Fatalf("slow never reached the upstream: %v %s", a.err, resultText(a.res))
+			default:
+				t.Fatal("slow never reached the upstream")
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.peer().hangUp()
+	select {
+	case a := <-got:
+		if a.err != nil {
+			t.Fatalf("the call in flight got no answer: %v", a.err)
+		}
+		if !a.res.IsError || !strings.Contains(resultText(a.res), `upstream "peer"`) {
+			t.Fatalf("result: isError=%v %q", a.res.IsError, resultText(a.res))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer to the call in flight")
+	}
+	select {
+	case err := <-f.ended:
+		if err == nil || !strings.Contains(err.Error(), `upstream "peer" ended`) {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not end when the upstream went away")
+	}
 }

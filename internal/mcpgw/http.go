@@ -93,6 +93,9 @@ func (g *Gateway) HTTPHandler(principal func(*http.Request) (auth.Principal, boo
 // created on first use from the request's HeaderIntent.
 type HTTPSessions struct {
 	Backend Backend
+	// Toolset, if set, is the fingerprint of the tools the gateway shows
+	// (Gateway.ToolsetHash), recorded in each session's agent version.
+	Toolset func() string
 
 	mu    sync.Mutex
 	slots map[string]*slot
@@ -148,6 +151,9 @@ func (h *HTTPSessions) Session(ctx context.Context, req mcp.Request) (string, er
 	spec, err := specFromRequest(hdr, explicit, ss)
 	if err != nil {
 		return "", err
+	}
+	if h.Toolset != nil {
+		spec.ToolsetHash = h.Toolset()
 	}
 	id, err := h.Backend.EnsureSession(ctx, spec)
 	if err != nil {
@@ -209,9 +215,12 @@ func specFromRequest(hdr http.Header, explicit string, ss *mcp.ServerSession) (S
 		spec.Existing = true
 	}
 	spec.AgentID = strings.TrimSpace(hdr.Get(HeaderAgent))
-	if spec.AgentID == "" && ss != nil {
+	if ss != nil {
 		if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
-			spec.AgentID = agentID(ip.ClientInfo.Name)
+			if spec.AgentID == "" {
+				spec.AgentID = agentID(ip.ClientInfo.Name)
+			}
+			spec.Client = clientVersion(ip.ClientInfo.Name, ip.ClientInfo.Version)
 		}
 	}
 	if spec.AgentID == "" {
@@ -247,6 +256,20 @@ func agentID(name string) string {
 		}
 	}
 	s := strings.Trim(b.String(), "._:@-")
+	return s
+}
+
+// clientVersion is "name/version" of an MCP client, bounded (a client
+// names itself; its words are not trusted to be short).
+func clientVersion(name, version string) string {
+	name, version = strings.TrimSpace(name), strings.TrimSpace(version)
+	if name == "" && version == "" {
+		return ""
+	}
+	s := name + "/" + version
+	if len(s) > 128 {
+		s = strings.ToValidUTF8(s[:128], "")
+	}
 	return s
 }
 

@@ -9,6 +9,7 @@ import (
 	"cel.dev/cel-go/ext"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/cputime"
 	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
@@ -64,11 +65,13 @@ func BenchmarkEvaluate(b *testing.B) {
 	for name, input := range inputs {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := cputime.Total()
 			for b.Loop() {
 				if _, err := p.Evaluate(input); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N)/1000, "cpu-µs/op")
 		})
 	}
 }

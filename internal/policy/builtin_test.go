@@ -189,10 +189,12 @@ func builtinCases() []builtinCase {
 		{name: "a scratch file needs no write grant", in: in(write, readFetch, tool("Write"), with(func(i *Input) {
 			i.Action.Paths = []action.PathRef{{Path: "/tmp/policy.json", Access: action.Write}}
 			i.Scope.PathsOutside = []string{"/tmp/policy.json"}
+			i.Scope.ScratchWrites = []string{"/tmp/policy.json"}
 		})), want: Allow, fired: []string{"builtin.scratch-files"}, notFired: []string{"builtin.kind-not-granted", "builtin.path-outside-scope"}, reason: "it only writes scratch files (/tmp/policy.json)"},
 		{name: "a download to a scratch file", in: in(fetch, readFetch, kinds(fetch), with(func(i *Input) {
 			i.Action.Paths = []action.PathRef{{Path: "/var/tmp/dl/x.pdf", Access: action.Write}}
 			i.Scope.PathsOutside = []string{"/var/tmp/dl/x.pdf"}
+			i.Scope.ScratchWrites = []string{"/var/tmp/dl/x.pdf"}
 		})), want: Allow, notFired: []string{"builtin.path-outside-scope"}},
 		{name: "a command line writing to /tmp is not covered", in: in(write, readFetch, tool("Bash"), with(func(i *Input) {
 			i.Action.Paths = []action.PathRef{{Path: "/tmp/x", Access: action.Write}}
@@ -335,19 +337,31 @@ func builtinCases() []builtinCase {
 
 		// count-over-limit
 		{name: "count over the limit is denied", in: in(send, readSend, with(func(i *Input) {
+			i.Action.Items = 1
 			i.Mandate.Limits.Counts = map[action.Kind]int{send: 3}
 			i.Session.Counts = map[string]int{"send": 3}
-		})), want: Deny, fired: []string{"builtin.count-over-limit"}, reason: "the user allowed at most 3 send calls"},
+		})), want: Deny, fired: []string{"builtin.count-over-limit"}, reason: "the user allowed at most 3 send; this call acts on 1"},
 		{name: "count under the limit is allowed", in: in(send, readSend, with(func(i *Input) {
+			i.Action.Items = 1
 			i.Mandate.Limits.Counts = map[action.Kind]int{send: 3}
 			i.Session.Counts = map[string]int{"send": 2}
 		})), want: Allow, notFired: []string{"builtin.count-over-limit"}},
+		{name: "items, not calls: two recipients with one send left is denied", in: in(send, readSend, with(func(i *Input) {
+			i.Action.Items = 2
+			i.Mandate.Limits.Counts = map[action.Kind]int{send: 3}
+			i.Session.Counts = map[string]int{"send": 2}
+		})), want: Deny, fired: []string{"builtin.count-over-limit"}},
+		{name: "an unknown item count under a cap asks", in: in(send, readSend, with(func(i *Input) {
+			i.Action.Items = 0
+			i.Mandate.Limits.Counts = map[action.Kind]int{send: 3}
+		})), want: Ask, fired: []string{"builtin.count-unknown"}, notFired: []string{"builtin.count-over-limit"}},
 		{name: "a zero limit denies the first call", in: in(send, readSend, with(func(i *Input) {
+			i.Action.Items = 1
 			i.Mandate.Limits.Counts = map[action.Kind]int{send: 0}
 		})), want: Deny, fired: []string{"builtin.count-over-limit"}},
 		{name: "a limit on another kind does not apply", in: in(write, readWrite, with(func(i *Input) {
 			i.Mandate.Limits.Counts = map[action.Kind]int{send: 0}
-		})), want: Allow, notFired: []string{"builtin.count-over-limit"}},
+		})), want: Allow, notFired: []string{"builtin.count-over-limit", "builtin.count-unknown"}},
 
 		// destructive
 		{name: "destructive without a delete grant is denied", in: in(del, readWrite, tool("Bash"), with(func(i *Input) { i.Action.Destructive = true })), want: Deny, fired: []string{"builtin.destructive", "builtin.kind-not-granted"}, reason: "Bash would destroy data irreversibly"},
@@ -357,6 +371,26 @@ func builtinCases() []builtinCase {
 			i.Action.Paths = []action.PathRef{{Path: "/", Access: action.Delete}}
 			i.Scope.PathsOutside = []string{"/"}
 		})), want: Ask, fired: []string{"builtin.path-outside-scope"}, notFired: []string{"builtin.destructive"}},
+
+		// unexamined
+		{name: "what was not examined asks even with execute granted", in: in(execute, []action.Kind{read, execute}, tool("Bash"), kinds(execute), with(func(i *Input) {
+			i.Action.Commands = []action.Command{{Argv: []string{"go", "test", "./..."}, Name: "go", Kind: action.Execute}}
+			i.Action.Unexamined = []string{"more than 512 commands in the line (MaxShellCommands): the rest were not examined"}
+		})), want: Ask, fired: []string{"builtin.unexamined", "builtin.granted"}, reason: "Mandate did not examine all of this call: more than 512 commands in the line (MaxShellCommands): the rest were not examined"},
+		{name: "a prohibition still denies what was not examined", in: in(execute, []action.Kind{read, execute}, tool("Bash"), kinds(execute), with(func(i *Input) {
+			i.Action.Unexamined = []string{"x"}
+			i.Scope.Prohibited = []string{"no deploys"}
+		})), want: Deny, fired: []string{"builtin.prohibited"}},
+
+		// dev-hazard
+		{name: "a build command that runs code its flags name asks even with execute granted", in: in(execute, []action.Kind{read, execute}, tool("Bash"), kinds(execute), with(func(i *Input) {
+			i.Action.Commands = []action.Command{{Argv: []string{"go", "test", "-exec", "/tmp/x", "./..."}, Name: "go", Kind: action.Execute,
+				Hazard: "go -exec runs or loads code named on the command line"}}
+		})), want: Ask, fired: []string{"builtin.dev-hazard", "builtin.granted"}, reason: "go -exec runs or loads code named on the command line"},
+		{name: "a build command with a hazard is not a project dev command", in: in(write, []action.Kind{read, write}, tool("Bash"), kinds(execute), with(func(i *Input) {
+			i.Action.Commands = []action.Command{{Argv: []string{"make", "deploy"}, Name: "make", Kind: action.Execute,
+				Hazard: "make deploy runs a deploy target, which does more than build and test"}}
+		})), want: Ask, fired: []string{"builtin.dev-hazard"}, notFired: []string{"builtin.project-dev-commands"}},
 
 		// remote-code
 		{name: "curl piped to sh asks even with execute granted", in: in(execute, []action.Kind{read, fetch, execute}, tool("Bash"), kinds(fetch, execute), with(func(i *Input) {
@@ -383,7 +417,7 @@ func builtinCases() []builtinCase {
 		{name: "a kind the user wants to decide asks", in: in(del, readWrite, with(func(i *Input) {
 			i.Mandate.Ask = []action.Kind{del}
 			i.Scope.KindAsk = true
-		})), want: Ask, fired: []string{"builtin.ask-first"}, notFired: []string{"builtin.kind-not-granted"}, reason: "the user asked to be asked before they delete"},
+		})), want: Ask, fired: []string{"builtin.ask-first"}, notFired: []string{"builtin.kind-not-granted"}, reason: "the user's words leave each call that may delete to a person"},
 		{name: "destruction the user wants to decide asks, not denies", in: in(del, readWrite, with(func(i *Input) {
 			i.Mandate.Ask = []action.Kind{del}
 			i.Scope.KindAsk = true
@@ -497,7 +531,7 @@ func seedCases() []builtinCase {
 
 func TestBuiltinRules(t *testing.T) {
 	p := builtinPolicy(t)
-	cases := slices.Concat(builtinCases(), seedCases(), selfCases())
+	cases := slices.Concat(builtinCases(), seedCases(), selfCases(), flowCases(), conditionCases(), baselineCases())
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := p.Evaluate(tc.in)
@@ -536,7 +570,7 @@ func TestBuiltinRules(t *testing.T) {
 func TestBuiltinRulesCovered(t *testing.T) {
 	p := builtinPolicy(t)
 	fired := map[string]int{}
-	cases := slices.Concat(builtinCases(), seedCases(), selfCases())
+	cases := slices.Concat(builtinCases(), seedCases(), selfCases(), flowCases(), conditionCases(), baselineCases())
 	for _, tc := range cases {
 		v, err := p.Evaluate(tc.in)
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/ast"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,6 +23,7 @@ type rule struct {
 	reason reasonTemplate
 	file   string
 	line   int
+	ask    askOptions
 }
 
 // let is a compiled named expression; rules use it like a variable.
@@ -36,7 +37,9 @@ type let struct {
 // variable with each let, and what is known of the lets' sizes.
 type compiler struct {
 	env  *cel.Env
-	lets map[string]*cost.SizeEstimate
+	lets map[string]letEstimate
+	// letExprs are the lets' checked expressions, for guards (guard.go).
+	letExprs map[string]ast.Expr
 }
 
 // compileLet compiles a let and extends the environment with it as a
@@ -63,6 +66,7 @@ func (c *compiler) compileLet(f *sourceFile, sl sourceLet, e *errs) (*let, bool)
 	}
 	c.env = next
 	c.lets[sl.name] = letSize(ast)
+	c.letExprs[sl.name] = ast.NativeRep().Expr()
 	return &let{name: sl.name, expr: strings.TrimSpace(sl.expr.Value), prg: prg}, true
 }
 
@@ -90,6 +94,7 @@ func (c *compiler) compileRule(f *sourceFile, sr sourceRule, e *errs) (*rule, bo
 		when:        strings.TrimSpace(sr.when.Value),
 		file:        f.name,
 		line:        sr.pos.line,
+		ask:         sr.ask,
 	}
 	at := func(n, key *yaml.Node, offset int) position {
 		return scalarPos(f.lines, key.Column, n, offset)
@@ -107,45 +112,58 @@ func (c *compiler) compileRule(f *sourceFile, sr sourceRule, e *errs) (*rule, bo
 		ok = false
 	} else {
 		r.prg, ok = c.program(ast, f, sr.name, nodePos(sr.when), e)
-		r.guard = guardFor(ast)
+		r.guard = guardFor(ast, c.letExprs)
 	}
 
 	if sr.reason == nil {
 		r.reason = reasonTemplate{parts: []reasonPart{{text: defaultReason(sr)}}}
 		return r, ok
 	}
-	r.reason.src = sr.reason.Value
-	pieces, err := splitTemplate(sr.reason.Value)
+	if !c.compileReason(f, sr.name, sr.reason, sr.reasonKey, &r.reason, e) {
+		ok = false
+	}
+	return r, ok
+}
+
+// compileReason compiles a reason template's interpolations into t.
+func (c *compiler) compileReason(f *sourceFile, name string, node, key *yaml.Node, t *reasonTemplate, e *errs) bool {
+	env := c.env
+	at := func(n, key *yaml.Node, offset int) position {
+		return scalarPos(f.lines, key.Column, n, offset)
+	}
+	ok := true
+	t.src = node.Value
+	pieces, err := splitTemplate(node.Value)
 	if err != nil {
-		e.add(f.name, at(sr.reason, sr.reasonKey, err.offset), sr.name, "reason: %s", err.msg)
-		return r, false
+		e.add(f.name, at(node, key, err.offset), name, "reason: %s", err.msg)
+		return false
 	}
 	if n := countExprs(pieces); n > maxInterpolations {
-		e.add(f.name, nodePos(sr.reason), sr.name, "reason: %d interpolations, more than %d", n, maxInterpolations)
-		return r, false
+		e.add(f.name, nodePos(node), name, "reason: %d interpolations, more than %d", n, maxInterpolations)
+		return false
 	}
 	for _, pc := range pieces {
 		if !pc.expr {
-			r.reason.parts = append(r.reason.parts, reasonPart{text: pc.text})
+			t.parts = append(t.parts, reasonPart{text: pc.text})
 			continue
 		}
 		ast, iss := env.Compile(pc.text)
 		if iss.Err() != nil {
 			for _, ce := range iss.Errors() {
 				off := pc.offset + lineColOffset(pc.text, ce.Location.Line(), ce.Location.Column())
-				e.add(f.name, at(sr.reason, sr.reasonKey, off), sr.name, "reason: ${%s}: %s", pc.text, ce.Message)
+				e.add(f.name, at(node, key, off), name, "reason: ${%s}: %s", pc.text, ce.Message)
 			}
 			ok = false
 			continue
 		}
-		prg, pok := c.program(ast, f, sr.name, at(sr.reason, sr.reasonKey, pc.offset), e)
+		prg, pok := c.program(ast, f, name, at(node, key, pc.offset), e)
 		if !pok {
 			ok = false
 			continue
 		}
-		r.reason.parts = append(r.reason.parts, reasonPart{text: pc.text, prg: &prg})
+		t.parts = append(t.parts, reasonPart{text: pc.text, prg: &prg})
 	}
-	return r, ok
+	return ok
 }
 
 func (c *compiler) program(a *cel.Ast, f *sourceFile, rule string, p position, e *errs) (program, bool) {

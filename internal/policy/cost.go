@@ -46,7 +46,7 @@ type program struct {
 // eval runs the fast program when the input fits and there is one.
 func (p program) eval(vars *activation) (ref.Val, error) {
 	prg := p.tracked
-	if vars.fits && p.fast != nil {
+	if p.fast != nil && vars.fits() {
 		prg = p.fast
 	}
 	out, _, err := prg.Eval(vars)
@@ -55,7 +55,7 @@ func (p program) eval(vars *activation) (ref.Val, error) {
 
 // newProgram builds the programs for a checked expression. lets are the
 // let variables defined so far, with their result sizes where known.
-func newProgram(env *cel.Env, a *cel.Ast, lets map[string]*cost.SizeEstimate) (program, error) {
+func newProgram(env *cel.Env, a *cel.Ast, lets map[string]letEstimate) (program, error) {
 	tracked, err := env.Program(a,
 		cel.CostLimit(costLimit),
 		cel.CostTracking(actualCost{}),
@@ -75,27 +75,48 @@ func newProgram(env *cel.Env, a *cel.Ast, lets map[string]*cost.SizeEstimate) (p
 	return p, nil
 }
 
-// letSize is the size of a let's value when its expression is a list or
-// map literal (the common case: a list of names), nil when unknown.
-func letSize(a *cel.Ast) *cost.SizeEstimate {
+// letSize is what is known of a let's value: when its expression is a
+// list or map literal (the common case: a list of names), its size and,
+// when every element (or key) is a string literal, their longest length.
+func letSize(a *cel.Ast) letEstimate {
 	e := a.NativeRep().Expr()
-	var n int
+	var elems []ast.Expr
 	switch e.Kind() {
 	case ast.ListKind:
-		n = len(e.AsList().Elements())
+		elems = e.AsList().Elements()
 	case ast.MapKind:
-		n = len(e.AsMap().Entries())
+		for _, en := range e.AsMap().Entries() {
+			elems = append(elems, en.AsMapEntry().Key())
+		}
 	default:
-		return nil
+		return letEstimate{}
 	}
-	s := cost.FixedSizeEstimate(uint64(n))
-	return &s
+	s := cost.FixedSizeEstimate(uint64(len(elems)))
+	est := letEstimate{size: &s}
+	longest := 0
+	for _, el := range elems {
+		str, ok := stringConst(el)
+		if !ok {
+			return est
+		}
+		longest = max(longest, len(str))
+	}
+	el := cost.RangedSizeEstimate(0, uint64(longest))
+	est.elem = &el
+	return est
+}
+
+// letEstimate is what the estimator knows of a let's value; nil is
+// unknown.
+type letEstimate struct {
+	size *cost.SizeEstimate
+	elem *cost.SizeEstimate // the elements of a list, the keys of a map
 }
 
 // estimator tells CEL's static estimator the sizes inputFits guarantees
 // and what the custom functions cost.
 type estimator struct {
-	lets map[string]*cost.SizeEstimate
+	lets map[string]letEstimate
 }
 
 func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
@@ -104,8 +125,11 @@ func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 		return nil
 	}
 	if s, ok := e.lets[path[0]]; ok {
-		if len(path) == 1 {
-			return s
+		switch {
+		case len(path) == 1:
+			return s.size
+		case len(path) == 2 && (path[1] == "@items" || path[1] == "@keys"):
+			return s.elem
 		}
 		return nil
 	}
@@ -114,7 +138,7 @@ func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 		if len(path) > 1 && path[1] == "args" {
 			return nil // arbitrary JSON; unbounded
 		}
-	case "action", "mandate", "scope", "session", "agent", "self":
+	case "action", "mandate", "scope", "session", "agent", "self", "flow", "baseline":
 	default:
 		return nil
 	}
@@ -155,9 +179,14 @@ func (estimator) EstimateCallCost(fn, _ string, _ *cost.AstNode, args []cost.Ast
 		return cost.NewCallEstimate(cost.Estimate{Min: 1, Max: maxGlobSegments * maxGlobSegments}, nil)
 	case "host_matches":
 		return cost.NewCallEstimate(cost.Estimate{Min: 1, Max: 1 + 2*fitString/10}, nil)
+	case "origin", "trust", "injected":
+		return cost.NewCallEstimate(cost.Estimate{Min: 1, Max: flowLookupCost}, nil)
 	}
 	return nil
 }
+
+// flowLookupCost is what a flow lookup is charged: a few map lookups.
+const flowLookupCost = 8
 
 // actualCost charges the custom functions at run time in the same terms.
 type actualCost struct{}
@@ -177,6 +206,8 @@ func (actualCost) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
 			h, _ := args[1].(types.String)
 			c = 1 + uint64(len(p)+len(h))/10
 		}
+	case "origin", "trust", "injected":
+		c = flowLookupCost
 	default:
 		return nil
 	}
@@ -194,6 +225,7 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 	f.kinds(a.Kinds)
 	f.str(a.Source)
 	f.str(a.Family)
+	f.str(a.Trust)
 	f.list(len(a.Paths))
 	for _, p := range a.Paths {
 		f.str(p.Path)
@@ -219,8 +251,10 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 		f.str(string(c.Kind))
 		f.strs(c.Via)
 		f.str(c.Note)
+		f.str(c.Hazard)
 	}
 	f.strs(a.Notes)
+	f.strs(a.Unexamined)
 
 	f.list(len(m.Instructions))
 	for _, i := range m.Instructions {
@@ -235,6 +269,11 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 		f.str(string(p.Kind))
 		f.str(p.Target)
 		f.str(p.Text)
+	}
+	f.list(len(m.Conditions))
+	for _, c := range m.Conditions {
+		f.str(string(c.Kind))
+		f.str(c.Text)
 	}
 	f.strs(m.Scope.Paths)
 	f.strs(m.Scope.Hosts)
@@ -261,6 +300,8 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 	f.strs(s.RecipientsOutside)
 	f.strs(s.AccountsOutside)
 	f.strs(s.Prohibited)
+	f.strs(s.ConditionsMet)
+	f.strs(s.ScratchWrites)
 
 	ss := &in.Session
 	f.str(ss.ID)
@@ -292,6 +333,39 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 	f.strs(in.Self.Hosts)
 	f.strs(in.Self.Ports)
 	f.strs(in.Self.Paths)
+
+	if bl := in.Baseline; bl != nil {
+		f.kind(bl.State)
+		f.strs(bl.FirstSeen)
+		f.strs(bl.Reasons)
+	}
+
+	if fl := in.Flow; fl != nil {
+		f.list(len(fl.Values))
+		for i := range fl.Values {
+			v := &fl.Values[i]
+			f.str(v.Value)
+			f.str(v.Field)
+			f.str(v.Provenance)
+			f.str(v.Tool)
+		}
+		f.strs(fl.FollowsInjection)
+		f.strs(fl.Carries)
+		f.strs(fl.OpenBody)
+		f.list(len(fl.Injections))
+		for i := range fl.Injections {
+			f.str(fl.Injections[i].Text)
+		}
+		f.list(len(fl.SensitiveRead))
+		for _, s := range fl.SensitiveRead {
+			f.str(s.What)
+		}
+		f.list(len(fl.Retries))
+		for _, r := range fl.Retries {
+			f.str(r.Resource)
+			f.str(r.Reason)
+		}
+	}
 	return f.ok
 }
 

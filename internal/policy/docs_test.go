@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/mandate-dev/mandate/internal/flow"
 	"os"
 	"reflect"
 	"strings"
@@ -23,6 +24,8 @@ func ruleFields() map[string]string {
 		{"session", reflect.TypeFor[SessionFacts]()},
 		{"agent", reflect.TypeFor[AgentFacts]()},
 		{"self", reflect.TypeFor[SelfFacts]()},
+		{"flow", reflect.TypeFor[flow.Facts]()},
+		{"baseline", reflect.TypeFor[BaselineFacts]()},
 	}
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, t reflect.Type) {
@@ -33,6 +36,10 @@ func ruleFields() map[string]string {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if f.Anonymous && name == "" {
+				walk(prefix, f.Type) // promoted fields
 				continue
 			}
 			path := prefix + "." + name

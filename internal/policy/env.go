@@ -10,6 +10,7 @@ import (
 	"cel.dev/cel-go/ext"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/flow"
 	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
@@ -38,6 +39,8 @@ const (
 	sessionType = "policy.SessionFacts"
 	agentType   = "policy.AgentFacts"
 	selfType    = "policy.SelfFacts"
+	flowType    = "flow.Facts"
+	baseType    = "policy.BaselineFacts"
 )
 
 // newEnv builds the CEL environment every rule is compiled in. Variables are
@@ -57,6 +60,10 @@ func newEnv() (*cel.Env, error) {
 			reflect.TypeFor[SessionFacts](),
 			reflect.TypeFor[AgentFacts](),
 			reflect.TypeFor[SelfFacts](),
+			reflect.TypeFor[flow.Facts](),
+			reflect.TypeFor[BaselineFacts](),
+			reflect.TypeFor[StepCall](),
+			reflect.TypeFor[StepTarget](),
 			ext.ParseStructTag(nativeStructTagName),
 		),
 		cel.Variable("call", cel.ObjectType(callType)),
@@ -66,6 +73,8 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable("session", cel.ObjectType(sessionType)),
 		cel.Variable("agent", cel.ObjectType(agentType)),
 		cel.Variable("self", cel.ObjectType(selfType)),
+		cel.Variable("flow", cel.ObjectType(flowType)),
+		cel.Variable("baseline", cel.ObjectType(baseType)),
 		cel.OptionalTypes(),
 		cel.CrossTypeNumericComparisons(true),
 		cel.ParserExpressionSizeLimit(maxExpressionSize),
@@ -81,6 +90,17 @@ func newEnv() (*cel.Env, error) {
 		cel.Function("host_matches",
 			cel.Overload("host_matches_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
 				cel.BinaryBinding(celHostMatches))),
+		// flow.origin(v), flow.trust(v), flow.injected(v): the provenance
+		// of any value, by a lookup in the session's value table.
+		cel.Function("origin",
+			cel.MemberOverload("flow_origin_string", []*cel.Type{cel.ObjectType(flowType), cel.StringType}, cel.StringType,
+				cel.BinaryBinding(flowLookup(func(v flow.ValueFacts) ref.Val { return types.String(v.Origin) })))),
+		cel.Function("trust",
+			cel.MemberOverload("flow_trust_string", []*cel.Type{cel.ObjectType(flowType), cel.StringType}, cel.StringType,
+				cel.BinaryBinding(flowLookup(func(v flow.ValueFacts) ref.Val { return types.String(v.Trust) })))),
+		cel.Function("injected",
+			cel.MemberOverload("flow_injected_string", []*cel.Type{cel.ObjectType(flowType), cel.StringType}, cel.BoolType,
+				cel.BinaryBinding(flowLookup(func(v flow.ValueFacts) ref.Val { return types.Bool(v.Injected) })))),
 		cel.Function("kind_rank",
 			cel.Overload("kind_rank_string", []*cel.Type{cel.StringType}, cel.IntType,
 				cel.UnaryBinding(celKindRank))),
@@ -119,4 +139,16 @@ func celKindRank(kind ref.Val) ref.Val {
 		return types.NewErr("kind_rank: want string, got %s", kind.Type())
 	}
 	return types.Int(action.Kind(k).Rank())
+}
+
+// flowLookup binds a flow member function: the value's facts, then pick.
+func flowLookup(pick func(flow.ValueFacts) ref.Val) func(ref.Val, ref.Val) ref.Val {
+	return func(recv, value ref.Val) ref.Val {
+		f, ok := recv.Value().(*flow.Facts)
+		v, ok2 := value.(types.String)
+		if !ok || !ok2 {
+			return types.NewErr("flow lookup: want (flow.Facts, string), got (%s, %s)", recv.Type(), value.Type())
+		}
+		return pick(f.Lookup(string(v)))
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/flow"
 )
 
 // Valid reports whether e is allow, deny or ask.
@@ -57,19 +58,8 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	if in == nil {
 		return Verdict{}, errNilInput
 	}
-	// One allocation holds the views and the evaluation state.
-	vars := &activation{p: p}
-	av, mv := &vars.av, &vars.mv
-	av.fill(normAction(in.Action), &vars.kinds)
-	mv.fill(in.Mandate, &vars.kinds)
-	vars.fits = inputFits(&in.Call, av, mv, in)
-	vars.call = p.adapter.NativeToValue(&in.Call)
-	vars.action = p.adapter.NativeToValue(av)
-	vars.mandate = p.adapter.NativeToValue(mv)
-	vars.scope = p.adapter.NativeToValue(&in.Scope)
-	vars.session = p.adapter.NativeToValue(&in.Session)
-	vars.agent = p.adapter.NativeToValue(&in.Agent)
-	vars.self = p.adapter.NativeToValue(&in.Self)
+	vars := newActivation(p, in)
+	av := &vars.av
 
 	var v Verdict
 	best := Effect("")
@@ -77,11 +67,12 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	// error that made a failed rule count as fired.
 	type decider struct {
 		r   *rule
+		f   *firedSequence
 		err error
 	}
 	var deciders []decider
 	for _, r := range p.rules {
-		if r.guard != nil && !r.guard.allows(av) {
+		if r.guard != nil && !r.guard.allows(vars) {
 			continue // a conjunct is false: the rule cannot fire
 		}
 		fired, err := r.holds(vars)
@@ -99,9 +90,26 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 		switch s := r.effect.strength(); {
 		case s > best.strength():
 			best = r.effect
-			deciders = append(deciders[:0], decider{r, err})
+			deciders = append(deciders[:0], decider{r, nil, err})
 		case s == best.strength():
-			deciders = append(deciders, decider{r, err})
+			deciders = append(deciders, decider{r, nil, err})
+		}
+	}
+	if sc := in.Sequences; sc != nil && len(p.sequences) > 0 {
+		fired, serrs := p.evalSequences(vars, sc, sc.This.At)
+		v.Errors = append(v.Errors, serrs...)
+		for i := range fired {
+			f := &fired[i]
+			if !slices.Contains(v.Rules, f.q.name) {
+				v.Rules = append(v.Rules, f.q.name)
+			}
+			switch s := f.q.effect.strength(); {
+			case s > best.strength():
+				best = f.q.effect
+				deciders = append(deciders[:0], decider{nil, f, f.err})
+			case s == best.strength():
+				deciders = append(deciders, decider{nil, f, f.err})
+			}
 		}
 	}
 
@@ -119,6 +127,10 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	v.Effect = best
 	v.Reasons = make([]string, 0, len(deciders))
 	for _, d := range deciders {
+		if d.f != nil {
+			v.Reasons = append(v.Reasons, d.f.render(vars, in.Sequences))
+			continue
+		}
 		if d.err != nil {
 			v.Reasons = append(v.Reasons, fmt.Sprintf("rule %s could not be evaluated (%v); failing closed with %s", d.r.name, d.err, d.r.effect))
 			continue
@@ -127,6 +139,40 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 	}
 	return v, nil
 }
+
+// newActivation builds the variables of one evaluation. One allocation
+// holds the views and the evaluation state. The CEL values of the
+// variables are made on first use (ResolveName): with the guards, most
+// evaluations read only a few of them.
+func newActivation(p *Policy, in *Input) *activation {
+	vars := &activation{p: p, in: in}
+	vars.av.fill(normAction(in.Action), &vars.kinds)
+	vars.mv.fill(in.Mandate, &vars.kinds)
+	vars.fl = in.Flow
+	if vars.fl == nil {
+		vars.fl = flow.NoFacts()
+	}
+	return vars
+}
+
+// fits reports inputFits for the evaluation's input, computed once, on
+// the first program that has an untracked form.
+func (a *activation) fits() bool {
+	if a.fit == fitUnknown {
+		a.fit = fitNo
+		if inputFits(&a.in.Call, &a.av, &a.mv, a.in) {
+			a.fit = fitYes
+		}
+	}
+	return a.fit == fitYes
+}
+
+// The states of activation.fit.
+const (
+	fitUnknown = iota
+	fitYes
+	fitNo
+)
 
 // holds evaluates the rule's condition.
 func (r *rule) holds(vars *activation) (bool, error) {
@@ -181,10 +227,14 @@ func invalidKind(k action.Kind) bool { return !k.Valid() }
 // call, and evaluates each let at most once per Evaluate, on first use.
 type activation struct {
 	p                                            *Policy
-	fits                                         bool // see inputFits
+	in                                           *Input
+	fl                                           *flow.Facts // in.Flow, or no facts
+	fit                                          uint8       // see fits
 	call, action, mandate, scope, session, agent ref.Val
-	self                                         ref.Val
-	lets                                         []ref.Val
+	self, flow, baseline                         ref.Val
+	// steps and this are bound while a sequence step is evaluated.
+	steps, this ref.Val
+	lets        []ref.Val
 
 	av     actionView
 	mv     mandateView
@@ -193,21 +243,61 @@ type activation struct {
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
+	ad := a.p.adapter
 	switch name {
 	case "call":
+		if a.call == nil {
+			a.call = ad.NativeToValue(&a.in.Call)
+		}
 		return a.call, true
 	case "action":
+		if a.action == nil {
+			a.action = ad.NativeToValue(&a.av)
+		}
 		return a.action, true
 	case "mandate":
+		if a.mandate == nil {
+			a.mandate = ad.NativeToValue(&a.mv)
+		}
 		return a.mandate, true
 	case "scope":
+		if a.scope == nil {
+			a.scope = ad.NativeToValue(&a.in.Scope)
+		}
 		return a.scope, true
 	case "session":
+		if a.session == nil {
+			a.session = ad.NativeToValue(&a.in.Session)
+		}
 		return a.session, true
 	case "agent":
+		if a.agent == nil {
+			a.agent = ad.NativeToValue(&a.in.Agent)
+		}
 		return a.agent, true
 	case "self":
+		if a.self == nil {
+			a.self = ad.NativeToValue(&a.in.Self)
+		}
 		return a.self, true
+	case "flow":
+		if a.flow == nil {
+			a.flow = ad.NativeToValue(a.fl)
+		}
+		return a.flow, true
+	case "baseline":
+		if a.baseline == nil {
+			bl := a.in.Baseline
+			if bl == nil {
+				bl = &noBaseline
+			}
+			a.baseline = ad.NativeToValue(bl)
+		}
+		return a.baseline, true
+	case "steps":
+		return a.steps, a.steps != nil
+	case "this":
+		return a.this, a.this != nil
 	}
 	i, ok := a.p.letIndex[name]
 	if !ok {

@@ -13,9 +13,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -26,13 +27,16 @@ import (
 // operator files. It is safe for concurrent use; to change policy, load a new
 // one and swap it in.
 type Policy struct {
-	rules    []*rule // enabled rules, in load order
-	lets     []*let
-	letIndex map[string]int
-	info     []RuleInfo
-	defaults map[action.Kind]Effect
-	adapter  types.Adapter
-	hash     string
+	rules []*rule // enabled rules, in load order
+	// sequences are the enabled sequence rules, in load order.
+	sequences []*sequence
+	seqInfo   []SequenceInfo
+	lets      []*let
+	letIndex  map[string]int
+	info      []RuleInfo
+	defaults  map[action.Kind]Effect
+	adapter   types.Adapter
+	hash      string
 }
 
 // RuleInfo describes one loaded rule, for documentation and the dashboard.
@@ -46,6 +50,11 @@ type RuleInfo struct {
 	// Disabled is true when a `disable:` entry turned the rule off; it is
 	// then never evaluated.
 	Disabled bool `json:"disabled,omitempty"`
+	// Judge is true when an ask of this rule may go to the judge model
+	// (`judge: eligible`); ApprovalTimeout, when set, is the deadline of
+	// the approvals it asks for (`approval_timeout: 2m`).
+	Judge           bool          `json:"judge,omitempty"`
+	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
 }
 
 // builtinDir is where the built-in pack lives inside policies.FS.
@@ -177,7 +186,7 @@ func compileSources(srcs []source) (*Policy, error) {
 // fuzz target can reuse one (building it costs far more than a small file).
 func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	var e errs
-	c := &compiler{env: env, lets: map[string]*cost.SizeEstimate{}}
+	c := &compiler{env: env, lets: map[string]letEstimate{}, letExprs: map[string]ast.Expr{}}
 	p := &Policy{defaults: map[action.Kind]Effect{}, letIndex: map[string]int{}, adapter: env.CELTypeAdapter()}
 	type defined struct {
 		file string
@@ -191,6 +200,7 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	}
 	var disables []disableRef
 	var all []*rule
+	var seqs []*sequence
 	for _, src := range srcs {
 		f := parseFile(src.name, src.data, src.builtin, &e)
 		for _, sl := range f.lets {
@@ -218,6 +228,18 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 			ruleAt[sr.name] = defined{f.name, sr.namePos}
 			all = append(all, r)
 		}
+		for _, ss := range f.sequences {
+			if prev, dup := ruleAt[ss.name]; dup {
+				e.add(f.name, ss.namePos, ss.name, "a rule or sequence of this name is already defined at %s:%d:%d", prev.file, prev.pos.line, prev.pos.col)
+				continue
+			}
+			q, ok := c.compileSequence(f, ss, &e)
+			if !ok {
+				continue
+			}
+			ruleAt[ss.name] = defined{f.name, ss.namePos}
+			seqs = append(seqs, q)
+		}
 		for _, d := range f.defaults {
 			p.defaults[d.kind] = d.effect
 		}
@@ -243,9 +265,20 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 		p.info = append(p.info, RuleInfo{
 			Name: r.name, Effect: r.effect, File: r.file, Line: r.line,
 			Description: r.description, When: r.when, Disabled: disabled[r.name],
+			Judge: r.ask.judge, ApprovalTimeout: r.ask.timeout,
 		})
 		if !disabled[r.name] {
 			p.rules = append(p.rules, r)
+		}
+	}
+	for _, q := range seqs {
+		info := SequenceInfo{Name: q.name, Effect: q.effect, By: q.by, Within: q.within, File: q.file, Line: q.line, Description: q.description, Disabled: disabled[q.name]}
+		for _, s := range q.steps {
+			info.Steps = append(info.Steps, s.name+": "+s.when)
+		}
+		p.seqInfo = append(p.seqInfo, info)
+		if !disabled[q.name] {
+			p.sequences = append(p.sequences, q)
 		}
 	}
 	p.hash = p.computeHash()
@@ -262,25 +295,53 @@ func (p *Policy) computeHash() string {
 		When        string `json:"when"`
 		Effect      Effect `json:"effect"`
 		Reason      string `json:"reason"`
+		// Omitted when unset, so rules without them hash as before.
+		Judge           string `json:"judge,omitempty"`
+		ApprovalTimeout string `json:"approval_timeout,omitempty"`
 	}
 	type hashedLet struct {
 		Name string `json:"name"`
 		Expr string `json:"expr"`
 	}
+	type hashedStep struct {
+		Name    string   `json:"name"`
+		When    string   `json:"when"`
+		Count   int      `json:"count"`
+		Decided []Effect `json:"decided,omitempty"`
+	}
+	type hashedSequence struct {
+		Name        string       `json:"name"`
+		Description string       `json:"description"`
+		By          By           `json:"by"`
+		Within      string       `json:"within"`
+		Steps       []hashedStep `json:"steps"`
+		Effect      Effect       `json:"effect"`
+		Reason      string       `json:"reason"`
+	}
 	type hashed struct {
 		Lets     []hashedLet       `json:"lets"`
 		Rules    []hashedRule      `json:"rules"`
 		Defaults map[string]Effect `json:"defaults"` // encoding/json sorts map keys
+		// Omitted when there are none, so a rule set without them hashes
+		// as before.
+		Sequences []hashedSequence `json:"sequences,omitempty"`
 	}
 	h := hashed{Defaults: map[string]Effect{}}
 	for _, l := range p.lets {
 		h.Lets = append(h.Lets, hashedLet{l.name, l.expr})
 	}
 	for _, r := range p.rules {
-		h.Rules = append(h.Rules, hashedRule{r.name, r.description, r.when, r.effect, r.reason.src})
+		h.Rules = append(h.Rules, hashedRule{r.name, r.description, r.when, r.effect, r.reason.src, r.ask.judgeKey(), r.ask.timeoutKey()})
 	}
 	for k, v := range p.defaults {
 		h.Defaults[string(k)] = v
+	}
+	for _, q := range p.sequences {
+		hs := hashedSequence{Name: q.name, Description: q.description, By: q.by, Within: q.within, Effect: q.effect, Reason: q.reason.src}
+		for _, s := range q.steps {
+			hs.Steps = append(hs.Steps, hashedStep{s.name, s.when, s.count, s.decided})
+		}
+		h.Sequences = append(h.Sequences, hs)
 	}
 	b, err := json.Marshal(h)
 	if err != nil {

@@ -60,6 +60,8 @@ type sourceFile struct {
 	rules    []sourceRule
 	defaults []sourceDefault
 	disable  []sourceRef
+	// sequences are the file's sequence rules (sequence.go).
+	sequences []sourceSequence
 }
 
 // sourceLet is a named expression that later rules can use like a variable.
@@ -79,6 +81,7 @@ type sourceRule struct {
 	whenKey     *yaml.Node
 	reason      *yaml.Node // nil when the rule has none
 	reasonKey   *yaml.Node
+	ask         askOptions // judge: and approval_timeout: (ask.go)
 }
 
 type sourceDefault struct {
@@ -145,23 +148,36 @@ func parseFile(name string, src []byte, builtin bool, e *errs) *sourceFile {
 			f.parseDisable(v, e)
 		case "let":
 			f.parseLets(v, e)
+		case "sequences":
+			f.parseSequences(v, e)
 		default:
-			e.add(name, nodePos(k), "", "unknown key %q (a policy file has let, rules, defaults and disable)", k.Value)
+			e.add(name, nodePos(k), "", "unknown key %q (a policy file has let, rules, sequences, defaults and disable)", k.Value)
 		}
 	}
 	return f
 }
 
 func (f *sourceFile) parseRules(v *yaml.Node, e *errs) {
+	f.eachMapping(v, e, "rules", maxRulesPerFile, "a rule must be a mapping with name, when, effect and reason", func(item *yaml.Node) {
+		if r, ok := f.parseRule(item, e); ok {
+			f.rules = append(f.rules, r)
+		}
+	})
+}
+
+// eachMapping walks a top-level list of mappings (rules:, sequences:):
+// null is empty, anything but a list of at most limit mappings is an error
+// naming the list (plural) or the item (shape says what one must hold).
+func (f *sourceFile) eachMapping(v *yaml.Node, e *errs, plural string, limit int, shape string, each func(*yaml.Node)) {
 	if isNull(v) {
 		return
 	}
 	if v.Kind != yaml.SequenceNode {
-		e.add(f.name, nodePos(v), "", "rules must be a list, found %s", describe(v))
+		e.add(f.name, nodePos(v), "", "%s must be a list, found %s", plural, describe(v))
 		return
 	}
-	if len(v.Content) > maxRulesPerFile {
-		e.add(f.name, nodePos(v), "", "%d rules in one file, more than %d", len(v.Content), maxRulesPerFile)
+	if len(v.Content) > limit {
+		e.add(f.name, nodePos(v), "", "%d %s in one file, more than %d", len(v.Content), plural, limit)
 		return
 	}
 	for _, item := range v.Content {
@@ -170,12 +186,10 @@ func (f *sourceFile) parseRules(v *yaml.Node, e *errs) {
 		}
 		item = deref(item)
 		if item.Kind != yaml.MappingNode {
-			e.add(f.name, nodePos(item), "", "a rule must be a mapping with name, when, effect and reason, found %s", describe(item))
+			e.add(f.name, nodePos(item), "", "%s, found %s", shape, describe(item))
 			continue
 		}
-		if r, ok := f.parseRule(item, e); ok {
-			f.rules = append(f.rules, r)
-		}
+		each(item)
 	}
 }
 
@@ -203,9 +217,9 @@ func (f *sourceFile) parseRule(m *yaml.Node, e *errs) (sourceRule, bool) {
 		}
 		seen[k.Value] = true
 		switch k.Value {
-		case "name", "description", "when", "effect", "reason":
+		case "name", "description", "when", "effect", "reason", "judge", "approval_timeout":
 		default:
-			e.add(f.name, nodePos(k), r.name, "unknown key %q (a rule has name, description, when, effect and reason)", k.Value)
+			e.add(f.name, nodePos(k), r.name, "unknown key %q (a rule has name, description, when, effect and reason; an ask rule also judge and approval_timeout)", k.Value)
 			ok = false
 			continue
 		}
@@ -225,6 +239,11 @@ func (f *sourceFile) parseRule(m *yaml.Node, e *errs) (sourceRule, bool) {
 		case "reason":
 			if !isNull(v) {
 				r.reason, r.reasonKey = v, k
+			}
+		case "judge", "approval_timeout":
+			if !r.ask.parse(k.Value, v) {
+				e.add(f.name, nodePos(v), r.name, "%s", r.ask.err)
+				ok = false
 			}
 		}
 	}
@@ -253,6 +272,9 @@ func (f *sourceFile) parseRule(m *yaml.Node, e *errs) (sourceRule, bool) {
 	case !r.effect.Valid():
 		e.add(f.name, nodePos(effectNode), r.name, "effect %q is not allow, deny or ask", effectNode.Value)
 		ok = false
+	case r.ask.set() && r.effect != Ask:
+		e.add(f.name, r.pos, r.name, "judge and approval_timeout are for rules whose effect is ask")
+		ok = false
 	}
 	return r, ok
 }
@@ -262,11 +284,12 @@ var letNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,63}$`)
 
 // reservedNames cannot be let names: the variables, and CEL's reserved words.
 var reservedNames = map[string]bool{
-	"call": true, "action": true, "mandate": true, "scope": true, "session": true, "agent": true,
+	"call": true, "action": true, "mandate": true, "scope": true, "session": true, "agent": true, "baseline": true,
 	"true": true, "false": true, "null": true, "in": true, "as": true, "break": true, "const": true,
 	"continue": true, "else": true, "for": true, "function": true, "if": true, "import": true,
 	"let": true, "loop": true, "package": true, "namespace": true, "return": true, "var": true,
-	"void": true, "while": true, "cel": true, "has": true, "dyn": true,
+	"void": true, "while": true, "cel": true, "has": true, "dyn": true, "flow": true, "self": true,
+	"steps": true, "this": true,
 }
 
 func (f *sourceFile) parseLets(v *yaml.Node, e *errs) {

@@ -6,6 +6,7 @@ package policy
 
 import (
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/flow"
 	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
@@ -29,7 +30,45 @@ type Input struct {
 	Session SessionFacts     // `session`
 	Agent   AgentFacts       // `agent`
 	Self    SelfFacts        // `self`
+	// Flow is where the call's values came from and what the session has
+	// seen (`flow`); nil is a session that has seen nothing.
+	Flow *flow.Facts // `flow`
+	// Baseline is how the call compares with its agent's own history
+	// (`baseline`); nil is an agent with no history (learning).
+	Baseline *BaselineFacts // `baseline`
+	// Sequences is the call's part in the sequence rules (sequence.go):
+	// the partial matches of its session, tree and agent. Nil evaluates
+	// no sequence.
+	Sequences *SequenceCall
 }
+
+// BaselineFacts is the call held against its agent's baseline: the same
+// figures as the decision's signals (internal/baseline).
+type BaselineFacts struct {
+	// State is learning, monitoring or frozen.
+	State string `json:"state"`
+	// FirstSeen are the call's destinations ("host:x", "recipient:y",
+	// "program:z" …) the agent never used.
+	FirstSeen []string `json:"first_seen"`
+	// RareTool and RareTransition are the tool's and the transition's
+	// smoothed probabilities under the agent's history (1 while the
+	// history is too short to say).
+	RareTool       float64 `json:"rare_tool"`
+	RareTransition float64 `json:"rare_transition"`
+	// Rate is this session's count of sends, deletes or pays (this call
+	// included) over the agent's usual most; RateHigh that it is far above.
+	Rate     float64 `json:"rate"`
+	RateHigh bool    `json:"rate_high"`
+	// Score is how unusual the call is for the agent (0-1), Reasons its
+	// top contributors; UnlikeSelf that it is monitoring and the score is
+	// at or above the knowledge file's threshold.
+	Score      float64  `json:"score"`
+	Reasons    []string `json:"reasons"`
+	UnlikeSelf bool     `json:"unlike_self"`
+}
+
+// noBaseline is what rules see without a baseline: nothing learned.
+var noBaseline = BaselineFacts{State: "learning", RareTool: 1, RareTransition: 1}
 
 // CallFacts is the raw call: the tool name and its arguments.
 type CallFacts struct {
@@ -42,7 +81,7 @@ type SessionFacts struct {
 	ID       string `json:"id"`
 	Status   string `json:"status"`
 	ParentID string `json:"parent_id,omitempty"`
-	// Counts are allowed calls so far per kind.
+	// Counts are the items allowed calls acted on so far, per kind.
 	Counts map[string]int `json:"counts"`
 	// Spend is money committed by allowed calls so far, per currency.
 	Spend map[string]float64 `json:"spend"`

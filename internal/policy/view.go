@@ -22,6 +22,7 @@ type actionView struct {
 	Known       bool               `json:"known"`
 	Source      string             `json:"source"`
 	Family      string             `json:"family,omitempty"`
+	Trust       string             `json:"trust,omitempty"`
 	Paths       []action.PathRef   `json:"paths"`
 	URLs        []string           `json:"urls"`
 	Hosts       []string           `json:"hosts"`
@@ -29,10 +30,12 @@ type actionView struct {
 	Accounts    []string           `json:"accounts"`
 	Amounts     []action.Amount    `json:"amounts"`
 	Commands    []action.Command   `json:"commands"`
+	Items       int                `json:"items"`
 	Effects     action.Effects     `json:"effects"`
 	Sensitive   bool               `json:"sensitive"`
 	Destructive bool               `json:"destructive"`
 	Notes       []string           `json:"notes"`
+	Unexamined  []string           `json:"unexamined"`
 }
 
 // mandateView is mandate.Mandate as rules see it; see actionView.
@@ -43,11 +46,13 @@ type mandateView struct {
 	Deny         []string              `json:"deny"`
 	Ask          []string              `json:"ask,omitempty"`
 	Prohibitions []mandate.Prohibition `json:"prohibitions"`
-	Scope        mandate.Scope         `json:"scope"`
-	Limits       limitsView            `json:"limits"`
-	ExpiresAt    *time.Time            `json:"expires_at,omitempty"`
-	Parent       string                `json:"parent,omitempty"`
-	Notes        []string              `json:"notes,omitempty"`
+	// Conditions are the user's conditions on the items of asked kinds.
+	Conditions []mandate.ItemCondition `json:"conditions,omitempty"`
+	Scope      mandate.Scope           `json:"scope"`
+	Limits     limitsView              `json:"limits"`
+	ExpiresAt  *time.Time              `json:"expires_at,omitempty"`
+	Parent     string                  `json:"parent,omitempty"`
+	Notes      []string                `json:"notes,omitempty"`
 }
 
 // limitsView is mandate.Limits as rules see it; see actionView.
@@ -79,6 +84,7 @@ func (v *actionView) fill(a *action.Action, buf *kindBuf) {
 		Known:       a.Known,
 		Source:      a.Source,
 		Family:      a.Family,
+		Trust:       a.Trust,
 		Paths:       a.Paths,
 		URLs:        a.URLs,
 		Hosts:       a.Hosts,
@@ -86,10 +92,12 @@ func (v *actionView) fill(a *action.Action, buf *kindBuf) {
 		Accounts:    a.Accounts,
 		Amounts:     a.Amounts,
 		Commands:    a.Commands,
+		Items:       a.Items,
 		Effects:     a.Effects,
 		Sensitive:   a.Sensitive,
 		Destructive: a.Destructive,
 		Notes:       a.Notes,
+		Unexamined:  a.Unexamined,
 	}
 }
 
@@ -107,6 +115,7 @@ func (v *mandateView) fill(m *mandate.Mandate, buf *kindBuf) {
 		Deny:         buf.strings(m.Deny),
 		Ask:          buf.strings(m.Ask),
 		Prohibitions: m.Prohibitions,
+		Conditions:   m.Conditions,
 		Scope:        m.Scope,
 		Limits:       limitsView{Spend: m.Limits.Spend},
 		ExpiresAt:    m.ExpiresAt,

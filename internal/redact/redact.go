@@ -53,6 +53,7 @@ const markerPrefix = "[REDACTED:"
 // is safe for concurrent use.
 type Redactor struct {
 	key    []byte
+	scan   *secret.Scanner
 	marker *regexp.Regexp
 	// plans caches, per struct type, the fields that can hold strings.
 	plans sync.Map // reflect.Type → *plan
@@ -61,15 +62,34 @@ type Redactor struct {
 	nkeys atomic.Int64
 }
 
+// Option configures a Redactor.
+type Option func(*Redactor)
+
+// WithScanner makes the Redactor find secrets with s (the built-in
+// detectors plus an operator's, see secret.Scanner.With) instead of the
+// built-in scanner alone.
+func WithScanner(s *secret.Scanner) Option {
+	return func(r *Redactor) {
+		if s != nil {
+			r.scan = s
+		}
+	}
+}
+
 // New returns a Redactor hashing with key (at least 16 bytes).
-func New(key []byte) (*Redactor, error) {
+func New(key []byte, opts ...Option) (*Redactor, error) {
 	if len(key) < 16 {
 		return nil, fmt.Errorf("redaction key is %d bytes, want at least 16", len(key))
 	}
-	return &Redactor{
+	r := &Redactor{
 		key:    append([]byte(nil), key...),
+		scan:   secret.Builtin(),
 		marker: regexp.MustCompile(`\[REDACTED:[a-z0-9_]+:[0-9a-f]{32}\]`),
-	}, nil
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
 }
 
 // NewKey returns a fresh random key.
@@ -146,7 +166,7 @@ func (r *Redactor) IsMarker(s string) bool {
 // Text replaces the secrets package secret finds in free text, leaving
 // markers already in it alone. It reports whether it changed anything.
 func (r *Redactor) Text(s string) (string, bool) {
-	ms := secret.Find(s)
+	ms := r.scan.Find(s)
 	if len(ms) == 0 {
 		return s, false
 	}
@@ -183,7 +203,7 @@ func overlapsAny(start, end int, spans [][]int) bool {
 // sensitiveString redacts a value found under a sensitive key: all of it,
 // unless it is a placeholder or already carries markers.
 func (r *Redactor) sensitiveString(s string) (string, bool) {
-	if secret.IsPlaceholder(s) {
+	if r.scan.IsPlaceholder(s) {
 		return s, false
 	}
 	if strings.Contains(s, markerPrefix) {
@@ -204,7 +224,7 @@ func (r *Redactor) sensitiveKey(k string) bool {
 	if v, ok := r.keys.Load(k); ok {
 		return v.(bool)
 	}
-	v := secret.SensitiveKey(k)
+	v := r.scan.SensitiveKey(k)
 	if r.nkeys.Load() < 4096 {
 		if _, loaded := r.keys.LoadOrStore(k, v); !loaded {
 			r.nkeys.Add(1)

@@ -201,6 +201,7 @@ func (r *Redactor) walk(v reflect.Value, sensitive bool) (reflect.Value, bool, e
 		changes := map[int]reflect.Value{}
 		var keys []reflect.Value
 		iter := v.MapRange()
+		renamed := map[int]reflect.Value{}
 		for iter.Next() {
 			k := iter.Key()
 			keySensitive := k.Kind() == reflect.String && r.sensitiveKey(k.String())
@@ -211,18 +212,26 @@ func (r *Redactor) walk(v reflect.Value, sensitive bool) (reflect.Value, bool, e
 			if changed {
 				changes[len(keys)] = nv
 			}
+			if k.Kind() == reflect.String {
+				if nk, ok := r.Text(k.String()); ok {
+					renamed[len(keys)] = reflect.ValueOf(nk).Convert(k.Type())
+				}
+			}
 			keys = append(keys, k)
 		}
-		if len(changes) == 0 {
+		if len(changes) == 0 && len(renamed) == 0 {
 			return v, false, nil
 		}
 		cp := reflect.MakeMapWithSize(v.Type(), v.Len())
 		for i, k := range keys {
+			val := v.MapIndex(k)
 			if nv, ok := changes[i]; ok {
-				cp.SetMapIndex(k, nv)
-			} else {
-				cp.SetMapIndex(k, v.MapIndex(k))
+				val = nv
 			}
+			if nk, ok := renamed[i]; ok {
+				k = nk
+			}
+			cp.SetMapIndex(k, val)
 		}
 		return cp, true, nil
 	}
@@ -257,11 +266,17 @@ func (r *Redactor) dynamic(v any, sensitive bool) (any, bool, error) {
 			if err != nil {
 				return v, false, err
 			}
-			if changed {
+			// A secret used as an object's key ({"sk-live-…": true})
+			// is redacted like one in a value.
+			nk, keyChanged := r.Text(k)
+			if changed || keyChanged {
 				if out == nil {
 					out = maps.Clone(x)
 				}
-				out[k] = nv
+				if keyChanged {
+					delete(out, k)
+				}
+				out[nk] = nv
 			}
 		}
 		if out == nil {
@@ -383,6 +398,9 @@ func (r *Redactor) scanJSON(data []byte) (bool, error) {
 			i += n
 			if t := top(); t != nil && t.object && t.expectKey {
 				t.sensitive, t.expectKey = r.sensitiveKey(s), false
+				if _, changed := r.Text(s); changed {
+					return true, nil // a secret used as a key
+				}
 				continue
 			}
 			if _, changed := r.str(s, valueSensitive()); changed {

@@ -6,6 +6,11 @@
 // redact values before they are stored. Detection is deliberately cheap: each
 // pattern has a literal anchor that is searched for first, and the pattern's
 // regular expression only runs where its anchor occurs.
+//
+// What it knows is data: the detectors and the key-name lists are
+// detectors.yaml beside this file, and operators add their own with a
+// `secrets:` section in a catalog file (Scanner.With). Find, SensitiveKey
+// and IsPlaceholder use the built-in Scanner.
 package secret
 
 import (
@@ -39,69 +44,27 @@ type detector struct {
 	// group, when > 0, is the submatch that holds the secret itself.
 	group int
 	// valid, when set, rejects candidate secrets that are placeholders.
-	valid func(string) bool
+	valid func(*Scanner, string) bool
+	// assignment marks the KEY=value detector: the key before the
+	// operator decides.
+	assignment bool
+	// near, when set, makes the detector anchor-less: reAny is searched
+	// for within within bytes of each match of type near.
+	near   string
+	within int
+	reAny  *regexp.Regexp
 }
 
 // maxSpan bounds how far past an anchor a single match may extend; it keeps
 // each regexp run short on large inputs. Private key blocks are the longest.
 const maxSpan = 16 << 10
 
-// detectors is an immutable table, built once at package initialisation.
-var detectors = []detector{
-	{typ: "private_key", anchors: []string{"-----BEGIN "},
-		re: regexp.MustCompile(`^-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP |SSH2 )?PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?`)},
-	{typ: "aws_access_key", anchors: []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"},
-		re: regexp.MustCompile(`^(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z2-7]{16}\b`)},
-	{typ: "aws_secret_key", anchors: []string{"aws_secret_access_key", "aws_secret_key", "secretaccesskey"}, fold: true,
-		re: regexp.MustCompile(`(?i)^(?:aws_secret_access_key|aws_secret_key|secretaccesskey)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
-	{typ: "github_token", anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-		re: regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{36,255}\b`)},
-	{typ: "github_token", anchors: []string{"github_pat_"},
-		re: regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{22,255}\b`)},
-	{typ: "gitlab_token", anchors: []string{"glpat-"},
-		re: regexp.MustCompile(`^glpat-[A-Za-z0-9_\-]{20,}`)},
-	{typ: "slack_token", anchors: []string{"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-"},
-		re: regexp.MustCompile(`^xox[abprse]-[A-Za-z0-9\-]{10,}`)},
-	{typ: "slack_webhook", anchors: []string{"hooks.slack.com/services/"},
-		re: regexp.MustCompile(`^hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+`)},
-	{typ: "stripe_key", anchors: []string{"sk_live_", "rk_live_", "sk_test_", "rk_test_"},
-		re: regexp.MustCompile(`^[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`)},
-	{typ: "anthropic_key", anchors: []string{"sk-ant-"},
-		re: regexp.MustCompile(`^sk-ant-[A-Za-z0-9_\-]{20,}`)},
-	{typ: "openai_key", anchors: []string{"sk-"},
-		re: regexp.MustCompile(`^sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`),
-		valid: func(s string) bool {
-			// sk-ant- is Anthropic's; a key must mix letters and digits
-			// so that prose like "sk-learn-is-a-python-library" is no key.
-			return !strings.HasPrefix(s, "sk-ant-") && hasDigit(s) && hasLetter(s[3:])
-		}},
-	{typ: "google_api_key", anchors: []string{"AIza"},
-		re: regexp.MustCompile(`^AIza[0-9A-Za-z_\-]{35}`)},
-	{typ: "npm_token", anchors: []string{"npm_"},
-		re: regexp.MustCompile(`^npm_[A-Za-z0-9]{36}\b`)},
-	{typ: "huggingface_token", anchors: []string{"hf_"},
-		re: regexp.MustCompile(`^hf_[A-Za-z]{34}\b`)},
-	{typ: "sendgrid_key", anchors: []string{"SG."},
-		re: regexp.MustCompile(`^SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}`)},
-	{typ: "jwt", anchors: []string{"eyJ"},
-		re: regexp.MustCompile(`^eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}`)},
-	// scheme://user:password@host — the password is the secret.
-	{typ: "password_in_url", anchors: []string{"://"}, back: 32,
-		re: regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s:/?#@'"]+:([^\s/?#@'"]+)@[^\s/?#@'"]+`), group: 1,
-		valid: notPlaceholder},
-	// Connection strings: "Server=x;User Id=u;Password=secret;" and
-	// "postgres://...?password=secret".
-	{typ: "connection_string_password", anchors: []string{"password=", "pwd="}, fold: true,
-		re: regexp.MustCompile(`(?i)^(?:password|pwd)=([^;&\s'"]{3,})`), group: 1, valid: notPlaceholder},
-	{typ: "bearer_token", anchors: []string{"bearer "}, fold: true,
-		re: regexp.MustCompile(`(?i)^bearer\s+([A-Za-z0-9_\-.~+/]{16,}=*)`), group: 1, valid: notPlaceholder},
-	{typ: "basic_auth", anchors: []string{"authorization"}, fold: true,
-		re: regexp.MustCompile(`(?i)^authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{8,}=*)`), group: 1},
-	// KEY=value and "key": "value" assignments whose key names a secret,
-	// as in .env files, shell exports and config snippets.
-	// The anchor is the assignment operator; the key before it decides.
-	{typ: "secret_assignment", anchors: []string{"=", ":"}, back: 64,
-		re: regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.\-]{1,60})["']?\s*[:=]\s*["']?([^\s"',;}{\]\[]{6,})`), group: 2},
+// validators are the named checks a detector's candidates may have to pass.
+var validators = map[string]func(*Scanner, string) bool{
+	"not_placeholder": (*Scanner).notPlaceholder,
+	"openai_key": func(_ *Scanner, s string) bool {
+		return !strings.HasPrefix(s, "sk-ant-") && hasDigit(s) && hasLetter(s[3:])
+	},
 }
 
 // anchorRef is one anchor of one detector. Case-insensitive anchors are
@@ -112,11 +75,11 @@ type anchorRef struct {
 	det    int
 }
 
-// anchorsByByte indexes the anchors by their first byte, so that Find
-// reads its input once. Built once from detectors and never changed.
-var anchorsByByte = func() [256][]anchorRef {
+// index lists the anchors by their first byte, so that Find reads its
+// input once.
+func index(ds []detector) *[256][]anchorRef {
 	var t [256][]anchorRef
-	for di, d := range detectors {
+	for di, d := range ds {
 		for _, a := range d.anchors {
 			variants := []string{a}
 			if d.fold {
@@ -133,38 +96,84 @@ var anchorsByByte = func() [256][]anchorRef {
 			}
 		}
 	}
-	return t
-}()
+	return &t
+}
 
 // Find returns every secret-looking span in s, ordered by position and not
 // overlapping (where two detectors claim overlapping text the earlier, then
 // longer, then more specific span wins).
-func Find(s string) []Match {
+func Find(s string) []Match { return builtinScanner().Find(s) }
+
+// Find returns every secret-looking span in s, as the package's Find does,
+// with the scanner's detectors.
+func (sc *Scanner) Find(s string) []Match {
+	if len(s) < 8 {
+		return nil
+	}
+	return sc.decoded(s, sc.find(s))
+}
+
+// find is Find without looking into encodings: the anchored detectors,
+// then those that only count near another's match.
+func (sc *Scanner) find(s string) []Match {
 	if len(s) < 8 {
 		return nil
 	}
 	var out []found
 	// next[d] is where detector d may match again: a match is not
 	// searched for inside an earlier match of the same detector.
-	var next [32]int
+	var nextBuf [32]int
+	next := nextBuf[:]
+	if len(sc.detectors) > len(nextBuf) {
+		next = make([]int, len(sc.detectors))
+	}
 	for i := 0; i < len(s); i++ {
-		for _, r := range anchorsByByte[s[i]] {
+		for _, r := range sc.anchors[s[i]] {
 			if i < next[r.det] || !strings.HasPrefix(s[i:], r.anchor) {
 				continue
 			}
-			if m, ok := detectors[r.det].matchAt(s, i); ok {
+			if m, ok := sc.matchAt(&sc.detectors[r.det], s, i); ok {
 				out = append(out, found{m, r.det})
 				next[r.det] = max(m.End, i+len(r.anchor))
 			}
 		}
 	}
-	return normalise(out)
+	return normalise(sc.findNear(s, out))
+}
+
+// findNear adds the matches of the near detectors: each searched within
+// its window around the matches of the type it is near.
+func (sc *Scanner) findNear(s string, out []found) []found {
+	n := len(out)
+	for di := range sc.detectors {
+		d := &sc.detectors[di]
+		if d.near == "" {
+			continue
+		}
+		for _, f := range out[:n] {
+			if f.m.Type != d.near {
+				continue
+			}
+			lo, hi := max(0, f.m.Start-d.within), min(len(s), f.m.End+d.within)
+			for _, loc := range d.reAny.FindAllStringSubmatchIndex(s[lo:hi], 4) {
+				ms, me := loc[0], loc[1]
+				if d.group > 0 && len(loc) > 2*d.group+1 && loc[2*d.group] >= 0 {
+					ms, me = loc[2*d.group], loc[2*d.group+1]
+				}
+				if d.valid != nil && !d.valid(sc, s[lo+ms:lo+me]) {
+					continue
+				}
+				out = append(out, found{Match{Type: d.typ, Start: lo + ms, End: lo + me}, di})
+			}
+		}
+	}
+	return out
 }
 
 // matchAt tries d at anchor position i of s.
-func (d *detector) matchAt(s string, i int) (Match, bool) {
-	if d.typ == "secret_assignment" {
-		return d.matchAssignment(s, i)
+func (sc *Scanner) matchAt(d *detector, s string, i int) (Match, bool) {
+	if d.assignment {
+		return sc.matchAssignment(d, s, i)
 	}
 	st := i
 	// A match may begin before its anchor (the scheme before "://"):
@@ -185,7 +194,7 @@ func (d *detector) matchAt(s string, i int) (Match, bool) {
 	if d.group > 0 && len(loc) > 2*d.group+1 && loc[2*d.group] >= 0 {
 		ms, me = loc[2*d.group], loc[2*d.group+1]
 	}
-	if d.valid != nil && !d.valid(s[st+ms:st+me]) {
+	if d.valid != nil && !d.valid(sc, s[st+ms:st+me]) {
 		return Match{}, false
 	}
 	return Match{Type: d.typ, Start: st + ms, End: st + me}, true
@@ -193,7 +202,7 @@ func (d *detector) matchAt(s string, i int) (Match, bool) {
 
 // matchAssignment handles KEY=value and "key": "value" with the operator at
 // i: the key before it must name a secret.
-func (d detector) matchAssignment(s string, i int) (Match, bool) {
+func (sc *Scanner) matchAssignment(d *detector, s string, i int) (Match, bool) {
 	j := i
 	for j > 0 && i-j < 4 && (s[j-1] == ' ' || s[j-1] == '\t') {
 		j--
@@ -205,7 +214,7 @@ func (d detector) matchAssignment(s string, i int) (Match, bool) {
 	for j > 0 && keyEnd-j < d.back && isKeyByte(s[j-1]) {
 		j--
 	}
-	if j == keyEnd || !mayBeSensitiveKey(s[j:keyEnd]) {
+	if j == keyEnd || !sc.mayBeSensitiveKey(s[j:keyEnd]) {
 		return Match{}, false
 	}
 	loc := d.re.FindStringSubmatchIndex(s[j:min(len(s), i+maxSpan)])
@@ -214,7 +223,7 @@ func (d detector) matchAssignment(s string, i int) (Match, bool) {
 	}
 	key := s[j+loc[2] : j+loc[3]]
 	val := s[j+loc[4] : j+loc[5]]
-	if !SensitiveKey(key) || !notPlaceholder(val) || looksLikeReference(val) || isAuthScheme(val) {
+	if !sc.SensitiveKey(key) || !sc.notPlaceholder(val) || looksLikeReference(val) || isAuthScheme(val) {
 		return Match{}, false
 	}
 	return Match{Type: d.typ, Start: j + loc[4], End: j + loc[5]}, true
@@ -222,8 +231,8 @@ func (d detector) matchAssignment(s string, i int) (Match, bool) {
 
 // mayBeSensitiveKey is a cheap, allocation-free pre-check for SensitiveKey:
 // the key contains one of the words secrets are kept under.
-func mayBeSensitiveKey(k string) bool {
-	for _, w := range []string{"pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "cvv", "cvc", "otp", "mfa", "psk", "session"} {
+func (sc *Scanner) mayBeSensitiveKey(k string) bool {
+	for _, w := range sc.stems {
 		if containsFold(k, w) {
 			return true
 		}
@@ -293,56 +302,15 @@ func normalise(fs []found) []Match {
 	return out
 }
 
-// sensitiveWords are fragments of key names under which secrets live. They
-// are matched against the key lower-cased with separators removed.
-var sensitiveWords = []string{
-	"password", "passwd", "passphrase", "secret", "token", "apikey",
-	"accesskey", "privatekey", "authorization", "credential", "cookie",
-	"sessionid", "sessionkey", "signingkey", "encryptionkey", "masterkey",
-	"clientsecret", "webhooksecret", "cvv", "cvc", "pincode", "sshkey",
-}
-
-// exactSensitive are whole key names that are sensitive on their own but too
-// short or common to match as fragments.
-var exactSensitive = []string{"pwd", "pass", "auth", "psk", "otp", "totp", "mfa"}
-
-// keyQualifiers are the words that make "<word>_key" a credential (api_key,
-// ssh_key, stripe_secret_key) rather than a lookup key (cache_key, s3_key).
-var keyQualifiers = []string{
-	"api", "access", "secret", "private", "ssh", "signing", "encryption", "decryption",
-	"master", "auth", "client", "app", "service", "deploy", "gpg", "pgp", "session",
-	"admin", "root", "bot", "license", "subscription", "openai", "anthropic", "stripe",
-	"aws", "google", "gcp", "azure", "github", "gitlab", "slack", "twilio", "sendgrid",
-	"mailgun", "webhook", "hmac", "jwt", "shared", "live", "prod", "write", "dev",
-}
-
-// benignSuffixes make a key name describe a secret rather than hold one:
-// secret_name, token_type, password_policy, api_key_id …
-var benignSuffixes = []string{
-	"name", "id", "ids", "type", "url", "uri", "path", "file", "length", "count",
-	"policy", "hint", "field", "prompt", "expires", "expiry", "expiration",
-	"ttl", "usage", "limit", "format", "endpoint", "required", "reset",
-	"enabled", "label", "description", "version", "created", "updated",
-	"method", "mode", "scheme", "provider", "status", "state", "tokens",
-}
-
-// benignWhole are key names that contain a sensitive word but never hold a
-// credential (LLM token counts, pagination cursors).
-var benignWhole = []string{
-	"maxtokens", "tokens", "tokencount", "maxoutputtokens", "maxcompletiontokens",
-	"pagetoken", "nextpagetoken", "nexttoken", "continuationtoken", "synctoken",
-	"cursortoken", "idempotencykey", "primarykey", "foreignkey", "sortkey",
-	"partitionkey", "hotkey", "keyboard", "keyword", "keywords", "monkey",
-	"turkey", "donkey", "hockey", "jockey", "whiskey", "keynote", "keys",
-	"passenger", "passengers", "passage", "passport", "compass", "bypass",
-	"passthrough", "pkey", "publickey", "pubkey",
-}
-
 // SensitiveKey reports whether an argument, field or variable named name
 // usually holds a secret: "password", "api_key", "Authorization",
 // "client_secret", "GITHUB_TOKEN", "x-api-key" … but not "max_tokens",
 // "secret_name" or "page_token".
-func SensitiveKey(name string) bool {
+func SensitiveKey(name string) bool { return builtinScanner().SensitiveKey(name) }
+
+// SensitiveKey reports whether name usually holds a secret, as the
+// package's SensitiveKey does, with the scanner's key lists.
+func (sc *Scanner) SensitiveKey(name string) bool {
 	if name == "" || len(name) > 128 {
 		return false
 	}
@@ -375,27 +343,28 @@ func SensitiveKey(name string) bool {
 		words = append(words, string(b[wstart:n]))
 	}
 	compact := string(b[:n])
-	if compact == "" || slices.Contains(benignWhole, compact) {
+	k := &sc.keys
+	if compact == "" || k.benignNames[compact] {
 		return false
 	}
-	if len(words) > 1 && slices.Contains(benignSuffixes, words[len(words)-1]) {
+	if len(words) > 1 && k.benignSuffixes[words[len(words)-1]] {
 		return false
 	}
-	if slices.Contains(exactSensitive, compact) {
+	if k.exact[compact] {
 		return true
 	}
 	for _, w := range words {
-		if slices.Contains(exactSensitive, w) {
+		if k.exact[w] {
 			return true
 		}
 	}
-	for _, w := range sensitiveWords {
+	for _, w := range k.words {
 		if strings.Contains(compact, w) {
 			return true
 		}
 	}
 	if len(words) > 1 && words[len(words)-1] == "key" {
-		return slices.Contains(keyQualifiers, words[len(words)-2])
+		return k.qualifiers[words[len(words)-2]]
 	}
 	return false
 }
@@ -403,9 +372,13 @@ func SensitiveKey(name string) bool {
 // IsPlaceholder reports whether v stands for a secret without being one:
 // "****", "<password>", "${DB_PASSWORD}", "changeme", "xxxxxx", or a value
 // too short to be a credential.
-func IsPlaceholder(v string) bool { return !notPlaceholder(v) }
+func IsPlaceholder(v string) bool { return !builtinScanner().notPlaceholder(v) }
 
-func notPlaceholder(v string) bool {
+// IsPlaceholder reports whether v stands for a secret without being one,
+// as the package's IsPlaceholder does, with the scanner's placeholders.
+func (sc *Scanner) IsPlaceholder(v string) bool { return !sc.notPlaceholder(v) }
+
+func (sc *Scanner) notPlaceholder(v string) bool {
 	v = strings.Trim(v, `"' `)
 	if len(v) < 3 {
 		return false
@@ -423,13 +396,7 @@ func notPlaceholder(v string) bool {
 	if same {
 		return false
 	}
-	switch strings.ToLower(v) {
-	case "password", "changeme", "redacted", "[redacted]", "secret", "your_password", "yourpassword",
-		"none", "null", "undefined", "example", "placeholder", "true", "false",
-		"string", "required", "optional", "boolean", "integer", "number":
-		return false
-	}
-	return true
+	return !sc.keys.placeholders[strings.ToLower(v)]
 }
 
 // looksLikeReference rejects assignment values that refer to a secret held

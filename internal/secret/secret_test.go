@@ -1,6 +1,8 @@
 package secret
 
 import (
+	"encoding/base64"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -105,6 +107,9 @@ func FuzzFind(f *testing.F) {
 	for _, s := range []string{
 		"AKIA" + "IOSFODNN7EXAMPLE", "postgres://a:b@c", "password=xyz123", "-----BEGIN PRIVATE KEY-----",
 		"eyJ" + "a.eyJb.c", "sk-" + "proj-", "api_key: 'abcdefgh'", "\x00\xff://:@", "ßßpassword=ÄÖÜabc",
+		// Encoded forms (decode.go) and an unlabelled AWS secret key.
+		"token%3Dghp_" + "R8s2Kq9Wm4Xt7Vb1Zn5Lc3Pd6Hf0Jg2Ya4Ue%25", "Z2hwX1I4czJLcTlXbTRYdDdWYjFabjVMYzNQZDZIZjBKZzJZYTRVZQ==",
+		"AKIA" + "QYLPMN5HHHFPZAM2 q7Zr4Xk2Vb9Wm1Tn8Ls6Pd3Hf0Jc5Ga7Ye2Ru4Iw", "%%%2", "====AAAA" + strings.Repeat("A", 30),
 	} {
 		f.Add(s)
 	}
@@ -119,6 +124,43 @@ func FuzzFind(f *testing.F) {
 		}
 		SensitiveKey(s)
 	})
+}
+
+// TestEncodedSecrets: a secret of a known shape is found percent-encoded,
+// inside base64 and, for an AWS secret key, unlabelled beside its id; the
+// span reported is the encoded text.
+func TestEncodedSecrets(t *testing.T) {
+	gh := "ghp_" + "R8s2Kq9Wm4Xt7Vb1Zn5Lc3Pd6Hf0Jg2Ya4Ue"
+	aws := "q7Zr/Xk2Vb9Wm1Tn8Ls6Pd3Hf0Jc5Ga7Ye2Ru+Iw"
+	b64 := base64.StdEncoding.EncodeToString([]byte("GITHUB_TOKEN=" + gh))
+	tests := []struct {
+		s, want, typ string // want is the span found ("" for none)
+	}{
+		{"x?t=" + url.QueryEscape("token "+gh), gh, "github_token"},
+		{"k=" + url.QueryEscape("AKIA"+"QYLPMN5HHHFPZAM2:"+aws), url.QueryEscape(aws), "aws_secret_key"},
+		{"cfg=" + b64 + " end", b64, "github_token"},
+		{base64.RawURLEncoding.EncodeToString([]byte("xoxb-" + "4821937465-9182736455-Tq3Wm8Xs2Vb7Zn1Lc5Pd9Hf")), base64.RawURLEncoding.EncodeToString([]byte("xoxb-" + "4821937465-9182736455-Tq3Wm8Xs2Vb7Zn1Lc5Pd9Hf")), "slack_token"},
+		{"AKIA" + "QYLPMN5HHHFPZAM2," + aws, aws, "aws_secret_key"},
+		{"commit " + strings.Repeat("ab12", 10) + " alone", "", ""},                          // 40 hex, no access key id near
+		{base64.StdEncoding.EncodeToString([]byte("just some ordinary words here")), "", ""}, // base64 of no secret
+		{"100%25 sure, 50%2F50", "", ""},
+	}
+	for _, tc := range tests {
+		var got Match
+		for _, m := range Find(tc.s) {
+			if m.Type == tc.typ || tc.typ == "" {
+				got = m
+				break
+			}
+		}
+		span := ""
+		if got.End > 0 {
+			span = tc.s[got.Start:got.End]
+		}
+		if span != tc.want {
+			t.Errorf("Find(%q) = %q (%s), want %q (%s)", tc.s, span, got.Type, tc.want, tc.typ)
+		}
+	}
 }
 
 func BenchmarkFind(b *testing.B) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -10,19 +11,51 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/openapi"
 )
 
 // evidenceRoutes mounts the evidence log's read side: the latest signed
 // checkpoint, a record with its inclusion proof, consistency proofs between
 // tree sizes, and a session's bundle. Readers (user, admin) only.
 func (s *Server) evidenceRoutes(lg *evidence.Log) {
-	s.handle("GET /v1/evidence/checkpoint", s.withEvidence(lg, s.evidenceCheckpoint))
-	s.handle("GET /v1/evidence/records/{index}", s.withEvidence(lg, s.evidenceRecord))
-	s.handle("GET /v1/evidence/consistency", s.withEvidence(lg, s.evidenceConsistency))
-	s.handle("GET /v1/evidence/sessions/{id}/bundle", s.withEvidence(lg, s.evidenceBundle))
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/evidence/checkpoint", Roles: readers,
+		Summary:     "A signed checkpoint covering every record committed when the request arrived",
+		Description: "Save it outside the server: 'mandate evidence verify --since-checkpoint' proves the log still extends it.",
+		Params:      []openapi.Param{{Name: "format", Enum: []string{"json", "note"}, Description: "note: the signed note alone, as text"}},
+		Responses: []openapi.Response{
+			{Status: 200, Body: api.Checkpoint{}},
+			{Status: 200, ContentType: "text/plain", Description: "with format=note: the signed note"},
+		},
+		Errors: with(commonErrors, 400),
+	}, s.withEvidence(lg, s.evidenceCheckpoint))
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/evidence/records/{index}", Roles: readers,
+		Summary:   "One evidence record with its inclusion proof against the latest checkpoint, which is signed now if it does not cover the record",
+		Params:    []openapi.Param{{Name: "index", In: "path", Type: "integer", Description: "the record's index in the log"}},
+		Responses: []openapi.Response{{Status: 200, Body: api.EvidenceEntry{}}},
+		Errors:    with(commonErrors, 400, 404),
+	}, s.withEvidence(lg, s.evidenceRecord))
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/evidence/consistency", Roles: readers,
+		Summary: "A consistency proof that the log of size from is a prefix of the log of size to (default: the latest checkpoint's size)",
+		Params: []openapi.Param{
+			{Name: "from", Type: "integer", Required: true, Description: "the earlier tree size"},
+			{Name: "to", Type: "integer", Description: "the later tree size (default: the latest checkpoint's)"},
+		},
+		Responses: []openapi.Response{{Status: 200, Body: api.ConsistencyProof{}}},
+		Errors:    with(commonErrors, 400, 404),
+	}, s.withEvidence(lg, s.evidenceConsistency))
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/evidence/sessions/{id}/bundle", Roles: readers,
+		Summary:   "A session's evidence bundle: every record, each with its inclusion proof, and the signed checkpoint",
+		Responses: []openapi.Response{{Status: 200, Body: api.Bundle{}}},
+		Errors:    with(commonErrors, 404),
+	}, s.withEvidence(lg, s.evidenceBundle))
 }
 
 type evidenceHandler func(w http.ResponseWriter, r *http.Request, lg *evidence.Log)
@@ -36,6 +69,17 @@ func (s *Server) withEvidence(lg *evidence.Log, h evidenceHandler) handlerFunc {
 		if lg == nil {
 			writeError(w, http.StatusServiceUnavailable, "unavailable", "this server has no evidence log")
 			return
+		}
+		// A shared store's records are readable once integrated: answer
+		// for everything committed before the request.
+		if sy, ok := s.st.(interface{ SyncEvidence(context.Context) error }); ok {
+			ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+			err := sy.SyncEvidence(ctx)
+			cancel()
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
 		}
 		h(w, r, lg)
 	}
@@ -53,17 +97,8 @@ func (s *Server) failEvidence(w http.ResponseWriter, r *http.Request, err error)
 	s.fail(w, r, err)
 }
 
-type checkpointResponse struct {
-	Origin      string    `json:"origin"`
-	Size        uint64    `json:"size"`
-	RootHash    string    `json:"root_hash"`
-	Time        time.Time `json:"time"`
-	Note        string    `json:"note"`
-	VerifierKey string    `json:"verifier_key"`
-}
-
-func newCheckpointResponse(lg *evidence.Log, cp *evidence.Checkpoint) checkpointResponse {
-	return checkpointResponse{
+func newCheckpointResponse(lg *evidence.Log, cp *evidence.Checkpoint) api.Checkpoint {
+	return api.Checkpoint{
 		Origin: cp.Origin, Size: cp.Size, RootHash: base64.StdEncoding.EncodeToString(cp.Root), Time: cp.Time,
 		Note: string(cp.Note), VerifierKey: lg.Key().VerifierKey(),
 	}
@@ -118,15 +153,15 @@ func (s *Server) evidenceRecord(w http.ResponseWriter, r *http.Request, lg *evid
 		s.failEvidence(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"index":           e.Record.Index,
-		"type":            e.Record.Type,
-		"origin":          e.Record.Origin,
-		"session_id":      e.Record.SessionID,
-		"leaf_hash":       hex.EncodeToString(e.Record.LeafHash),
-		"record":          json.RawMessage(e.Record.Body),
-		"inclusion_proof": encodeProof(e.Proof),
-		"checkpoint":      newCheckpointResponse(lg, e.Checkpoint),
+	writeJSON(w, http.StatusOK, api.EvidenceEntry{
+		Index:          e.Record.Index,
+		Type:           e.Record.Type,
+		Origin:         e.Record.Origin,
+		SessionID:      e.Record.SessionID,
+		LeafHash:       hex.EncodeToString(e.Record.LeafHash),
+		Record:         json.RawMessage(e.Record.Body),
+		InclusionProof: encodeProof(e.Proof),
+		Checkpoint:     newCheckpointResponse(lg, e.Checkpoint),
 	})
 }
 
@@ -165,9 +200,10 @@ func (s *Server) evidenceConsistency(w http.ResponseWriter, r *http.Request, lg 
 		s.failEvidence(w, r, err)
 		return
 	}
-	resp := map[string]any{"from": from, "to": size, "proof": encodeProof(pr)}
+	resp := api.ConsistencyProof{From: from, To: size, Proof: encodeProof(pr)}
 	if cp, err := lg.Checkpoint(r.Context(), 0); err == nil && cp.Size == size {
-		resp["checkpoint"] = newCheckpointResponse(lg, cp)
+		c := newCheckpointResponse(lg, cp)
+		resp.Checkpoint = &c
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -4,21 +4,18 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
-// hookRoutes mounts what agent-runtime hooks need beyond evaluate and
-// observe: sub-agent sessions, and the gaps — results of calls that ran
-// without Mandate's allow — for readers.
-func (s *Server) hookRoutes() {
-	s.handle("POST /v1/sessions/{id}/subagents", s.startSubagent)
-	s.handle("GET /v1/gaps", s.listGaps)
-}
+// What agent-runtime hooks need beyond evaluate and observe: results
+// observed by call id, sub-agent sessions, and the gaps — results of calls
+// that ran without Mandate's allow — for readers.
 
 // observeCall answers POST /v1/observe without a decision id.
-func (s *Server) observeCall(w http.ResponseWriter, r *http.Request, p auth.Principal, req observeRequest) {
+func (s *Server) observeCall(w http.ResponseWriter, r *http.Request, p auth.Principal, req api.ObserveRequest) {
 	o, err := s.eng.ObserveCall(r.Context(), p, engine.ObserveCallRequest{
 		SessionID: req.SessionID, CallID: req.CallID, Tool: req.Tool, Args: req.Args, Output: req.Output, Origin: req.Origin,
 	})
@@ -26,22 +23,11 @@ func (s *Server) observeCall(w http.ResponseWriter, r *http.Request, p auth.Prin
 		s.fail(w, r, err)
 		return
 	}
-	resp := map[string]any{"observation_id": o.ID, "decision_id": o.DecisionID, "session_id": o.SessionID, "gap": o.Gap}
-	if o.Gap {
-		resp["gap_reason"] = o.GapReason
-	}
-	writeJSON(w, http.StatusOK, resp)
-}
-
-type subagentRequest struct {
-	SessionID        string `json:"session_id"`
-	AgentID          string `json:"agent_id"`
-	LaunchPrefix     string `json:"launch_prefix"`
-	WorkingDirectory string `json:"working_directory"`
+	writeJSON(w, http.StatusOK, observeResponse(o))
 }
 
 func (s *Server) startSubagent(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req subagentRequest
+	var req api.SubagentRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -53,11 +39,7 @@ func (s *Server) startSubagent(w http.ResponseWriter, r *http.Request, p auth.Pr
 		s.fail(w, r, err)
 		return
 	}
-	resp := struct {
-		sessionResponse
-		LaunchID string `json:"launch_id,omitempty"`
-	}{newSessionResponse(info.SessionInfo), info.LaunchID}
-	writeJSON(w, http.StatusCreated, resp)
+	writeJSON(w, http.StatusCreated, api.SubagentResponse{SessionResponse: newSessionResponse(info.SessionInfo), LaunchID: info.LaunchID})
 }
 
 func (s *Server) listGaps(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -71,12 +53,5 @@ func (s *Server) listGaps(w http.ResponseWriter, r *http.Request, p auth.Princip
 		return
 	}
 	gaps, err := s.eng.Gaps(r.Context(), p, store.GapFilter{SessionID: r.URL.Query().Get("session_id"), Limit: lim})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if gaps == nil {
-		gaps = []*store.Observation{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"gaps": gaps})
+	s.reply(w, r, http.StatusOK, api.GapList{Gaps: orEmpty(gaps)}, err)
 }

@@ -8,42 +8,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
-type createSessionRequest struct {
-	SessionID        string           `json:"session_id"`
-	AgentID          string           `json:"agent_id"`
-	Agent            *store.Agent     `json:"agent"`
-	Intent           string           `json:"intent"`
-	Mandate          json.RawMessage  `json:"mandate"`
-	Tools            []action.ToolDef `json:"tools"`
-	WorkingDirectory string           `json:"working_directory"`
-	HomeDirectory    string           `json:"home_directory"`
-	ParentSessionID  string           `json:"parent_session_id"`
-	Source           string           `json:"source"`
-}
-
-type sessionResponse struct {
-	SessionID string           `json:"session_id"`
-	Mandate   *mandate.Mandate `json:"mandate"`
-	Session   *store.Session   `json:"session"`
-	Draft     *draftResponse   `json:"draft,omitempty"`
-}
-
-type draftResponse struct {
-	Languages  []string              `json:"languages"`
-	Recognised []mandate.Recognition `json:"recognised"`
-}
-
-func newSessionResponse(info *engine.SessionInfo) sessionResponse {
-	resp := sessionResponse{SessionID: info.Session.ID, Mandate: info.Mandate, Session: info.Session}
+func newSessionResponse(info *engine.SessionInfo) api.SessionResponse {
+	resp := api.SessionResponse{SessionID: info.Session.ID, Mandate: info.Mandate, Session: info.Session}
 	if info.Draft != nil {
-		resp.Draft = &draftResponse{Languages: info.Draft.Languages, Recognised: info.Draft.Recognised}
+		resp.Draft = &api.Draft{Languages: info.Draft.Languages, Recognised: info.Draft.Recognised, NotUnderstood: info.Draft.NotUnderstood}
 	}
 	return resp
 }
@@ -62,7 +37,7 @@ func parseMandate(raw json.RawMessage) (*mandate.Mandate, error) {
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req createSessionRequest
+	var req api.CreateSessionRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -74,6 +49,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, p auth.Pr
 	sr := engine.SessionRequest{
 		ID: req.SessionID, AgentID: req.AgentID, Intent: req.Intent, Mandate: m, Tools: req.Tools,
 		WorkingDir: req.WorkingDirectory, HomeDir: req.HomeDirectory, ParentID: req.ParentSessionID, Source: req.Source,
+		ApprovalTimeout: req.ApprovalTimeout,
 	}
 	if req.Agent != nil {
 		sr.Agent = *req.Agent
@@ -100,14 +76,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, p auth.Pri
 	list, err := s.eng.ListSessions(r.Context(), p, store.SessionFilter{
 		AgentID: q.Get("agent_id"), Status: q.Get("status"), ParentID: q.Get("parent_session_id"), Limit: lim, Before: q.Get("before"),
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if list == nil {
-		list = []*store.Session{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
+	s.reply(w, r, http.StatusOK, api.SessionList{Sessions: orEmpty(list)}, err)
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -125,26 +94,16 @@ func (s *Server) getMandate(w http.ResponseWriter, r *http.Request, p auth.Princ
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info.Mandate)
+	s.reply(w, r, http.StatusOK, info.Mandate, nil)
 }
 
 func (s *Server) listMandates(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	list, err := s.eng.Mandates(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"versions": list})
-}
-
-type amendRequest struct {
-	Intent  string          `json:"intent"`
-	Mandate json.RawMessage `json:"mandate"`
-	Source  string          `json:"source"`
+	s.reply(w, r, http.StatusOK, api.MandateVersionList{Versions: orEmpty(list)}, err)
 }
 
 func (s *Server) amendMandate(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req amendRequest
+	var req api.AmendMandateRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -162,9 +121,7 @@ func (s *Server) amendMandate(w http.ResponseWriter, r *http.Request, p auth.Pri
 }
 
 func (s *Server) setStatus(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req struct {
-		Status string `json:"status"`
-	}
+	var req api.SetStatusRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -176,41 +133,23 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request, p auth.Princi
 	writeJSON(w, http.StatusOK, sess)
 }
 
-type evaluateRequest struct {
-	SessionID string          `json:"session_id"`
-	Tool      string          `json:"tool"`
-	Args      json.RawMessage `json:"args"`
-	// CallID is the harness's id for the call; the result can then be
-	// observed by it.
-	CallID string `json:"call_id"`
-	// Reported is the agent's own account of the call (e.g. its stated
-	// reasoning), kept as reported evidence; it does not affect the
-	// decision.
-	Reported json.RawMessage `json:"reported"`
-	// Surface names the integration the call came through; it labels the
-	// record and does not affect the decision.
-	Surface string `json:"surface"`
-}
-
-// surface names where a call came from by who relays it: a hook token is
-// an agent runtime's hook, anything else the plain API.
 // surface labels a decision with the integration it came through: what the
 // caller says, from a fixed set, or its token's role.
 func surface(p auth.Principal, requested string) (string, error) {
 	switch requested {
-	case "api", "mcp", "hook", "sdk":
+	case api.SurfaceAPI, api.SurfaceMCP, api.SurfaceHook, api.SurfaceSDK:
 		return requested, nil
 	case "":
 		if p.Role == auth.RoleHook {
-			return "hook", nil
+			return api.SurfaceHook, nil
 		}
-		return "api", nil
+		return api.SurfaceAPI, nil
 	}
 	return "", fmt.Errorf("%w: surface %q: want api, mcp, hook or sdk", engine.ErrInvalid, requested)
 }
 
 func (s *Server) evaluate(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req evaluateRequest
+	var req api.EvaluateRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -224,12 +163,17 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request, p auth.Princip
 		s.fail(w, r, err)
 		return
 	}
-	d, err := s.eng.Evaluate(r.Context(), p, engine.EvaluateRequest{SessionID: req.SessionID, Tool: req.Tool, Args: args, RawArgs: raw, Surface: surf, CallID: req.CallID, Reported: req.Reported})
+	wait, err := parseWait(req.Wait)
 	if err != nil {
 		s.failEvaluate(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	d, err := s.eng.Evaluate(r.Context(), p, engine.EvaluateRequest{SessionID: req.SessionID, Tool: req.Tool, Args: args, RawArgs: raw, Surface: surf, CallID: req.CallID, Reported: req.Reported, Wait: wait})
+	if err != nil {
+		s.failEvaluate(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d.Wire())
 }
 
 // failEvaluate says, beside the error, that the call is refused: a client
@@ -247,10 +191,7 @@ func (s *Server) failEvaluate(w http.ResponseWriter, r *http.Request, err error)
 	default:
 		s.log.Error("evaluate failed; refusing the call", "err", err)
 	}
-	var b errorBody
-	b.Error.Code, b.Error.Message = code, err.Error()
-	b.Effect, b.Reasons = "deny", []string{reason}
-	writeJSON(w, status, b)
+	writeJSON(w, status, api.Error{Error: api.ErrorDetail{Code: code, Message: err.Error()}, Effect: api.Deny, Reasons: []string{reason}})
 }
 
 // decodeArgs accepts a JSON object (or null/absent as {}).
@@ -269,21 +210,8 @@ func decodeArgs(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 	return args, raw, nil
 }
 
-type observeRequest struct {
-	DecisionID string          `json:"decision_id"`
-	Output     json.RawMessage `json:"output"`
-	Origin     string          `json:"origin"`
-	// Without a decision id, the result is matched by the call id it was
-	// evaluated with, in the session; tool and args describe the call in
-	// case it turns out to be a gap.
-	SessionID string          `json:"session_id"`
-	CallID    string          `json:"call_id"`
-	Tool      string          `json:"tool"`
-	Args      json.RawMessage `json:"args"`
-}
-
 func (s *Server) observe(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req observeRequest
+	var req api.ObserveRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -300,7 +228,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request, p auth.Principa
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"observation_id": o.ID, "decision_id": o.DecisionID, "session_id": o.SessionID})
+	writeJSON(w, http.StatusOK, observeResponse(o))
 }
 
 func (s *Server) listDecisions(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -316,10 +244,7 @@ func (s *Server) listDecisions(w http.ResponseWriter, r *http.Request, p auth.Pr
 				var list []*store.Decision
 				list, err = s.eng.Decisions(r.Context(), p, store.DecisionFilter{SessionID: q.Get("session_id"), Effect: q.Get("effect"), Limit: lim, AfterSeq: after})
 				if err == nil {
-					if list == nil {
-						list = []*store.Decision{}
-					}
-					writeJSON(w, http.StatusOK, map[string]any{"decisions": list})
+					writeJSON(w, http.StatusOK, api.DecisionList{Decisions: orEmpty(list)})
 					return
 				}
 			}
@@ -330,14 +255,11 @@ func (s *Server) listDecisions(w http.ResponseWriter, r *http.Request, p auth.Pr
 
 func (s *Server) getDecision(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	d, obs, err := s.eng.GetDecision(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	var prov []api.Provenance
+	if d != nil {
+		prov = d.Provenance
 	}
-	if obs == nil {
-		obs = []*store.Observation{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"decision": d, "observations": obs})
+	s.reply(w, r, http.StatusOK, api.DecisionDetail{Decision: d, Observations: orEmpty(obs), Provenance: orEmpty(prov)}, err)
 }
 
 func (s *Server) compileIntent(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -345,9 +267,7 @@ func (s *Server) compileIntent(w http.ResponseWriter, r *http.Request, p auth.Pr
 		s.fail(w, r, fmt.Errorf("%w: role %s may not compile intents", engine.ErrForbidden, p.Role))
 		return
 	}
-	var req struct {
-		Intent string `json:"intent"`
-	}
+	var req api.CompileRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -356,13 +276,7 @@ func (s *Server) compileIntent(w http.ResponseWriter, r *http.Request, p auth.Pr
 		s.fail(w, r, fmt.Errorf("%w: intent: %v", engine.ErrInvalid, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"mandate": d.Mandate, "languages": d.Languages, "recognised": d.Recognised})
-}
-
-type createTokenRequest struct {
-	Role    string `json:"role"`
-	AgentID string `json:"agent_id"`
-	Name    string `json:"name"`
+	writeJSON(w, http.StatusOK, api.CompileResponse{Mandate: d.Mandate, Languages: d.Languages, Recognised: d.Recognised, NotUnderstood: d.NotUnderstood})
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -370,7 +284,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, p auth.Prin
 		s.fail(w, r, fmt.Errorf("%w: role %s may not manage tokens", engine.ErrForbidden, p.Role))
 		return
 	}
-	var req createTokenRequest
+	var req api.CreateTokenRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -383,7 +297,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, p auth.Prin
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"token": tok, "id": rec.ID, "role": rec.Role, "agent_id": rec.AgentID, "name": rec.Name})
+	writeJSON(w, http.StatusCreated, api.TokenCreated{Token: tok, ID: rec.ID, Role: rec.Role, AgentID: rec.AgentID, Name: rec.Name})
 }
 
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -392,14 +306,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, p auth.Princ
 		return
 	}
 	list, err := s.st.ListTokens(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if list == nil {
-		list = []*store.Token{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"tokens": list})
+	s.reply(w, r, http.StatusOK, api.TokenList{Tokens: orEmpty(list)}, err)
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -412,4 +319,13 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request, p auth.Prin
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// observeResponse is what a recorded result looks like on the wire.
+func observeResponse(o *store.Observation) api.ObserveResponse {
+	return api.ObserveResponse{ID: o.ID, DecisionID: o.DecisionID, SessionID: o.SessionID, Gap: o.Gap, GapReason: o.GapReason}
+}
+
+func (s *Server) whoami(w http.ResponseWriter, _ *http.Request, p auth.Principal) {
+	writeJSON(w, http.StatusOK, api.Whoami{TokenID: p.TokenID, Role: string(p.Role), AgentID: p.AgentID, Name: p.Name})
 }

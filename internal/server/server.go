@@ -1,7 +1,10 @@
 // Package server is Mandate's HTTP API: sessions, mandates, evaluate,
 // observe, decisions, tokens, health and metrics, under /v1 with JSON bodies
 // and bearer-token auth. Handlers are thin: the engine decides, the server
-// translates.
+// translates into the wire types of package api. Every route is registered
+// with its openapi.Operation (routes.go), from which the document served at
+// /v1/openapi.json is generated (go generate) — see package api for how to
+// add a route.
 package server
 
 import (
@@ -12,24 +15,31 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
+	"github.com/mandate-dev/mandate/internal/events"
 	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/openapi"
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
 // Options configure the API.
 type Options struct {
 	Engine *engine.Engine
+	// Store serves tokens and /healthz. Nil uses the engine's store, which
+	// must then provide them too (every store.Store does).
+	Store  Store
 	Logger *slog.Logger
 	// Gatherer serves /metrics; nil serves an empty set.
 	Gatherer prometheus.Gatherer
@@ -43,32 +53,60 @@ type Options struct {
 	TokenCacheTTL time.Duration
 	// Evidence serves /v1/evidence; nil answers those routes with 503.
 	Evidence *evidence.Log
+	// StoreHealth, if set, describes the store for /healthz; an error
+	// makes the server unavailable.
+	StoreHealth func(ctx context.Context) (*api.StoreHealth, error)
+	// BodyTimeout bounds reading a request's body (default
+	// DefaultBodyTimeout): a client that sends it a byte at a time does not
+	// hold a connection and a handler indefinitely.
+	BodyTimeout time.Duration
+	// Events serves /v1/events; nil answers it with 503.
+	Events *events.Bus
+	// Webhooks reports delivery status at /v1/webhooks; nil reports none.
+	Webhooks Webhooks
 }
+
+// DefaultBodyTimeout is how long a request body may take to arrive.
+const DefaultBodyTimeout = 30 * time.Second
 
 // Server is the HTTP API.
 type Server struct {
 	eng     *engine.Engine
-	st      store.Store
+	st      Store
 	log     *slog.Logger
 	maxBody int64
 	maxArgs int
+	bodyTTL time.Duration
 	version string
 	mux     *http.ServeMux
 	tokens  tokenCache
-	// routes are the /v1 API's patterns, kept so a test can hold the
-	// OpenAPI document to them.
-	routes []string
+	// storeHealth describes the store for /healthz (Options.StoreHealth).
+	storeHealth func(ctx context.Context) (*api.StoreHealth, error)
+	// ops are the routes as the OpenAPI document describes them.
+	ops []openapi.Operation
+	// bus feeds /v1/events; webhooks report on /v1/webhooks.
+	bus      *events.Bus
+	webhooks Webhooks
 }
 
 // New builds the API.
 func New(opts Options) *Server {
+	st := opts.Store
+	if st == nil {
+		var ok bool
+		if st, ok = opts.Engine.Store().(Store); !ok {
+			panic("server: Options.Store is nil and the engine's store serves no tokens")
+		}
+	}
 	s := &Server{
 		eng:     opts.Engine,
-		st:      opts.Engine.Store(),
+		st:      st,
 		log:     opts.Logger,
 		maxArgs: opts.MaxArgsBytes,
 		version: opts.Version,
 		mux:     http.NewServeMux(),
+
+		storeHealth: opts.StoreHealth,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -77,6 +115,9 @@ func New(opts Options) *Server {
 		s.maxArgs = 1 << 20
 	}
 	s.maxBody = int64(s.maxArgs) + 64<<10
+	if s.bodyTTL = opts.BodyTimeout; s.bodyTTL <= 0 {
+		s.bodyTTL = DefaultBodyTimeout
+	}
 	s.tokens = tokenCache{ttl: opts.TokenCacheTTL, entries: map[[32]byte]cachedToken{}}
 	if s.tokens.ttl <= 0 {
 		s.tokens.ttl = 5 * time.Second
@@ -85,29 +126,8 @@ func New(opts Options) *Server {
 	if gatherer == nil {
 		gatherer = prometheus.NewRegistry()
 	}
-
-	s.mux.HandleFunc("GET /healthz", s.health)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
-	s.mux.HandleFunc("GET /v1/openapi.json", s.openAPI)
-
-	s.handle("POST /v1/sessions", s.createSession)
-	s.handle("GET /v1/sessions", s.listSessions)
-	s.handle("GET /v1/sessions/{id}", s.getSession)
-	s.handle("GET /v1/sessions/{id}/mandate", s.getMandate)
-	s.handle("POST /v1/sessions/{id}/mandate", s.amendMandate)
-	s.handle("GET /v1/sessions/{id}/mandates", s.listMandates)
-	s.handle("POST /v1/sessions/{id}/status", s.setStatus)
-	s.handle("POST /v1/evaluate", s.evaluate)
-	s.handle("POST /v1/observe", s.observe)
-	s.handle("GET /v1/decisions", s.listDecisions)
-	s.handle("GET /v1/decisions/{id}", s.getDecision)
-	s.handle("POST /v1/intent/compile", s.compileIntent)
-	s.handle("POST /v1/tokens", s.createToken)
-	s.handle("GET /v1/tokens", s.listTokens)
-	s.handle("DELETE /v1/tokens/{id}", s.revokeToken)
-	s.evidenceRoutes(opts.Evidence)
-	s.toolRoutes()
-	s.hookRoutes()
+	s.bus, s.webhooks = opts.Events, opts.Webhooks
+	s.routes(gatherer, opts.Evidence)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s; see /v1/openapi.json", r.Method, r.URL.Path))
 	})
@@ -143,9 +163,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p auth.Principal)
 
-func (s *Server) handle(pattern string, h handlerFunc) {
-	s.routes = append(s.routes, pattern)
-	s.mux.Handle(pattern, s.authenticate(h))
+// handle registers an authenticated route and its operation. Every such
+// route may also answer 401 (no or a bad token), 500 and 503.
+func (s *Server) handle(op openapi.Operation, h handlerFunc) {
+	for _, st := range []int{http.StatusUnauthorized, http.StatusInternalServerError, http.StatusServiceUnavailable} {
+		if !slices.Contains(op.Errors, st) {
+			op.Errors = append(op.Errors, st)
+		}
+	}
+	s.ops = append(s.ops, op)
+	s.mux.Handle(op.Method+" "+op.Path, s.authenticate(h))
+}
+
+// public registers a route that needs no token.
+func (s *Server) public(op openapi.Operation, h http.Handler) {
+	s.ops = append(s.ops, op)
+	s.mux.Handle(op.Method+" "+op.Path, h)
 }
 
 func (s *Server) authenticate(h handlerFunc) http.Handler {
@@ -169,6 +202,12 @@ func (s *Server) authenticate(h handlerFunc) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		if r.ContentLength != 0 {
+			// Reading the body has a deadline; decode lifts it once the
+			// body is in, so a handler that then waits (for a decision,
+			// an approval) is not cut off.
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyTTL))
+		}
 		h(w, r, p)
 	})
 }
@@ -218,11 +257,19 @@ func (s *Server) principal(ctx context.Context, token string) (auth.Principal, e
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if _, err := s.st.EvidenceSize(ctx); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": err.Error()})
+	h := api.Health{Status: "ok", Version: s.version, PolicyHash: s.eng.Policy().Hash()}
+	var err error
+	if s.storeHealth != nil {
+		h.Store, err = s.storeHealth(ctx)
+	} else {
+		_, err = s.st.EvidenceSize(ctx)
+	}
+	if err != nil {
+		h.Status, h.Error = "unavailable", err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, h)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.version, "policy_hash": s.eng.Policy().Hash()})
+	writeJSON(w, http.StatusOK, h)
 }
 
 // decode reads a JSON body strictly: unknown fields, trailing data and
@@ -240,9 +287,16 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, dst any) bool {
 		}
 	}
 	if err == nil {
+		http.NewResponseController(w).SetReadDeadline(time.Time{})
 		return true
 	}
 	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "timeout", fmt.Sprintf("the request body did not arrive within %s", s.bodyTTL))
+		return false
+	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
@@ -272,20 +326,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	// Effect is set on /v1/evaluate failures: the call is refused.
-	Effect  string   `json:"effect,omitempty"`
-	Reasons []string `json:"reasons,omitempty"`
+// reply answers v with status, or — when err is set — the error.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
+// orEmpty is l, or an empty list: lists are [] on the wire, never null.
+func orEmpty[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	var b errorBody
-	b.Error.Code, b.Error.Message = code, msg
-	writeJSON(w, status, b)
+	writeJSON(w, status, api.Error{Error: api.ErrorDetail{Code: code, Message: msg}})
 }
 
 // fail maps an engine error to a status and body.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/app"
 	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/openapi"
 )
 
 type fixture struct {
@@ -31,7 +32,7 @@ func newFixture(t testing.TB) *fixture {
 	t.Cleanup(func() { a.Close() })
 	f := &fixture{a: a, tokens: map[string]string{}}
 	for _, spec := range []struct{ key, role, agent string }{
-		{"admin", "admin", ""}, {"user", "user", ""}, {"hook", "hook", ""}, {"agent:mailer", "agent", "mailer"}, {"agent:other", "agent", "other"},
+		{"admin", "admin", ""}, {"user", "user", ""}, {"hook", "hook", ""}, {"hook:mailer", "hook", "mailer"}, {"agent:mailer", "agent", "mailer"}, {"agent:other", "agent", "other"},
 	} {
 		tok, rec, err := auth.Issue(spec.role, spec.agent, spec.key, time.Now())
 		if err != nil {
@@ -42,7 +43,8 @@ func newFixture(t testing.TB) *fixture {
 		}
 		f.tokens[spec.key] = tok
 	}
-	f.srv = httptest.NewServer(New(Options{Engine: a.Engine, Gatherer: a.Registry, MaxArgsBytes: 64 << 10, Version: "test"}))
+	h := New(Options{Engine: a.Engine, Store: a.Store, Evidence: a.Evidence, Gatherer: a.Registry, MaxArgsBytes: 64 << 10, Version: "test"})
+	f.srv = httptest.NewServer(validating(h, testValidator(t), func(err error) { t.Error(err) }, exercised.add))
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -251,11 +253,15 @@ func FuzzEvaluateBody(f *testing.F) {
 		f.Add(s)
 	}
 	h := New(Options{Engine: fx.a.Engine, MaxArgsBytes: 64 << 10})
+	v, err := openapi.NewValidator(Spec(nil), Operations())
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, body string) {
 		req := httptest.NewRequest("POST", "/v1/evaluate", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+fx.tokens["admin"])
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+		validating(h, v, func(err error) { t.Error(err) }, nil).ServeHTTP(rec, req)
 		if rec.Code >= 500 {
 			t.Fatalf("5xx for %q: %s", body, rec.Body)
 		}

@@ -5,29 +5,18 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
 )
 
-// toolRoutes mounts tool pinning: a gateway that shows an agent a tools/list
-// result posts it here first (POST), and anyone who reads may see a
-// session's pins and the changes that broke them (GET).
-func (s *Server) toolRoutes() {
-	s.handle("POST /v1/sessions/{id}/tools", s.pinTools)
-	s.handle("GET /v1/sessions/{id}/tools", s.sessionTools)
-}
-
-type pinToolsRequest struct {
-	// Tools are tool definitions as MCP tools/list returns them. Each is
-	// read leniently: fields Mandate does not pin (_meta, icons,
-	// execution, …) are ignored rather than refused, so a gateway can
-	// pass a listing through as it came.
-	Tools []json.RawMessage `json:"tools"`
-}
+// Tool pinning: a gateway that shows an agent a tools/list result posts it
+// here first (POST), and anyone who reads may see a session's pins and the
+// changes that broke them (GET).
 
 func (s *Server) pinTools(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req pinToolsRequest
+	var req api.PinToolsRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -57,4 +46,13 @@ func (s *Server) sessionTools(w http.ResponseWriter, r *http.Request, p auth.Pri
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) sessionFlow(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	f, err := s.eng.SessionFlow(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
 }

@@ -13,9 +13,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/baseline"
 	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
@@ -24,6 +26,10 @@ var (
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("already exists")
 	ErrClosed   = errors.New("store closed")
+	// ErrStale fails a change whose Guard no longer holds: the session
+	// changed since the change was decided (through another replica of a
+	// shared store). The caller reloads the session and decides again.
+	ErrStale = fmt.Errorf("%w: the session changed since this was decided", ErrConflict)
 )
 
 // Session lifecycle states.
@@ -68,11 +74,21 @@ type Session struct {
 	CreatedBy      string    `json:"created_by"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// Head names the last change to the session's state (a decision, a
+	// mandate version, a status change); Guard compares and sets it. It is
+	// bookkeeping for concurrency, not part of the session's record.
+	Head string `json:"-"`
+
+	// ApprovalTimeout is the deadline of this session's pending approvals
+	// (a Go duration, "5m"); empty means the server's default. A policy
+	// rule's own approval_timeout wins over it.
+	ApprovalTimeout string `json:"approval_timeout,omitempty"`
 }
 
 // Counters is a session's running state, updated with every decision.
 type Counters struct {
-	// Counts are allowed calls per kind.
+	// Counts are the items allowed calls acted on, per kind (each call
+	// its action.Items, at least 1).
 	Counts map[string]int `json:"counts"`
 	// Spend is money committed by allowed calls, per currency.
 	Spend  map[string]float64 `json:"spend"`
@@ -121,6 +137,38 @@ type Decision struct {
 	// tool_use_id), if it gave one; results are observed by it.
 	CallID    string    `json:"call_id,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+
+	// ApprovalID is the approval this decision asked for (effect ask), or
+	// the one it was allowed or denied by (rules approval.granted,
+	// approval.denied), or the one a judge resolved.
+	ApprovalID string `json:"approval_id,omitempty"`
+	// Judge is the judge model's opinion, when one was asked.
+	Judge *JudgeOpinion `json:"judge,omitempty"`
+	// Signals are how the call compares with its agent's baseline,
+	// recorded whether or not they changed the verdict.
+	Signals []baseline.Signal `json:"signals,omitempty"`
+	// Provenance is where each of the call's consequential values came
+	// from, as the flow facts the verdict was reached on had it.
+	Provenance []Provenance `json:"provenance,omitempty"`
+}
+
+// Provenance is one value of a decided call and its first source: the
+// user's words ("user"), the structured mandate ("mandate"), a tool's
+// output ("output", with the observation and the decision it answered),
+// the agent's own arguments ("call"), or "unknown" when the session's
+// value table could not say (it evicted values, or an output was not
+// examined in full). Trust is that source's: "user", "own" (the user's own
+// data) or "open". Injected: it came from an instruction injected into an
+// output, and never from the user's words. A secret value is only its
+// redaction marker.
+type Provenance struct {
+	Value         string `json:"value"`
+	Field         string `json:"field"`
+	Origin        string `json:"origin"`
+	Trust         string `json:"trust"`
+	Injected      bool   `json:"injected"`
+	ObservationID string `json:"observation_id,omitempty"`
+	DecisionID    string `json:"decision_id,omitempty"`
 }
 
 // Observation is a tool's result as the surface saw it.
@@ -243,6 +291,43 @@ type Change struct {
 	// the evidence log only.
 	Reported []*Reported
 	Evidence []*EvidenceRecord
+	// Guard, if set, is the state the change was decided on: the backend
+	// commits the change only if it still holds, and fails it with
+	// ErrStale otherwise (nothing of it is written).
+	Guard *Guard
+
+	// Approvals are new approval rows (an ask's, with its decision);
+	// ApprovalChanges update existing ones (answers, expiry, use), each
+	// conditional on the row's revision.
+	Approvals       []*Approval
+	ApprovalChanges []*ApprovalChange
+	// JudgeExchanges are requests to a judge model and their answers.
+	JudgeExchanges []*JudgeExchange
+	// Behaviour are baseline events (a new agent version, a drift verdict,
+	// a reset or freeze); they are kept in the evidence log only.
+	Behaviour []*BehaviourRecord
+}
+
+// Guard makes a change conditional on the state it was decided on, so that
+// several processes sharing a store never commit a decision made on a stale
+// copy of a session. It is checked before anything else in the change.
+type Guard struct {
+	// SessionID's head must still be Head (for a new session: the session
+	// must not exist); the change sets it to NewHead.
+	SessionID string
+	Head      string
+	NewHead   string
+	// Sessions must still have these statuses and mandate versions: the
+	// ancestors whose suspension or mandate bounds the change.
+	Sessions []SessionState
+}
+
+// SessionState is a session's status and mandate version as a change was
+// decided on them.
+type SessionState struct {
+	ID             string
+	Status         string
+	MandateVersion int
 }
 
 // SessionFilter selects sessions to list.
@@ -270,7 +355,10 @@ type GapFilter struct {
 	Limit     int
 }
 
-// Store is what the engine and the API need from a backend.
+// Store is everything a backend implements. Its consumers do not take it
+// whole: each declares the part it uses (engine.Store, server.Store, the
+// evidence log's reads), so a consumer can be tested with, and a backend
+// grown by, exactly what is needed.
 type Store interface {
 	// Submit queues c for commit and returns a channel that yields nil once
 	// c is durable, or the error that prevented it. Changes commit in
@@ -324,8 +412,13 @@ type Store interface {
 	Close() error
 }
 
+// Submitter is the write half of a store.
+type Submitter interface {
+	Submit(c *Change) <-chan error
+}
+
 // Apply submits c and waits until it is durable or ctx ends.
-func Apply(ctx context.Context, s Store, c *Change) error {
+func Apply(ctx context.Context, s Submitter, c *Change) error {
 	select {
 	case err := <-s.Submit(c):
 		return err

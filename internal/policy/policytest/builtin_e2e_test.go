@@ -49,7 +49,7 @@ func TestBuiltinFixturesEndToEnd(t *testing.T) {
 		}
 		v, err := p.Evaluate(&policy.Input{
 			Call: c.Call, Action: &a, Mandate: m,
-			Scope:   m.Check(&a, c.WorkingDirectory, now),
+			Scope:   m.CheckIn(&a, mandate.Env{WorkDir: c.WorkingDirectory, HomeDir: c.HomeDirectory}, now),
 			Session: s, Agent: c.Agent, Self: c.Self,
 		})
 		return v, &a, err

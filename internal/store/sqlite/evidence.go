@@ -67,7 +67,7 @@ func (s *Store) EvidenceLeafHashes(ctx context.Context, from, to uint64) ([][]by
 	if to < from {
 		return nil, fmt.Errorf("evidence leaf hashes: range [%d, %d) is reversed", from, to)
 	}
-	rows, err := s.pool.QueryContext(ctx, `SELECT idx, leaf_hash FROM evidence WHERE idx >= ? AND idx < ? ORDER BY idx`, from, to)
+	rows, err := s.query(ctx, `SELECT idx, leaf_hash FROM evidence WHERE idx >= ? AND idx < ? ORDER BY idx`, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("evidence leaf hashes: %w", err)
 	}
@@ -106,7 +106,7 @@ func (s *Store) EvidenceFrom(ctx context.Context, from uint64, limit int) ([]*st
 }
 
 func (s *Store) scanEvidence(ctx context.Context, what, q string, args ...any) ([]*store.EvidenceRecord, error) {
-	rows, err := s.pool.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -171,7 +171,7 @@ func scanCheckpoint(r scanner) (*store.Checkpoint, error) {
 
 // LatestCheckpoint implements store.Store.
 func (s *Store) LatestCheckpoint(ctx context.Context) (*store.Checkpoint, error) {
-	cp, err := scanCheckpoint(s.pool.QueryRowContext(ctx, `SELECT `+checkpointCols+` FROM checkpoints ORDER BY id DESC LIMIT 1`))
+	cp, err := scanCheckpoint(s.queryRow(ctx, `SELECT `+checkpointCols+` FROM checkpoints ORDER BY id DESC LIMIT 1`))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("checkpoint: %w", store.ErrNotFound)
 	}
@@ -186,7 +186,7 @@ func (s *Store) ListCheckpoints(ctx context.Context, afterID int64, limit int) (
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.pool.QueryContext(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit)
+	rows, err := s.query(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list checkpoints: %w", err)
 	}

@@ -24,6 +24,8 @@ func TestDecisionByCallAndGaps(t *testing.T) {
 	for seq, callID := range map[int]string{1: "toolu_1", 2: "toolu_1", 3: ""} {
 		c := decision("s1", seq)
 		c.Decision.CallID = callID
+		c.Evidence = nil
+		recorded(c)
 		if err := store.Apply(ctx, s, c); err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +39,7 @@ func TestDecisionByCallAndGaps(t *testing.T) {
 			Gap: true, GapReason: "never decided", Tool: "Read", CreatedAt: now.Add(time.Second)},
 	}
 	for _, o := range obs {
-		if err := store.Apply(ctx, s, &store.Change{Observation: o}); err != nil {
+		if err := store.Apply(ctx, s, recorded(&store.Change{Observation: o})); err != nil {
 			t.Fatal(err)
 		}
 	}

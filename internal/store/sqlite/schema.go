@@ -119,6 +119,78 @@ var migrations = []string{
 	ALTER TABLE observations ADD COLUMN tool TEXT NOT NULL DEFAULT '';
 	ALTER TABLE observations ADD COLUMN args BLOB;
 	CREATE INDEX observations_gap ON observations(session_id) WHERE gap = 1;`,
+	// The head of a session: the last change to its state, which a
+	// store.Guard compares and sets (shared stores need it; the embedded
+	// one honours the same contract).
+	`ALTER TABLE sessions ADD COLUMN head TEXT NOT NULL DEFAULT '';`,
+	// Approvals: every ask put to a person, bound to its call (tool and
+	// args hash), with its state and deadline; the whole row is kept as
+	// JSON in body, the columns are for finding rows. Decisions name the
+	// approval they asked for or were decided by, and the judge's opinion;
+	// sessions may set their approvals' deadline.
+	`CREATE TABLE approvals (
+		id TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		decision_id TEXT NOT NULL,
+		tool TEXT NOT NULL,
+		args_hash TEXT NOT NULL,
+		state TEXT NOT NULL,
+		scope TEXT NOT NULL DEFAULT '',
+		deadline INTEGER NOT NULL,
+		rev INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		body BLOB NOT NULL
+	);
+	CREATE INDEX approvals_call ON approvals(session_id, tool, args_hash);
+	CREATE INDEX approvals_session ON approvals(session_id, state);
+	CREATE INDEX approvals_pending ON approvals(deadline) WHERE state = 'pending';
+	ALTER TABLE decisions ADD COLUMN approval_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE decisions ADD COLUMN judge BLOB;
+	ALTER TABLE sessions ADD COLUMN approval_timeout TEXT NOT NULL DEFAULT '';`,
+	// Baselines (baseline.go).
+	baselineSchema,
+	// Every operational row keeps the leaf hash of the evidence record
+	// that describes it (store.Binding), checked whenever it is loaded;
+	// evidence is found by leaf hash and by session and type. Rows made
+	// before this migration are bound to their records here.
+	`ALTER TABLE sessions ADD COLUMN leaf BLOB;
+	ALTER TABLE mandates ADD COLUMN leaf BLOB;
+	ALTER TABLE decisions ADD COLUMN leaf BLOB;
+	ALTER TABLE observations ADD COLUMN leaf BLOB;
+	ALTER TABLE approvals ADD COLUMN leaf BLOB;
+	CREATE INDEX evidence_leaf ON evidence(leaf_hash);
+	CREATE INDEX evidence_session_type ON evidence(session_id, type, idx) WHERE session_id != '';
+	CREATE INDEX observations_session ON observations(session_id);
+	UPDATE sessions SET leaf = m.leaf FROM (
+		SELECT session_id AS id, leaf_hash AS leaf FROM evidence WHERE type = 'session' AND session_id != '') m
+		WHERE m.id = sessions.id;
+	UPDATE mandates SET leaf = m.leaf FROM (
+		SELECT session_id AS sid, json_extract(CAST(body AS TEXT), '$.content.version') AS v, leaf_hash AS leaf FROM evidence WHERE type = 'mandate' AND session_id != '') m
+		WHERE m.sid = mandates.session_id AND m.v = mandates.version;
+	UPDATE decisions SET leaf = m.leaf FROM (
+		SELECT json_extract(CAST(body AS TEXT), '$.content.decision_id') AS id, leaf_hash AS leaf FROM evidence WHERE type = 'decision') m
+		WHERE m.id = decisions.id;
+	UPDATE observations SET leaf = m.leaf FROM (
+		SELECT json_extract(CAST(body AS TEXT), '$.content.observation_id') AS id, leaf_hash AS leaf FROM evidence WHERE type = 'observation') m
+		WHERE m.id = observations.id;
+	UPDATE approvals SET leaf = m.leaf FROM (
+		SELECT COALESCE(json_extract(CAST(body AS TEXT), '$.content.approval.approval_id'), json_extract(CAST(body AS TEXT), '$.content.approval_id')) AS id, leaf_hash AS leaf, MAX(idx)
+		FROM evidence WHERE type IN ('approval', 'approval_state') GROUP BY 1) m
+		WHERE m.id = approvals.id;`,
+	// Budgets a delegation tree was to share. Nothing reads or writes the
+	// table since the tree budgets were withdrawn (drawn outside the
+	// decision's transaction, a replica's retry drew twice); it stays
+	// because migrations are history. It held what the calls of a
+	// session's subtree drew from its caps.
+	`CREATE TABLE budgets (
+		session_id TEXT NOT NULL,
+		dim TEXT NOT NULL,
+		used REAL NOT NULL,
+		PRIMARY KEY (session_id, dim)
+	);`,
+	// Each decision keeps the provenance of its values (JSON, as
+	// store.Provenance; NULL for decisions made before).
+	`ALTER TABLE decisions ADD COLUMN provenance BLOB;`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -149,3 +221,6 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	}
 	return nil
 }
+
+// SchemaVersion is the schema version this binary writes.
+func SchemaVersion() int { return len(migrations) }

@@ -36,10 +36,21 @@ type Options struct {
 	// order, before any submitter of that commit is acknowledged.
 	OnEvidence func(first uint64, leafHashes [][]byte)
 	Logger     *slog.Logger
+	// WALLimit bounds the write-ahead log: when a background checkpoint
+	// finds it larger, the next one copies it all back and truncates it
+	// (default DefaultWALLimit).
+	WALLimit int64
 
 	// syncWAL replaces the WAL fsync, for tests of its failure.
 	syncWAL func() error
 }
+
+// DefaultWALLimit is the WAL size above which it is truncated. Passive
+// checkpoints alone never shrink it under steady load: the WAL is reused
+// from its start only once every frame is copied back, and a writer that
+// never pauses always has frames newer than the copy — so it grew by about
+// 16 KB a decision, without end (7.3 GB after 440,000 decisions).
+const DefaultWALLimit = 64 << 20
 
 // Store is the SQLite backend. It is safe for concurrent use.
 type Store struct {
@@ -53,12 +64,19 @@ type Store struct {
 	mu     sync.RWMutex // guards closed against Submit
 	closed bool
 
+	// stmts are the read pool's prepared statements by query text
+	// (prepared.go).
+	stmts sync.Map
+
 	commits, changes atomic.Uint64
 	// broken is set when the WAL could not be synced: what was committed
 	// since the last sync may be lost, so nothing more is accepted.
 	broken          atomic.Pointer[error]
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}
+	// checked remembers decisions already held against their records
+	// (nil for a read-only store: verify checks every row).
+	checked *store.CheckCache
 }
 
 // Stats counts the writer's work: transactions committed and changes in them
@@ -148,6 +166,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		log:   opts.Logger,
 		queue: make(chan job, 4096),
 		done:  make(chan struct{}),
+		// About 100 bytes a row: some 6 MB at most.
+		checked: store.NewCheckCache(1 << 16),
 	}
 	w, err := newWriter(ctx, s)
 	if err != nil {
@@ -180,6 +200,10 @@ func (s *Store) checkpoints() {
 	defer close(s.checkpointsDone)
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
+	limit := s.opts.WALLimit
+	if limit <= 0 {
+		limit = DefaultWALLimit
+	}
 	last := uint64(0)
 	for {
 		select {
@@ -188,8 +212,16 @@ func (s *Store) checkpoints() {
 		case <-t.C:
 			if n := s.commits.Load(); n != last {
 				last = n
-				if _, err := s.pool.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
-					s.log.Warn("wal checkpoint", "err", err)
+				// Over the limit, TRUNCATE: it waits for the writer's
+				// transaction in progress (the writer then waits for it,
+				// for as long as copying the rest takes), copies every
+				// frame back, syncs the database and empties the WAL.
+				mode := "PASSIVE"
+				if fi, err := os.Stat(s.path + "-wal"); err == nil && fi.Size() > limit {
+					mode = "TRUNCATE"
+				}
+				if _, err := s.pool.Exec(`PRAGMA wal_checkpoint(` + mode + `)`); err != nil {
+					s.log.Warn("wal checkpoint", "mode", mode, "err", err)
 				}
 			}
 		}
@@ -237,7 +269,7 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errs []error
-	errs = append(errs, s.pool.Close(), s.write.Close())
+	errs = append(errs, s.closeStmts(), s.pool.Close(), s.write.Close())
 	return errors.Join(errs...)
 }
 
@@ -263,35 +295,83 @@ func (s *Store) Submit(c *store.Change) <-chan error {
 	return res
 }
 
-// GetSession implements store.Store.
+// GetSession implements store.Store. The row is held against the
+// evidence log (store.CheckSession) before it is returned.
 func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
-	row := s.pool.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
-	sess, err := scanSession(row)
+	row := s.queryRow(ctx, `SELECT `+sessionCols+`, `+bound("sessions")+` FROM sessions WHERE id = ?`, id)
+	sess, err := s.scanSession(ctx, row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
 	}
 	return sess, err
 }
 
-const sessionCols = `id, agent, tools, working_dir, home_dir, parent_id, status, mandate_version, state, created_by, created_at, updated_at`
+const sessionCols = `id, agent, tools, working_dir, home_dir, parent_id, status, mandate_version, state, created_by, created_at, updated_at, head, approval_timeout`
+
+// bound selects a row's leaf and the body of the evidence record with that
+// leaf hash (NULL when the log has none), for store.Binding.Check.
+func bound(table string) string {
+	return table + `.leaf, (SELECT e.body FROM evidence e WHERE e.leaf_hash = ` + table + `.leaf LIMIT 1)`
+}
 
 type scanner interface{ Scan(...any) error }
 
-func scanSession(r scanner) (*store.Session, error) {
-	var (
-		s                store.Session
-		agent, tools, st []byte
-		created, updated int64
-	)
-	if err := r.Scan(&s.ID, &agent, &tools, &s.WorkingDir, &s.HomeDir, &s.ParentID, &s.Status, &s.MandateVersion, &st, &s.CreatedBy, &created, &updated); err != nil {
+func (s *Store) scanSession(ctx context.Context, r scanner) (*store.Session, error) {
+	sess, leaf, body, err := scanSessionRow(r)
+	if err != nil {
 		return nil, err
 	}
-	if err := unmarshalAll(map[string]any{"agent": &s.Agent, "tools": &s.Tools, "state": &s.State}, map[string][]byte{"agent": agent, "tools": tools, "state": st}); err != nil {
-		return nil, fmt.Errorf("session %s: %w", s.ID, err)
+	if err := s.checkSession(ctx, sess, leaf, body); err != nil {
+		return nil, err
 	}
-	s.CreatedAt = time.Unix(0, created).UTC()
-	s.UpdatedAt = time.Unix(0, updated).UTC()
-	return &s, nil
+	return sess, nil
+}
+
+// scanSessionRow reads a session row and its binding, unchecked.
+func scanSessionRow(r scanner) (*store.Session, []byte, []byte, error) {
+	var (
+		sess             store.Session
+		agent, tools, st []byte
+		created, updated int64
+		leaf, body       []byte
+	)
+	if err := r.Scan(&sess.ID, &agent, &tools, &sess.WorkingDir, &sess.HomeDir, &sess.ParentID, &sess.Status, &sess.MandateVersion, &st, &sess.CreatedBy, &created, &updated, &sess.Head, &sess.ApprovalTimeout, &leaf, &body); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := unmarshalAll(map[string]any{"agent": &sess.Agent, "tools": &sess.Tools, "state": &sess.State}, map[string][]byte{"agent": agent, "tools": tools, "state": st}); err != nil {
+		return nil, nil, nil, fmt.Errorf("session %s: %w", sess.ID, err)
+	}
+	sess.CreatedAt = time.Unix(0, created).UTC()
+	sess.UpdatedAt = time.Unix(0, updated).UTC()
+	return &sess, leaf, body, nil
+}
+
+// sessionLogQuery reads what the log and the tables say about one session
+// (?1) for store.CheckSession, in one statement on the session's indexes.
+const sessionLogQuery = `SELECT
+	(SELECT body FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'session_status' ORDER BY idx DESC LIMIT 1),
+	(SELECT body FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'mandate' ORDER BY idx DESC LIMIT 1),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'mandate'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'decision'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'observation'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'approval'),
+	(SELECT COUNT(*) FROM mandates WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM decisions WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM observations WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM approvals WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'observation' AND json_extract(CAST(body AS TEXT), '$.content.gap') = 1),
+	(SELECT COUNT(*) FROM observations WHERE session_id = ?1 AND gap = 1)`
+
+func (s *Store) checkSession(ctx context.Context, sess *store.Session, leaf, body []byte) error {
+	lg := store.SessionLog{Created: body, Records: map[string]int{}}
+	var m, d, o, a int
+	var rows store.SessionRows
+	if err := s.queryRow(ctx, sessionLogQuery, sess.ID).Scan(&lg.Status, &lg.Mandate, &m, &d, &o, &a,
+		&rows.Mandates, &rows.Decisions, &rows.Observations, &rows.Approvals, &lg.Gaps, &rows.Gaps); err != nil {
+		return fmt.Errorf("session %s: read its evidence: %w", sess.ID, err)
+	}
+	lg.Records[store.RecordMandate], lg.Records[store.RecordDecision], lg.Records[store.RecordObservation], lg.Records[store.RecordApproval] = m, d, o, a
+	return store.CheckSession(sess, leaf, lg, rows)
 }
 
 func unmarshalAll(dst map[string]any, src map[string][]byte) error {
@@ -326,26 +406,43 @@ func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*sto
 		where = append(where, "rowid < (SELECT rowid FROM sessions WHERE id = ?)")
 		args = append(args, f.Before)
 	}
-	q := `SELECT ` + sessionCols + ` FROM sessions`
+	q := `SELECT ` + sessionCols + `, ` + bound("sessions") + ` FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY rowid DESC LIMIT ?"
 	args = append(args, limit(f.Limit))
-	rows, err := s.pool.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	defer rows.Close()
-	var out []*store.Session
+	type bound struct {
+		sess       *store.Session
+		leaf, body []byte
+	}
+	var all []bound
 	for rows.Next() {
-		sess, err := scanSession(rows)
+		sess, leaf, body, err := scanSessionRow(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
-		out = append(out, sess)
+		all = append(all, bound{sess, leaf, body})
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	rows.Close()
+	// Checked after the rows are read: each check is a query of its own,
+	// and the pool may have one connection (an in-memory store).
+	out := make([]*store.Session, 0, len(all))
+	for _, b := range all {
+		if err := s.checkSession(ctx, b.sess, b.leaf, b.body); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, b.sess)
+	}
+	return out, nil
 }
 
 func limit(n int) int {
@@ -357,7 +454,7 @@ func limit(n int) int {
 
 // GetMandate implements store.Store. Version 0 means the latest.
 func (s *Store) GetMandate(ctx context.Context, sessionID string, version int) (*store.MandateVersion, error) {
-	q := `SELECT session_id, version, body, source, created_by, created_at FROM mandates WHERE session_id = ?`
+	q := `SELECT ` + mandateCols + `, ` + bound("mandates") + ` FROM mandates WHERE session_id = ?`
 	args := []any{sessionID}
 	if version > 0 {
 		q += " AND version = ?"
@@ -365,32 +462,38 @@ func (s *Store) GetMandate(ctx context.Context, sessionID string, version int) (
 	} else {
 		q += " ORDER BY version DESC LIMIT 1"
 	}
-	mv, err := scanMandate(s.pool.QueryRowContext(ctx, q, args...))
+	mv, err := scanMandate(s.queryRow(ctx, q, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("mandate of session %q version %d: %w", sessionID, version, store.ErrNotFound)
 	}
 	return mv, err
 }
 
+const mandateCols = `session_id, version, body, source, created_by, created_at`
+
 func scanMandate(r scanner) (*store.MandateVersion, error) {
 	var (
-		mv      store.MandateVersion
-		body    []byte
-		created int64
+		mv             store.MandateVersion
+		body           []byte
+		created        int64
+		leaf, evidence []byte
 	)
-	if err := r.Scan(&mv.SessionID, &mv.Version, &body, &mv.Source, &mv.CreatedBy, &created); err != nil {
+	if err := r.Scan(&mv.SessionID, &mv.Version, &body, &mv.Source, &mv.CreatedBy, &created, &leaf, &evidence); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(body, &mv.Mandate); err != nil {
 		return nil, fmt.Errorf("mandate %s v%d: decode: %w", mv.SessionID, mv.Version, err)
 	}
 	mv.CreatedAt = time.Unix(0, created).UTC()
+	if err := store.MandateBinding.Check(fmt.Sprintf("%s v%d", mv.SessionID, mv.Version), &mv, leaf, evidence); err != nil {
+		return nil, err
+	}
 	return &mv, nil
 }
 
 // ListMandates implements store.Store.
 func (s *Store) ListMandates(ctx context.Context, sessionID string) ([]*store.MandateVersion, error) {
-	rows, err := s.pool.QueryContext(ctx, `SELECT session_id, version, body, source, created_by, created_at FROM mandates WHERE session_id = ? ORDER BY version`, sessionID)
+	rows, err := s.query(ctx, `SELECT `+mandateCols+`, `+bound("mandates")+` FROM mandates WHERE session_id = ? ORDER BY version`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("list mandates: %w", err)
 	}
@@ -406,28 +509,49 @@ func (s *Store) ListMandates(ctx context.Context, sessionID string) ([]*store.Ma
 	return out, rows.Err()
 }
 
-const decisionCols = `id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at, call_id`
+const decisionCols = `id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at, call_id, approval_id, judge, signals, provenance`
 
-func scanDecision(r scanner) (*store.Decision, error) {
+func scanDecision(r scanner, checked *store.CheckCache) (*store.Decision, error) {
 	var (
 		d                    store.Decision
 		args, act, rul, reas []byte
 		created              int64
+		judge, sig, prov     []byte
+		leaf, body           []byte
 	)
-	if err := r.Scan(&d.ID, &d.SessionID, &d.Seq, &d.Surface, &d.Tool, &args, &act, &d.MandateVersion, &d.PolicyHash, &d.Effect, &rul, &reas, &d.LatencyMicros, &created, &d.CallID); err != nil {
+	if err := r.Scan(&d.ID, &d.SessionID, &d.Seq, &d.Surface, &d.Tool, &args, &act, &d.MandateVersion, &d.PolicyHash, &d.Effect, &rul, &reas, &d.LatencyMicros, &created, &d.CallID, &d.ApprovalID, &judge, &sig, &prov, &leaf, &body); err != nil {
 		return nil, err
+	}
+	if len(prov) > 0 {
+		if err := json.Unmarshal(prov, &d.Provenance); err != nil {
+			return nil, fmt.Errorf("decision %s: decode provenance: %w", d.ID, err)
+		}
+	}
+	if len(sig) > 0 {
+		if err := json.Unmarshal(sig, &d.Signals); err != nil {
+			return nil, fmt.Errorf("decision %s: decode signals: %w", d.ID, err)
+		}
+	}
+	if len(judge) > 0 {
+		if err := json.Unmarshal(judge, &d.Judge); err != nil {
+			return nil, fmt.Errorf("decision %s: decode judge: %w", d.ID, err)
+		}
 	}
 	d.Args = json.RawMessage(args)
 	if err := unmarshalAll(map[string]any{"action": &d.Action, "rules": &d.Rules, "reasons": &d.Reasons}, map[string][]byte{"action": act, "rules": rul, "reasons": reas}); err != nil {
 		return nil, fmt.Errorf("decision %s: %w", d.ID, err)
 	}
 	d.CreatedAt = time.Unix(0, created).UTC()
+	if err := checked.Check(store.DecisionBinding, d.ID, &d, leaf, body,
+		d.ID, d.SessionID, &d.Seq, d.Surface, d.Tool, args, act, &d.MandateVersion, d.PolicyHash, d.Effect, rul, reas, &d.LatencyMicros, &created, d.CallID, d.ApprovalID, judge, sig, prov); err != nil {
+		return nil, err
+	}
 	return &d, nil
 }
 
 // GetDecision implements store.Store.
 func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, error) {
-	d, err := scanDecision(s.pool.QueryRowContext(ctx, `SELECT `+decisionCols+` FROM decisions WHERE id = ?`, id))
+	d, err := scanDecision(s.queryRow(ctx, `SELECT `+decisionCols+`, `+bound("decisions")+` FROM decisions WHERE id = ?`, id), s.checked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("decision %q: %w", id, store.ErrNotFound)
 	}
@@ -449,20 +573,20 @@ func (s *Store) ListDecisions(ctx context.Context, f store.DecisionFilter) ([]*s
 		where = append(where, "effect = ?")
 		args = append(args, f.Effect)
 	}
-	q := `SELECT ` + decisionCols + ` FROM decisions`
+	q := `SELECT ` + decisionCols + `, ` + bound("decisions") + ` FROM decisions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " " + order + " LIMIT ?"
 	args = append(args, limit(f.Limit))
-	rows, err := s.pool.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list decisions: %w", err)
 	}
 	defer rows.Close()
 	var out []*store.Decision
 	for rows.Next() {
-		d, err := scanDecision(rows)
+		d, err := scanDecision(rows, s.checked)
 		if err != nil {
 			return nil, fmt.Errorf("list decisions: %w", err)
 		}
@@ -477,27 +601,39 @@ func scanObservations(rows *sql.Rows) ([]*store.Observation, error) {
 	defer rows.Close()
 	var out []*store.Observation
 	for rows.Next() {
-		var (
-			o            store.Observation
-			output, args []byte
-			created      int64
-		)
-		if err := rows.Scan(&o.ID, &o.DecisionID, &o.SessionID, &output, &o.Origin, &o.CallID, &o.Gap, &o.GapReason, &o.Tool, &args, &created); err != nil {
+		o, err := scanObservation(rows)
+		if err != nil {
 			return nil, err
 		}
-		o.Output = json.RawMessage(output)
-		if len(args) > 0 {
-			o.Args = json.RawMessage(args)
-		}
-		o.CreatedAt = time.Unix(0, created).UTC()
-		out = append(out, &o)
+		out = append(out, o)
 	}
 	return out, rows.Err()
 }
 
+func scanObservation(r scanner) (*store.Observation, error) {
+	var (
+		o            store.Observation
+		output, args []byte
+		created      int64
+		leaf, body   []byte
+	)
+	if err := r.Scan(&o.ID, &o.DecisionID, &o.SessionID, &output, &o.Origin, &o.CallID, &o.Gap, &o.GapReason, &o.Tool, &args, &created, &leaf, &body); err != nil {
+		return nil, err
+	}
+	o.Output = json.RawMessage(output)
+	if len(args) > 0 {
+		o.Args = json.RawMessage(args)
+	}
+	o.CreatedAt = time.Unix(0, created).UTC()
+	if err := store.ObservationBinding.Check(o.ID, &o, leaf, body); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
 // ListObservations implements store.Store.
 func (s *Store) ListObservations(ctx context.Context, decisionID string) ([]*store.Observation, error) {
-	rows, err := s.pool.QueryContext(ctx, `SELECT `+observationCols+` FROM observations WHERE decision_id = ? ORDER BY rowid`, decisionID)
+	rows, err := s.query(ctx, `SELECT `+observationCols+`, `+bound("observations")+` FROM observations WHERE decision_id = ? ORDER BY rowid`, decisionID)
 	if err != nil {
 		return nil, fmt.Errorf("list observations: %w", err)
 	}
@@ -513,7 +649,7 @@ func (s *Store) DecisionByCall(ctx context.Context, sessionID, callID string) (*
 	if callID == "" {
 		return nil, fmt.Errorf("decision for an empty call id: %w", store.ErrNotFound)
 	}
-	d, err := scanDecision(s.pool.QueryRowContext(ctx, `SELECT `+decisionCols+` FROM decisions WHERE session_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1`, sessionID, callID))
+	d, err := scanDecision(s.queryRow(ctx, `SELECT `+decisionCols+`, `+bound("decisions")+` FROM decisions WHERE session_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1`, sessionID, callID), s.checked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("decision for call %q in session %q: %w", callID, sessionID, store.ErrNotFound)
 	}
@@ -522,7 +658,7 @@ func (s *Store) DecisionByCall(ctx context.Context, sessionID, callID string) (*
 
 // ListGaps implements store.Store.
 func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Observation, error) {
-	q := `SELECT ` + observationCols + ` FROM observations WHERE gap = 1`
+	q := `SELECT ` + observationCols + `, ` + bound("observations") + ` FROM observations WHERE gap = 1`
 	var args []any
 	if f.SessionID != "" {
 		q += ` AND session_id = ?`
@@ -530,7 +666,7 @@ func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Obser
 	}
 	q += ` ORDER BY rowid DESC LIMIT ?`
 	args = append(args, limit(f.Limit))
-	rows, err := s.pool.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list gaps: %w", err)
 	}
@@ -543,7 +679,7 @@ func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Obser
 
 // ListToolPins implements store.Store.
 func (s *Store) ListToolPins(ctx context.Context, sessionID string) ([]*store.ToolPin, error) {
-	rows, err := s.pool.QueryContext(ctx, `SELECT session_id, tool, hash, definition, created_at FROM tool_pins WHERE session_id = ? ORDER BY rowid`, sessionID)
+	rows, err := s.query(ctx, `SELECT session_id, tool, hash, definition, created_at FROM tool_pins WHERE session_id = ? ORDER BY rowid`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("list tool pins: %w", err)
 	}
@@ -567,7 +703,7 @@ func (s *Store) ListToolPins(ctx context.Context, sessionID string) ([]*store.To
 
 // ListToolChanges implements store.Store.
 func (s *Store) ListToolChanges(ctx context.Context, sessionID string) ([]*store.ToolChange, error) {
-	rows, err := s.pool.QueryContext(ctx, `SELECT id, session_id, tool, pinned_hash, hash, definition, created_at FROM tool_changes WHERE session_id = ? ORDER BY rowid`, sessionID)
+	rows, err := s.query(ctx, `SELECT id, session_id, tool, pinned_hash, hash, definition, created_at FROM tool_changes WHERE session_id = ? ORDER BY rowid`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("list tool changes: %w", err)
 	}
@@ -621,7 +757,7 @@ func scanToken(r scanner) (*store.Token, error) {
 
 // TokenByHash implements store.Store.
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*store.Token, error) {
-	t, err := scanToken(s.pool.QueryRowContext(ctx, `SELECT id, hash, role, agent_id, name, created_at, revoked_at FROM tokens WHERE hash = ?`, hash))
+	t, err := scanToken(s.queryRow(ctx, `SELECT id, hash, role, agent_id, name, created_at, revoked_at FROM tokens WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("token: %w", store.ErrNotFound)
 	}
@@ -630,7 +766,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*store.Token, err
 
 // ListTokens implements store.Store.
 func (s *Store) ListTokens(ctx context.Context) ([]*store.Token, error) {
-	rows, err := s.pool.QueryContext(ctx, `SELECT id, hash, role, agent_id, name, created_at, revoked_at FROM tokens ORDER BY created_at`)
+	rows, err := s.query(ctx, `SELECT id, hash, role, agent_id, name, created_at, revoked_at FROM tokens ORDER BY created_at`)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
@@ -658,10 +794,15 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 	return nil
 }
 
-// EvidenceSize implements store.Store.
+// EvidenceSize implements store.Store. The log is gapless from 0 (the
+// writer only appends the next index, and the tree's rebuild at open reads
+// every index below this and fails on a missing one), so its size is the
+// last index + 1: one seek down the primary key, where COUNT(*) reads the
+// whole table — over a second at a million records, longer than a health
+// check may take.
 func (s *Store) EvidenceSize(ctx context.Context) (uint64, error) {
 	var n uint64
-	if err := s.pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM evidence`).Scan(&n); err != nil {
+	if err := s.queryRow(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM evidence`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("evidence size: %w", err)
 	}
 	return n, nil
@@ -669,7 +810,7 @@ func (s *Store) EvidenceSize(ctx context.Context) (uint64, error) {
 
 // EvidenceRange implements store.Store.
 func (s *Store) EvidenceRange(ctx context.Context, from, to uint64) ([]*store.EvidenceRecord, error) {
-	rows, err := s.pool.QueryContext(ctx, `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE idx >= ? AND idx < ? ORDER BY idx`, from, to)
+	rows, err := s.query(ctx, `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE idx >= ? AND idx < ? ORDER BY idx`, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("evidence range: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/store"
 )
@@ -29,25 +30,34 @@ func open(t *testing.T, path string, opts Options) *Store {
 
 func newSession(id string) *store.Change {
 	now := time.Unix(1700000000, 123456789).UTC()
-	return &store.Change{
+	return recorded(&store.Change{
 		NewSession: true,
 		Session: &store.Session{ID: id, Agent: store.Agent{ID: "a1", Model: "m"}, Status: store.StatusActive,
 			MandateVersion: 1, CreatedBy: "tok", CreatedAt: now, UpdatedAt: now,
 			Tools: []action.ToolDef{{Name: "send_email", Description: "Send"}}},
 		Mandate: &store.MandateVersion{SessionID: id, Version: 1, Source: "user", CreatedBy: "tok", CreatedAt: now,
 			Mandate: &mandate.Mandate{Version: 1, Allow: []action.Kind{action.Read}}},
-		Evidence: []*store.EvidenceRecord{{Type: "session", SessionID: id, Origin: "observed", Body: []byte(`{"s":"` + id + `"}`), LeafHash: []byte(id), CreatedAt: now}},
+	})
+}
+
+// recorded adds c's evidence records, as the engine does: rows without
+// theirs are refused when loaded.
+func recorded(c *store.Change) *store.Change {
+	recs, err := evidence.NewRecorder(nil).Record(c)
+	if err != nil {
+		panic(err)
 	}
+	c.Evidence = append(c.Evidence, recs...)
+	return c
 }
 
 func decision(sess string, seq int) *store.Change {
 	id := fmt.Sprintf("%s-d%d", sess, seq)
-	return &store.Change{
+	return recorded(&store.Change{
 		Decision: &store.Decision{ID: id, SessionID: sess, Seq: seq, Surface: "api", Tool: "Read",
 			Args: json.RawMessage(`{"file_path":"/x"}`), Action: &action.Action{Tool: "Read", Kind: action.Read},
 			MandateVersion: 1, PolicyHash: "h", Effect: "allow", Rules: []string{"r"}, Reasons: []string{"why"}, CreatedAt: time.Now()},
-		Evidence: []*store.EvidenceRecord{{Type: "decision", SessionID: sess, Origin: "observed", Body: []byte(id), LeafHash: []byte(id), CreatedAt: time.Now()}},
-	}
+	})
 }
 
 func TestRoundTripAndReopen(t *testing.T) {
@@ -82,8 +92,8 @@ func TestRoundTripAndReopen(t *testing.T) {
 	if err != nil || d.Action.Kind != action.Read || d.Reasons[0] != "why" {
 		t.Fatalf("decision: %+v %v", d, err)
 	}
-	if n, _ := s.EvidenceSize(ctx); n != 2 {
-		t.Fatalf("evidence size %d, want 2", n)
+	if n, _ := s.EvidenceSize(ctx); n != 3 {
+		t.Fatalf("evidence size %d, want 3 (session, mandate, decision)", n)
 	}
 	if _, err := s.GetSession(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing session: %v", err)
@@ -131,7 +141,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		}
 	}
 	size, _ := s.EvidenceSize(ctx)
-	if want := uint64(1 + n - failed); size != want {
+	if want := uint64(2 + n - failed); size != want {
 		t.Fatalf("evidence size %d, want %d", size, want)
 	}
 	recs, err := s.EvidenceRange(ctx, 0, size)
@@ -314,11 +324,11 @@ func TestPipelinedCommitsAreDurableAndOrdered(t *testing.T) {
 		next += firsts[i+1]
 	}
 	mu.Unlock()
-	if next != 301 {
-		t.Fatalf("%d evidence records acknowledged, want 301", next)
+	if next != 302 {
+		t.Fatalf("%d evidence records acknowledged, want 302", next)
 	}
 	s2 := open(t, path, Options{})
-	if n, _ := s2.EvidenceSize(ctx); n != 301 {
+	if n, _ := s2.EvidenceSize(ctx); n != 302 {
 		t.Fatalf("after reopening: %d records", n)
 	}
 }

@@ -19,11 +19,18 @@ type encoded struct {
 	agent, tools, state          []byte
 	mandate                      []byte
 	args, action, rules, reasons []byte
+	judge                        []byte
+	signals, provenance          []byte
 	output                       []byte
+	// approvals and approvalChanges are the bodies of c's approval rows,
+	// in order (approvals.go).
+	approvals, approvalChanges [][]byte
+	// leaves bind c's rows to their evidence records.
+	leaves store.Leaves
 }
 
 func encode(c *store.Change) (*encoded, error) {
-	e := &encoded{c: c}
+	e := &encoded{c: c, leaves: store.LeavesOf(c)}
 	var err error
 	if s := c.Session; s != nil {
 		if e.state, err = json.Marshal(s.State); err != nil {
@@ -57,6 +64,24 @@ func encode(c *store.Change) (*encoded, error) {
 		if e.reasons, err = json.Marshal(nonNil(d.Reasons)); err != nil {
 			return nil, fmt.Errorf("encode reasons: %w", err)
 		}
+		if len(d.Signals) > 0 {
+			if e.signals, err = json.Marshal(d.Signals); err != nil {
+				return nil, fmt.Errorf("encode signals: %w", err)
+			}
+		}
+		if len(d.Provenance) > 0 {
+			if e.provenance, err = json.Marshal(d.Provenance); err != nil {
+				return nil, fmt.Errorf("encode provenance: %w", err)
+			}
+		}
+		if d.Judge != nil {
+			if e.judge, err = json.Marshal(d.Judge); err != nil {
+				return nil, fmt.Errorf("encode judge: %w", err)
+			}
+		}
+	}
+	if err := e.encodeApprovals(); err != nil {
+		return nil, err
 	}
 	if o := c.Observation; o != nil {
 		e.output = o.Output
@@ -114,11 +139,13 @@ type synced struct {
 
 // The statements the writer runs, prepared once.
 const (
-	stInsertSession  = `INSERT INTO sessions (` + sessionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertSession  = `INSERT INTO sessions (` + sessionCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	stGuardHead      = `UPDATE sessions SET head = ? WHERE id = ? AND head = ?`
+	stExpectState    = `SELECT status, mandate_version FROM sessions WHERE id = ?`
 	stUpdateSession  = `UPDATE sessions SET status = ?, mandate_version = ?, state = ?, updated_at = ? WHERE id = ?`
-	stInsertMandate  = `INSERT INTO mandates (session_id, version, body, source, created_by, created_at) VALUES (?,?,?,?,?,?)`
-	stInsertDecision = `INSERT INTO decisions (` + decisionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	stInsertObserve  = `INSERT INTO observations (` + observationCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertMandate  = `INSERT INTO mandates (` + mandateCols + `, leaf) VALUES (?,?,?,?,?,?,?)`
+	stInsertDecision = `INSERT INTO decisions (` + decisionCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertObserve  = `INSERT INTO observations (` + observationCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
 	stInsertEvidence = `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`
 	stInsertToolPin  = `INSERT INTO tool_pins (session_id, tool, hash, definition, created_at) VALUES (?,?,?,?,?)`
 	stInsertToolChg  = `INSERT INTO tool_changes (id, session_id, tool, pinned_hash, hash, definition, created_at) VALUES (?,?,?,?,?,?,?)`
@@ -129,7 +156,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 	// Prepare on the pool before taking its only connection: the
 	// statements stay prepared on that connection, and each transaction
 	// reuses them instead of parsing SQL per row.
-	for _, q := range []string{stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg} {
+	for _, q := range []string{stGuardHead, stExpectState, stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg, stInsertApproval, stUpdateApproval} {
 		st, err := s.write.PrepareContext(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prepare: %w", err)
@@ -141,16 +168,16 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 		return nil, fmt.Errorf("sqlite: writer connection: %w", err)
 	}
 	w.conn = conn
-	var count, next uint64
-	err = conn.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(idx) + 1, 0) FROM evidence`).Scan(&count, &next)
+	// The next index is one seek down the primary key. A gap below it
+	// (records deleted) is not looked for here — COUNT(*) would read the
+	// whole table at every start —: the evidence log's rebuild at open
+	// reads every leaf below it and refuses the store on a missing one, and
+	// evidence verify reports it.
+	var next uint64
+	err = conn.QueryRowContext(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM evidence`).Scan(&next)
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("sqlite: read evidence size: %w", err)
-	}
-	if count != next {
-		// A gap means records were deleted: appending would hide it.
-		conn.Close()
-		return nil, fmt.Errorf("sqlite: evidence log has %d records but its last index is %d: the log was tampered with; run 'mandate evidence verify'", count, next-1)
 	}
 	w.nextIdx = next
 	return w, nil
@@ -416,10 +443,17 @@ func (w *writer) updateSession(t *txn, e *encoded) error {
 // left to the caller, who writes each session once per batch.
 func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) error {
 	c := e.c
+	if err := w.guard(t, c); err != nil {
+		return err
+	}
 	if s := c.Session; s != nil {
 		if c.NewSession {
+			head := ""
+			if c.Guard != nil {
+				head = c.Guard.NewHead
+			}
 			_, err := t.exec(stInsertSession,
-				s.ID, e.agent, e.tools, s.WorkingDir, s.HomeDir, s.ParentID, s.Status, s.MandateVersion, e.state, s.CreatedBy, s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano())
+				s.ID, e.agent, e.tools, s.WorkingDir, s.HomeDir, s.ParentID, s.Status, s.MandateVersion, e.state, s.CreatedBy, s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), head, s.ApprovalTimeout, e.leaves.Session)
 			if err != nil {
 				return wrapWrite("session "+s.ID, err)
 			}
@@ -430,13 +464,13 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 		}
 	}
 	if m := c.Mandate; m != nil {
-		if _, err := t.exec(stInsertMandate, m.SessionID, m.Version, e.mandate, m.Source, m.CreatedBy, m.CreatedAt.UnixNano()); err != nil {
+		if _, err := t.exec(stInsertMandate, m.SessionID, m.Version, e.mandate, m.Source, m.CreatedBy, m.CreatedAt.UnixNano(), e.leaves.Mandate); err != nil {
 			return wrapWrite(fmt.Sprintf("mandate %s v%d", m.SessionID, m.Version), err)
 		}
 	}
 	if d := c.Decision; d != nil {
 		_, err := t.exec(stInsertDecision,
-			d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.args, e.action, d.MandateVersion, d.PolicyHash, d.Effect, e.rules, e.reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID)
+			d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.args, e.action, d.MandateVersion, d.PolicyHash, d.Effect, e.rules, e.reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID, d.ApprovalID, e.judge, e.signals, e.provenance, e.leaves.Decision)
 		if err != nil {
 			return wrapWrite("decision "+d.ID, err)
 		}
@@ -446,7 +480,7 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 		if len(o.Args) > 0 {
 			args = o.Args
 		}
-		if _, err := t.exec(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, args, o.CreatedAt.UnixNano()); err != nil {
+		if _, err := t.exec(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, args, o.CreatedAt.UnixNano(), e.leaves.Observation); err != nil {
 			return wrapWrite("observation "+o.ID, err)
 		}
 	}
@@ -460,6 +494,9 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 			return wrapWrite("tool change "+tc.ID, err)
 		}
 	}
+	if err := applyApprovals(t, e); err != nil {
+		return err
+	}
 	for _, r := range c.Evidence {
 		r.Index = w.nextIdx
 		if _, err := t.exec(stInsertEvidence, r.Index, r.Type, r.SessionID, r.Origin, r.Body, r.LeafHash, r.CreatedAt.UnixNano()); err != nil {
@@ -469,6 +506,58 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 		*hashes = append(*hashes, r.LeafHash)
 	}
 	return nil
+}
+
+// guard checks a change's store.Guard before anything of it is written. In
+// one process the engine's own lock keeps it true; it fails only when the
+// caller's copy of a session is out of date.
+func (w *writer) guard(t *txn, c *store.Change) error {
+	g := c.Guard
+	if g == nil {
+		return nil
+	}
+	state := func(id string) (string, int, error) {
+		st, ok := t.bound[stExpectState]
+		if !ok {
+			st = t.tx.StmtContext(t.ctx, w.stmts[stExpectState])
+			t.bound[stExpectState] = st
+		}
+		var (
+			status  string
+			version int
+		)
+		err := st.QueryRowContext(t.ctx, id).Scan(&status, &version)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", 0, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return "", 0, fmt.Errorf("check session %s: %w", id, err)
+		}
+		return status, version, nil
+	}
+	for _, want := range g.Sessions {
+		status, version, err := state(want.ID)
+		if err != nil {
+			return err
+		}
+		if status != want.Status || version != want.MandateVersion {
+			return fmt.Errorf("session %s is %s at mandate version %d, not %s at %d: %w", want.ID, status, version, want.Status, want.MandateVersion, store.ErrStale)
+		}
+	}
+	if c.NewSession {
+		return nil
+	}
+	res, err := t.exec(stGuardHead, g.NewHead, g.SessionID, g.Head)
+	if err != nil {
+		return fmt.Errorf("guard session %s: %w", g.SessionID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	if _, _, err := state(g.SessionID); err != nil {
+		return err
+	}
+	return fmt.Errorf("session %s: %w", g.SessionID, store.ErrStale)
 }
 
 func wrapWrite(what string, err error) error {

@@ -1,0 +1,51 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/mandate-dev/mandate/api"
+)
+
+// Agents lists every agent with a baseline (GET /v1/agents).
+func (c *Client) Agents(ctx context.Context) ([]api.AgentBaseline, error) {
+	var out api.AgentList
+	return out.Agents, c.do(ctx, http.MethodGet, "/v1/agents", nil, &out)
+}
+
+// Agent returns one agent's baseline and versions.
+func (c *Client) Agent(ctx context.Context, id string) (*api.AgentBaseline, error) {
+	var out api.AgentBaseline
+	return &out, c.do(ctx, http.MethodGet, "/v1/agents/"+url.PathEscape(id), nil, &out)
+}
+
+// Drift compares each version of an agent with the one before it.
+func (c *Client) Drift(ctx context.Context, id string) (*api.DriftReport, error) {
+	var out api.DriftReport
+	return &out, c.do(ctx, http.MethodGet, "/v1/agents/"+url.PathEscape(id)+"/drift", nil, &out)
+}
+
+// Review returns what an agent's latest sessions show together.
+func (c *Client) Review(ctx context.Context, id string) (*api.AgentReview, error) {
+	var out api.AgentReview
+	return &out, c.do(ctx, http.MethodGet, "/v1/agents/"+url.PathEscape(id)+"/review", nil, &out)
+}
+
+// BaselineAction resets, freezes or unfreezes an agent's baseline (admin).
+func (c *Client) BaselineAction(ctx context.Context, id string, req api.BaselineRequest) (*api.AgentBaseline, error) {
+	var out api.AgentBaseline
+	return &out, c.do(ctx, http.MethodPost, "/v1/agents/"+url.PathEscape(id)+"/baseline", req, &out)
+}
+
+// Trace returns the chain that led to a decision.
+func (c *Client) Trace(ctx context.Context, decisionID string) (*api.Trace, error) {
+	var out api.Trace
+	return &out, c.do(ctx, http.MethodGet, "/v1/decisions/"+url.PathEscape(decisionID)+"/trace", nil, &out)
+}
+
+// SessionSummary returns a session as facts.
+func (c *Client) SessionSummary(ctx context.Context, id string) (*api.SessionSummary, error) {
+	var out api.SessionSummary
+	return &out, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id)+"/summary", nil, &out)
+}

@@ -1,0 +1,174 @@
+package baseline
+
+import (
+	_ "embed"
+	"fmt"
+	"regexp"
+	"sync"
+
+	"github.com/mandate-dev/mandate/internal/datafile"
+)
+
+// BuiltinFile is the name the built-in knowledge file is read under.
+const BuiltinFile = "baseline.yaml"
+
+//go:embed baseline.yaml
+var builtinData []byte
+
+// Config is what the behaviour layer knows (baseline.yaml).
+type Config struct {
+	Lifecycle struct {
+		MinSessions     int `yaml:"min_sessions"`
+		MinSessionCalls int `yaml:"min_session_calls"`
+		MinCalls        int `yaml:"min_calls"`
+	} `yaml:"lifecycle"`
+	Learning struct {
+		Smoothing       float64 `yaml:"smoothing"`
+		PathDepth       int     `yaml:"path_depth"`
+		MaxDestinations int     `yaml:"max_destinations"`
+		MaxTools        int     `yaml:"max_tools"`
+		MaxTransitions  int     `yaml:"max_transitions"`
+		MaxShapes       int     `yaml:"max_shapes"`
+	} `yaml:"learning"`
+	Consequential []string `yaml:"consequential"`
+	RateKinds     []string `yaml:"rate_kinds"`
+	Strong        []string `yaml:"strong_destinations"`
+	Signals       struct {
+		RareTool              float64 `yaml:"rare_tool"`
+		RareMinCalls          int     `yaml:"rare_min_calls"`
+		RareTransition        float64 `yaml:"rare_transition"`
+		RareTransitionMinFrom int     `yaml:"rare_transition_min_from"`
+		RateFactor            float64 `yaml:"rate_factor"`
+		RateExcess            int     `yaml:"rate_excess"`
+		RateMinSessions       int     `yaml:"rate_min_sessions"`
+		RareTransitionLift    float64 `yaml:"rare_transition_lift"`
+		NoveltySessions       int     `yaml:"novelty_sessions"`
+		Weights               struct {
+			FirstSeenConsequential float64 `yaml:"first_seen_consequential"`
+			FirstSeen              float64 `yaml:"first_seen"`
+			RareTool               float64 `yaml:"rare_tool"`
+			RareTransition         float64 `yaml:"rare_transition"`
+			Rate                   float64 `yaml:"rate"`
+		} `yaml:"weights"`
+		UnlikeSelf float64 `yaml:"unlike_self"`
+	} `yaml:"signals"`
+	Drift struct {
+		MinSessions               int     `yaml:"min_sessions"`
+		Divergence                float64 `yaml:"divergence"`
+		MinNewDestinationCalls    int     `yaml:"min_new_destination_calls"`
+		MinNewTransitionCalls     int     `yaml:"min_new_transition_calls"`
+		MinNewTransitionShare     float64 `yaml:"min_new_transition_share"`
+		MinNewTransitionFromShare float64 `yaml:"min_new_transition_from_share"`
+		RateFactor                float64 `yaml:"rate_factor"`
+		RateExcess                float64 `yaml:"rate_excess"`
+	} `yaml:"drift"`
+	Review struct {
+		MinSessions int        `yaml:"min_sessions"`
+		Shortcuts   []Shortcut `yaml:"shortcuts"`
+	} `yaml:"review"`
+
+	consequential map[string]bool
+	strong        map[string]bool
+}
+
+// Shortcut is a questionable shortcut a review looks for.
+type Shortcut struct {
+	Name    string `yaml:"name"`
+	Pattern string `yaml:"pattern"`
+	Why     string `yaml:"why"`
+	re      *regexp.Regexp
+}
+
+// Match reports whether text shows the shortcut.
+func (s *Shortcut) Match(text string) bool { return s.re != nil && s.re.MatchString(text) }
+
+var builtin = sync.OnceValues(func() (*Config, error) { return Parse(BuiltinFile, builtinData) })
+
+// Builtin returns the built-in configuration. The error is a broken
+// built-in file, which the tests rule out.
+func Builtin() (*Config, error) { return builtin() }
+
+// Parse reads a configuration file strictly: unknown keys, wrong types and
+// values out of range are errors naming the file and line.
+func Parse(file string, data []byte) (*Config, error) {
+	var c Config
+	if err := datafile.Load(file, data, &c); err != nil {
+		return nil, err
+	}
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &c, nil
+}
+
+func (c *Config) check() error {
+	pos := func(name string, v int) error {
+		if v <= 0 {
+			return fmt.Errorf("%s must be above 0, not %d", name, v)
+		}
+		return nil
+	}
+	unit := func(name string, v float64) error {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("%s must be between 0 and 1, not %v", name, v)
+		}
+		return nil
+	}
+	l, s, d := &c.Learning, &c.Signals, &c.Drift
+	for _, err := range []error{
+		pos("lifecycle.min_sessions", c.Lifecycle.MinSessions), pos("lifecycle.min_session_calls", c.Lifecycle.MinSessionCalls),
+		pos("lifecycle.min_calls", c.Lifecycle.MinCalls), pos("learning.path_depth", l.PathDepth),
+		pos("learning.max_destinations", l.MaxDestinations), pos("learning.max_tools", l.MaxTools),
+		pos("learning.max_transitions", l.MaxTransitions), pos("learning.max_shapes", l.MaxShapes),
+		pos("signals.rate_min_sessions", s.RateMinSessions), pos("drift.min_sessions", d.MinSessions),
+		pos("signals.novelty_sessions", s.NoveltySessions), unit("signals.rare_transition_lift", s.RareTransitionLift),
+		pos("drift.min_new_destination_calls", d.MinNewDestinationCalls), pos("drift.min_new_transition_calls", d.MinNewTransitionCalls),
+		pos("review.min_sessions", c.Review.MinSessions),
+		unit("signals.rare_tool", s.RareTool), unit("signals.rare_transition", s.RareTransition),
+		unit("signals.unlike_self", s.UnlikeSelf), unit("signals.weights.first_seen_consequential", s.Weights.FirstSeenConsequential),
+		unit("signals.weights.first_seen", s.Weights.FirstSeen), unit("signals.weights.rare_tool", s.Weights.RareTool),
+		unit("signals.weights.rare_transition", s.Weights.RareTransition), unit("signals.weights.rate", s.Weights.Rate),
+		unit("drift.divergence", d.Divergence), unit("drift.min_new_transition_share", d.MinNewTransitionShare),
+		unit("drift.min_new_transition_from_share", d.MinNewTransitionFromShare),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if !(l.Smoothing > 0) {
+		return fmt.Errorf("learning.smoothing must be above 0, not %v", l.Smoothing)
+	}
+	if s.RateFactor < 1 || d.RateFactor < 1 {
+		return fmt.Errorf("signals.rate_factor and drift.rate_factor must be at least 1")
+	}
+	if l.MaxShapes < s.RateMinSessions {
+		return fmt.Errorf("learning.max_shapes (%d) must be at least signals.rate_min_sessions (%d)", l.MaxShapes, s.RateMinSessions)
+	}
+	c.consequential = map[string]bool{}
+	for _, k := range c.Consequential {
+		c.consequential[k] = true
+	}
+	c.strong = map[string]bool{}
+	for _, t := range c.Strong {
+		switch t {
+		case DestHost, DestRecipient, DestAccount, DestPath, DestProgram, DestSubcommand:
+			c.strong[t] = true
+		default:
+			return fmt.Errorf("strong_destinations: %q is not a destination type (host, recipient, account, path, program, subcommand)", t)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range c.Review.Shortcuts {
+		sc := &c.Review.Shortcuts[i]
+		if sc.Name == "" || seen[sc.Name] {
+			return fmt.Errorf("review.shortcuts[%d]: a shortcut needs a unique name", i)
+		}
+		seen[sc.Name] = true
+		re, err := regexp.Compile(sc.Pattern)
+		if err != nil {
+			return fmt.Errorf("review.shortcuts[%d] (%s): pattern: %w", i, sc.Name, err)
+		}
+		sc.re = re
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package baseline
+
+import (
+	"strings"
+	"time"
+)
+
+// Lifecycle states of a baseline.
+const (
+	Learning   = "learning"
+	Monitoring = "monitoring"
+	Frozen     = "frozen"
+)
+
+// Profile is what one agent (Version "": all its versions) or one version
+// of it has done. It is bounded by the configuration's caps; Dropped counts
+// what the caps kept out.
+type Profile struct {
+	Agent   string `json:"agent"`
+	Version string `json:"version"`
+	// Frozen stops learning (an operator's choice).
+	Frozen bool `json:"frozen,omitempty"`
+	// Sessions are the sessions seen; Ordinary those of ordinary length.
+	Sessions int `json:"sessions"`
+	Ordinary int `json:"ordinary"`
+	// Calls are the learned (allowed) calls; Decided all decided ones.
+	Calls   int `json:"calls"`
+	Decided int `json:"decided"`
+	Denied  int `json:"denied"`
+	Asked   int `json:"asked"`
+
+	Tools map[string]int `json:"tools"`
+	Kinds map[string]int `json:"kinds"`
+	// Destinations counts calls per "type:value" destination.
+	Destinations map[string]int `json:"destinations"`
+	// Attempted counts the destinations of asked and denied calls: not
+	// learned as usual, but a version that keeps trying them has changed.
+	Attempted map[string]int `json:"attempted,omitempty"`
+	// ToolNext and KindNext count transitions "a>b" within sessions;
+	// ToolFrom and KindFrom how often a was followed by anything.
+	ToolNext map[string]int `json:"tool_next"`
+	KindNext map[string]int `json:"kind_next"`
+	ToolFrom map[string]int `json:"tool_from"`
+	KindFrom map[string]int `json:"kind_from"`
+	Hours    [24]int        `json:"hours"`
+	// Shapes are the newest sessions' shapes, oldest first.
+	Shapes  []Shape `json:"shapes"`
+	Dropped int     `json:"dropped,omitempty"`
+
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+
+	// Of a version's profile: its fingerprint, the version before it and
+	// whether its drift from that one was already reported.
+	Fingerprint  *Fingerprint `json:"fingerprint,omitempty"`
+	Previous     string       `json:"previous,omitempty"`
+	DriftAlerted bool         `json:"drift_alerted,omitempty"`
+	// Of an agent's profile (Version ""): its versions, oldest first; the
+	// sessions since the latest appeared; and the destinations first used
+	// since then (bounded like Destinations), which stay unusual while the
+	// new version is young.
+	Versions       []string       `json:"versions,omitempty"`
+	SinceVersion   int            `json:"since_version,omitempty"`
+	NewSinceChange map[string]int `json:"new_since_change,omitempty"`
+}
+
+// Fingerprint is what a version is made of.
+type Fingerprint struct {
+	Model            string `json:"model,omitempty"`
+	SystemPromptHash string `json:"system_prompt_hash,omitempty"`
+	ToolsetHash      string `json:"toolset_hash,omitempty"`
+	RetrievalSource  string `json:"retrieval_source,omitempty"`
+}
+
+// ID is the fingerprint's version id.
+func (f Fingerprint) ID() string {
+	return Version(f.Model, f.SystemPromptHash, f.ToolsetHash, f.RetrievalSource)
+}
+
+// MaxVersions bounds the versions an agent's profile lists.
+const MaxVersions = 1000
+
+// AddVersion records a new version of the agent and returns the one before
+// it ("" for the first). A version already listed returns "" and changes
+// nothing.
+func (p *Profile) AddVersion(v string) (previous string, added bool) {
+	for _, have := range p.Versions {
+		if have == v {
+			return "", false
+		}
+	}
+	if n := len(p.Versions); n > 0 {
+		previous = p.Versions[n-1]
+	}
+	if len(p.Versions) >= MaxVersions {
+		p.Versions = append(p.Versions[:0], p.Versions[1:]...)
+	}
+	p.Versions = append(p.Versions, v)
+	if previous != "" {
+		p.SinceVersion, p.NewSinceChange = 0, map[string]int{}
+	}
+	return previous, true
+}
+
+// Shape is one session as a whole: its length and per-kind counts.
+type Shape struct {
+	Session string         `json:"session"`
+	Calls   int            `json:"calls"`
+	Learned int            `json:"learned"`
+	Denied  int            `json:"denied"`
+	Asked   int            `json:"asked"`
+	Kinds   map[string]int `json:"kinds,omitempty"`
+	// Tried counts the kinds of asked and denied calls.
+	Tried map[string]int `json:"tried,omitempty"`
+	// Novel counts, per destination type, the destinations the session
+	// used first (new to the profile when learned).
+	Novel map[string]int `json:"novel,omitempty"`
+	// LastTool and LastKind are the session's latest learned call, the
+	// start of its next transition.
+	LastTool string `json:"last_tool,omitempty"`
+	LastKind string `json:"last_kind,omitempty"`
+}
+
+// NewProfile returns an empty profile.
+func NewProfile(agent, version string) *Profile {
+	p := &Profile{Agent: agent, Version: version}
+	p.init()
+	return p
+}
+
+// init makes the maps of a profile decoded from storage usable.
+func (p *Profile) init() {
+	for _, m := range []*map[string]int{&p.Tools, &p.Kinds, &p.Destinations, &p.Attempted, &p.ToolNext, &p.KindNext, &p.ToolFrom, &p.KindFrom} {
+		if *m == nil {
+			*m = map[string]int{}
+		}
+	}
+}
+
+// State is the profile's lifecycle state under c.
+func (p *Profile) State(c *Config) string {
+	switch {
+	case p.Frozen:
+		return Frozen
+	case p.Ordinary >= c.Lifecycle.MinSessions && p.Calls >= c.Lifecycle.MinCalls:
+		return Monitoring
+	}
+	return Learning
+}
+
+// shape returns the session's shape, adding it (and counting the session)
+// when it is new. The ring keeps the newest MaxShapes sessions.
+func (p *Profile) shape(c *Config, session string) *Shape {
+	for i := len(p.Shapes) - 1; i >= 0; i-- {
+		if p.Shapes[i].Session == session {
+			return &p.Shapes[i]
+		}
+	}
+	p.Sessions++
+	if len(p.Versions) > 1 {
+		p.SinceVersion++
+	}
+	if len(p.Shapes) >= c.Learning.MaxShapes {
+		p.Shapes = append(p.Shapes[:0], p.Shapes[len(p.Shapes)-c.Learning.MaxShapes+1:]...)
+	}
+	p.Shapes = append(p.Shapes, Shape{Session: session})
+	return &p.Shapes[len(p.Shapes)-1]
+}
+
+// Learn folds one decided call into the profile. Denied and asked calls
+// count in their session's shape only: what was refused never becomes
+// part of what the agent usually does. A frozen profile learns nothing.
+func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
+	if p.Frozen {
+		return
+	}
+	p.init()
+	if p.FirstSeen.IsZero() {
+		p.FirstSeen = at
+	}
+	p.LastSeen = at
+	s := p.shape(c, ev.Session)
+	s.Calls++
+	p.Decided++
+	if s.Calls == c.Lifecycle.MinSessionCalls {
+		p.Ordinary++
+	}
+	switch ev.Effect {
+	case "deny", "ask":
+		if ev.Effect == "deny" {
+			s.Denied++
+			p.Denied++
+		} else {
+			s.Asked++
+			p.Asked++
+		}
+		for _, k := range ev.Kinds {
+			if s.Tried == nil {
+				s.Tried = map[string]int{}
+			}
+			s.Tried[k]++
+		}
+		for _, d := range ev.Destinations {
+			bump(p.Attempted, d, c.Learning.MaxDestinations, &p.Dropped)
+		}
+		return
+	case "allow":
+	default:
+		return
+	}
+	s.Learned++
+	p.Calls++
+	bump(p.Tools, ev.Tool, c.Learning.MaxTools, &p.Dropped)
+	if ev.Kind != "" {
+		p.Kinds[ev.Kind]++
+	}
+	for _, k := range ev.Kinds {
+		if s.Kinds == nil {
+			s.Kinds = map[string]int{}
+		}
+		s.Kinds[k]++
+	}
+	for _, d := range ev.Destinations {
+		if _, ok := p.Destinations[d]; !ok {
+			typ, _, _ := strings.Cut(d, ":")
+			if s.Novel == nil {
+				s.Novel = map[string]int{}
+			}
+			s.Novel[typ]++
+			if len(p.Versions) > 1 {
+				if p.NewSinceChange == nil {
+					p.NewSinceChange = map[string]int{}
+				}
+				bump(p.NewSinceChange, d, c.Learning.MaxDestinations, &p.Dropped)
+			}
+		}
+		bump(p.Destinations, d, c.Learning.MaxDestinations, &p.Dropped)
+	}
+	if ev.Hour >= 0 && ev.Hour < 24 {
+		p.Hours[ev.Hour]++
+	}
+	if s.LastTool != "" {
+		if bump(p.ToolNext, s.LastTool+">"+ev.Tool, c.Learning.MaxTransitions, &p.Dropped) {
+			p.ToolFrom[s.LastTool]++
+		}
+		if bump(p.KindNext, s.LastKind+">"+ev.Kind, c.Learning.MaxTransitions, &p.Dropped) {
+			p.KindFrom[s.LastKind]++
+		}
+	}
+	s.LastTool, s.LastKind = ev.Tool, ev.Kind
+}
+
+// bump counts key in m unless m is full and key new; it reports whether it
+// counted.
+func bump(m map[string]int, key string, limit int, dropped *int) bool {
+	if _, ok := m[key]; !ok && len(m) >= limit {
+		*dropped++
+		return false
+	}
+	m[key]++
+	return true
+}
+
+// NewProfileFrom makes a decoded profile usable (its maps allocated).
+func NewProfileFrom(p *Profile) *Profile {
+	p.init()
+	return p
+}

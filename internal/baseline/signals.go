@@ -1,0 +1,262 @@
+package baseline
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Signal is one observation about a call against its agent's history, as
+// decisions record it.
+type Signal struct {
+	Name string `json:"name"`
+	// Value is the signal's value: a state name, a list of destinations, a
+	// probability, a count ratio or the score.
+	Value  json.RawMessage `json:"value"`
+	Reason string          `json:"reason"`
+}
+
+// Signal names.
+const (
+	SignalState          = "baseline.state"
+	SignalFirstSeen      = "baseline.first_seen"
+	SignalRareTool       = "baseline.rare_tool"
+	SignalRareTransition = "baseline.rare_transition"
+	SignalRate           = "baseline.rate"
+	SignalScore          = "baseline.score"
+	// SignalNewInVersion names destinations the agent used only since its
+	// latest version appeared, while that version is young (fewer sessions
+	// than the monitoring minimum): a change the drift verdict cannot yet
+	// speak of.
+	SignalNewInVersion = "baseline.new_in_version"
+)
+
+// Current is the call being decided, in its session's context.
+type Current struct {
+	Event Event
+	// PrevTool and PrevKind are the session's previous allowed call ("" at
+	// its start).
+	PrevTool, PrevKind string
+	// Counts are the session's allowed calls per kind before this one.
+	Counts map[string]int
+	// Version is the session's agent version ("" unknown).
+	Version string
+}
+
+// Result is what Assess found.
+type Result struct {
+	State   string
+	Signals []Signal
+	// FirstSeen are the call's destinations the agent never used.
+	FirstSeen []string
+	// Score is how unusual the call is for the agent, 0-1.
+	Score float64
+	// UnlikeSelf is true when the baseline is monitoring and the score is
+	// at or above the configured threshold.
+	UnlikeSelf bool
+	// RareTool and RareTransition are the tool's and the transition's
+	// smoothed probabilities under the agent's history; 1 while the
+	// history is too short to say.
+	RareTool, RareTransition float64
+	// Rate is the highest ratio of this session's count of a watched kind
+	// (this call included) to the agent's usual; 0 when none is known.
+	// RateHigh is true when it is far above (the rate signal fired).
+	Rate     float64
+	RateHigh bool
+	// Reasons are the score's top contributors, most weighty first.
+	Reasons []string
+}
+
+type part struct {
+	weight float64
+	why    string
+}
+
+// Assess compares a call with the agent's profile. It is O(1) per
+// destination and per kind: a few map lookups, and a pass over the kept
+// session shapes for rates.
+func (c *Config) Assess(p *Profile, cur Current) Result {
+	if p == nil {
+		p = NewProfile("", "")
+	}
+	p.init()
+	r := Result{State: p.State(c), RareTool: 1, RareTransition: 1}
+	r.Signals = append(r.Signals, Signal{Name: SignalState, Value: jsonOf(r.State), Reason: c.stateReason(p, r.State)})
+	var parts []part
+	ev := cur.Event
+	consequential := slices.ContainsFunc(ev.Kinds, func(k string) bool { return c.consequential[k] })
+	var young []string
+	if p.Calls > 0 {
+		fresh := cur.Version != "" && len(p.Versions) > 1 && p.Versions[len(p.Versions)-1] == cur.Version && p.SinceVersion <= c.Lifecycle.MinSessions
+		for _, d := range ev.Destinations {
+			switch {
+			case p.Destinations[d] == 0:
+				r.FirstSeen = append(r.FirstSeen, d)
+			case fresh && p.NewSinceChange[d] > 0:
+				young = append(young, d)
+			}
+		}
+	}
+	// weigh is a new destination's weight: more for a consequential call
+	// or a strong type, less the more often this agent goes somewhere new
+	// of that type.
+	weigh := func(dests []string) (float64, string) {
+		strong := slices.ContainsFunc(dests, func(d string) bool {
+			typ, _, _ := strings.Cut(d, ":")
+			return c.strong[typ]
+		})
+		w, what := c.Signals.Weights.FirstSeen, "destination"
+		if consequential || strong {
+			w, what = c.Signals.Weights.FirstSeenConsequential, ev.Kind+" destination"
+		}
+		novelty := 1.0
+		for _, d := range dests {
+			typ, _, _ := strings.Cut(d, ":")
+			novelty = min(novelty, c.novelty(p, typ, ev.Session))
+		}
+		if novelty > 0 {
+			what += fmt.Sprintf(" (this agent went somewhere new of that kind in %.0f%% of its recent sessions)", 100*novelty)
+		}
+		return w * (1 - novelty), what
+	}
+	if len(r.FirstSeen) > 0 {
+		w, what := weigh(r.FirstSeen)
+		why := fmt.Sprintf("first use of %s %s by this agent (in %d learned calls)", what, strings.Join(r.FirstSeen, ", "), p.Calls)
+		r.Signals = append(r.Signals, Signal{Name: SignalFirstSeen, Value: jsonOf(r.FirstSeen), Reason: why})
+		parts = append(parts, part{w, why})
+	}
+	if len(young) > 0 {
+		w, what := weigh(young)
+		why := fmt.Sprintf("%s %s used only since this agent's version changed %d sessions ago", what, strings.Join(young, ", "), p.SinceVersion)
+		r.Signals = append(r.Signals, Signal{Name: SignalNewInVersion, Value: jsonOf(young), Reason: why})
+		parts = append(parts, part{w, why})
+	}
+	a := c.Learning.Smoothing
+	toolProb, rareTool := 1.0, false
+	if p.Calls >= c.Signals.RareMinCalls {
+		prob := (float64(p.Tools[ev.Tool]) + a) / (float64(p.Calls) + a*float64(len(p.Tools)+1))
+		r.RareTool, toolProb = round(prob), prob
+		if prob < c.Signals.RareTool {
+			rareTool = true
+			why := fmt.Sprintf("tool %s: %d of this agent's %d calls", ev.Tool, p.Tools[ev.Tool], p.Calls)
+			r.Signals = append(r.Signals, Signal{Name: SignalRareTool, Value: jsonOf(round(prob)), Reason: why})
+			parts = append(parts, part{c.Signals.Weights.RareTool * (1 - prob/c.Signals.RareTool), why})
+		}
+	}
+	if cur.PrevTool != "" && p.ToolFrom[cur.PrevTool] >= c.Signals.RareTransitionMinFrom {
+		from := p.ToolFrom[cur.PrevTool]
+		n := p.ToolNext[cur.PrevTool+">"+ev.Tool]
+		prob := (float64(n) + a) / (float64(from) + a*float64(len(p.Tools)+1))
+		r.RareTransition = round(prob)
+		if prob < c.Signals.RareTransition && !rareTool && prob < c.Signals.RareTransitionLift*toolProb {
+			why := fmt.Sprintf("%s after %s: %d of %d times", ev.Tool, cur.PrevTool, n, from)
+			r.Signals = append(r.Signals, Signal{Name: SignalRareTransition, Value: jsonOf(round(prob)), Reason: why})
+			parts = append(parts, part{c.Signals.Weights.RareTransition * (1 - prob/c.Signals.RareTransition), why})
+		}
+	}
+	for _, k := range c.RateKinds {
+		if !slices.Contains(ev.Kinds, k) {
+			continue
+		}
+		usual, ok := c.usual(p, k, ev.Session)
+		if !ok {
+			continue
+		}
+		n := cur.Counts[k] + 1
+		r.Rate = max(r.Rate, round(float64(n)/float64(max(usual, 1))))
+		if float64(n) > float64(usual)*c.Signals.RateFactor && n > usual+c.Signals.RateExcess {
+			r.RateHigh = true
+			why := fmt.Sprintf("%d %s calls in this session; this agent's most in its last sessions is %d", n, k, usual)
+			r.Signals = append(r.Signals, Signal{Name: SignalRate, Value: jsonOf(round(float64(n) / float64(max(usual, 1)))), Reason: why})
+			parts = append(parts, part{c.Signals.Weights.Rate, why})
+		}
+	}
+	keep := 1.0
+	for _, pt := range parts {
+		keep *= 1 - pt.weight
+	}
+	r.Score = round(1 - keep)
+	slices.SortStableFunc(parts, func(x, y part) int { return cmpDesc(x.weight, y.weight) })
+	for _, pt := range parts[:min(3, len(parts))] {
+		r.Reasons = append(r.Reasons, pt.why)
+	}
+	reason := "nothing unusual for this agent"
+	if len(r.Reasons) > 0 {
+		reason = strings.Join(r.Reasons, "; ")
+	}
+	if r.State == Learning {
+		reason += " (baseline still learning)"
+	}
+	r.Signals = append(r.Signals, Signal{Name: SignalScore, Value: jsonOf(r.Score), Reason: reason})
+	r.UnlikeSelf = r.State == Monitoring && r.Score >= c.Signals.UnlikeSelf
+	return r
+}
+
+func (c *Config) stateReason(p *Profile, state string) string {
+	switch state {
+	case Frozen:
+		return "frozen by an operator: learning stopped"
+	case Monitoring:
+		return fmt.Sprintf("learned from %d sessions and %d calls", p.Ordinary, p.Calls)
+	}
+	return fmt.Sprintf("learning: %d of %d sessions, %d of %d calls", p.Ordinary, c.Lifecycle.MinSessions, p.Calls, c.Lifecycle.MinCalls)
+}
+
+// novelty is the smoothed share of the agent's last ordinary sessions
+// (other than this one) that used a destination of typ new to it; 0 while
+// there are fewer than signals.novelty_sessions of them.
+func (c *Config) novelty(p *Profile, typ, session string) float64 {
+	n, k := 0, 0
+	for i := len(p.Shapes) - 1; i >= 0 && n < c.Signals.NoveltySessions; i-- {
+		s := &p.Shapes[i]
+		if s.Session == session || s.Calls < c.Lifecycle.MinSessionCalls {
+			continue
+		}
+		n++
+		if s.Novel[typ] > 0 {
+			k++
+		}
+	}
+	if n < c.Signals.NoveltySessions {
+		return 0
+	}
+	return (float64(k) + 0.5) / (float64(n) + 1)
+}
+
+// usual is the highest per-session count of kind among the kept shapes of
+// other sessions with at least the minimum length; ok is false while there
+// are too few of them.
+func (c *Config) usual(p *Profile, kind, session string) (int, bool) {
+	n, most := 0, 0
+	for i := range p.Shapes {
+		s := &p.Shapes[i]
+		if s.Session == session || s.Calls < c.Lifecycle.MinSessionCalls {
+			continue
+		}
+		n++
+		most = max(most, s.Kinds[kind])
+	}
+	return most, n >= c.Signals.RateMinSessions
+}
+
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
+func round(v float64) float64 { return math.Round(v*10000) / 10000 }
+
+func jsonOf(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null") // values here are strings, numbers and string lists
+	}
+	return b
+}

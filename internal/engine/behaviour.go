@@ -1,0 +1,438 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/baseline"
+	"github.com/mandate-dev/mandate/internal/flow"
+	"github.com/mandate-dev/mandate/internal/policy"
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// The behaviour layer's part of the engine: every decision gets its
+// baseline signals (computed from the agent's profile in memory, a few map
+// lookups), and a background fold learns decided calls into the stored
+// profiles, session by session, idempotently (store.BaselineFold's cursor),
+// so it catches up after a crash and several replicas can fold at once.
+
+// Bounds of the behaviour layer's memory.
+const (
+	// maxCachedAgents bounds the agent profiles kept in memory; past it
+	// the cache is cleared and profiles reload from the store.
+	maxCachedAgents = 10_000
+	// profileTTL is how long a cached profile is used before it is read
+	// again (another replica may have learned since).
+	profileTTL = 5 * time.Second
+	// catchUpSessions is how many recent sessions the first fold of a
+	// process looks at for decisions a crash left unfolded.
+	catchUpSessions = 500
+	// foldPace spaces the fold's rounds while sessions keep deciding.
+	foldPace = 250 * time.Millisecond
+)
+
+type behaviour struct {
+	e   *Engine
+	cfg *baseline.Config
+	bs  store.Baselines // nil: the store keeps no baselines
+	// noLearn stops the fold (Options.NoBaselineLearning).
+	noLearn bool
+	// scanner finds injected instructions in observations (traces).
+	scanner *flow.Scanner
+
+	mu       sync.Mutex
+	cond     *sync.Cond // signalled when the fold goes idle
+	profiles map[string]cachedProfile
+	pending  map[string]bool
+	queue    []string
+	running  bool
+	caughtUp bool
+	// flushing skips the fold's pacing while someone waits for it.
+	flushing atomic.Bool
+}
+
+type cachedProfile struct {
+	p  *baseline.Profile // never modified once cached
+	at time.Time
+}
+
+func newBehaviour(e *Engine, cfg *baseline.Config, opts *Options) (*behaviour, error) {
+	if cfg == nil {
+		var err error
+		if cfg, err = baseline.Builtin(); err != nil {
+			return nil, fmt.Errorf("engine: baseline knowledge: %w", err)
+		}
+	}
+	b := &behaviour{e: e, cfg: cfg, profiles: map[string]cachedProfile{}, pending: map[string]bool{}}
+	b.cond = sync.NewCond(&b.mu)
+	b.bs, _ = e.store.(store.Baselines)
+	b.noLearn = opts.NoBaselineLearning
+	sc, err := flow.NewScanner()
+	if err != nil {
+		return nil, fmt.Errorf("engine: injection scanner: %w", err)
+	}
+	b.scanner = sc
+	return b, nil
+}
+
+// BaselineConfig returns the behaviour layer's knowledge.
+func (e *Engine) BaselineConfig() *baseline.Config { return e.beh.cfg }
+
+// versionOf is a session's agent version.
+func versionOf(a store.Agent) string {
+	return baseline.Version(a.Model, a.SystemPromptHash, a.ToolsetHash, a.RetrievalSource)
+}
+
+// assessLocked compares a call with its agent's baseline, before the call
+// is counted in the session (l.mu held).
+func (e *Engine) assessLocked(ctx context.Context, l *live, tool string, a *action.Action, now time.Time) baseline.Result {
+	b := e.beh
+	p := b.profile(ctx, l.sess.Agent.ID)
+	cur := baseline.Current{Event: b.cfg.EventOf(l.sess.ID, l.sess.WorkingDir, tool, "", now.Hour(), a), Counts: l.sess.State.Counts,
+		Version: versionOf(l.sess.Agent)}
+	for i := len(l.sess.State.Recent) - 1; i >= 0; i-- {
+		if r := l.sess.State.Recent[i]; r.Effect == "allow" {
+			cur.PrevTool, cur.PrevKind = r.Tool, r.Kind
+			break
+		}
+	}
+	return b.cfg.Assess(p, cur)
+}
+
+// callBaseline is the BaselineSource of one call in its session (l.mu
+// held while the call is decided).
+type callBaseline struct {
+	e    *Engine
+	ctx  context.Context
+	l    *live
+	tool string
+	now  time.Time
+}
+
+func (c *callBaseline) Assess(a *action.Action) baseline.Result {
+	return c.e.assessLocked(c.ctx, c.l, c.tool, a, c.now)
+}
+
+// baselineFacts is what rules see of an assessment (`baseline`).
+func baselineFacts(r baseline.Result) *policy.BaselineFacts {
+	return &policy.BaselineFacts{
+		State: r.State, FirstSeen: r.FirstSeen, RareTool: r.RareTool, RareTransition: r.RareTransition,
+		Rate: r.Rate, RateHigh: r.RateHigh, Score: r.Score, Reasons: r.Reasons, UnlikeSelf: r.UnlikeSelf,
+	}
+}
+
+// profile returns an agent's profile across versions, from memory or the
+// store; an empty one when it has none or the store fails (the signals then
+// say learning, and the failure is logged).
+func (b *behaviour) profile(ctx context.Context, agent string) *baseline.Profile {
+	b.mu.Lock()
+	c, ok := b.profiles[agent]
+	b.mu.Unlock()
+	if ok && time.Since(c.at) < profileTTL {
+		return c.p
+	}
+	p := baseline.NewProfile(agent, "")
+	if b.bs != nil {
+		row, err := b.bs.GetBaseline(ctx, agent, "")
+		switch {
+		case err == nil:
+			if q, derr := decodeProfile(row); derr == nil {
+				p = q
+			} else {
+				b.e.log.Error("baseline unreadable; signals use an empty one", "agent", agent, "err", derr)
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			b.e.log.Error("baseline not loaded; signals use an empty one", "agent", agent, "err", err)
+			if ok {
+				return c.p // keep what we had rather than forget it
+			}
+		}
+	}
+	b.cache(agent, p)
+	return p
+}
+
+func (b *behaviour) cache(agent string, p *baseline.Profile) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.profiles) >= maxCachedAgents {
+		clear(b.profiles)
+	}
+	b.profiles[agent] = cachedProfile{p: p, at: time.Now()}
+}
+
+func decodeProfile(row *store.Baseline) (*baseline.Profile, error) {
+	p := baseline.NewProfile(row.Agent, row.Version)
+	if err := json.Unmarshal(row.Profile, p); err != nil {
+		return nil, fmt.Errorf("baseline %s/%s: %w", row.Agent, row.Version, err)
+	}
+	return baseline.NewProfileFrom(p), nil
+}
+
+// learn queues a session whose decision just became durable for the fold.
+func (b *behaviour) learn(sessionID string) {
+	if b.bs == nil || b.noLearn {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.pending[sessionID] {
+		b.pending[sessionID] = true
+		b.queue = append(b.queue, sessionID)
+	}
+	if !b.running {
+		b.running = true
+		go b.run()
+	}
+}
+
+// run folds queued sessions until none is left. The first run of a process
+// also queues recent sessions, so decisions a crash left unfolded are
+// learned.
+func (b *behaviour) run() {
+	ctx := context.Background()
+	b.mu.Lock()
+	first := !b.caughtUp
+	b.caughtUp = true
+	b.mu.Unlock()
+	if first {
+		if sessions, err := b.e.store.ListSessions(ctx, store.SessionFilter{Limit: catchUpSessions}); err == nil {
+			b.mu.Lock()
+			for _, s := range sessions {
+				if !b.pending[s.ID] {
+					b.pending[s.ID] = true
+					b.queue = append(b.queue, s.ID)
+				}
+			}
+			b.mu.Unlock()
+		}
+	}
+	for round := 0; ; round++ {
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.running = false
+			b.cond.Broadcast()
+			b.mu.Unlock()
+			return
+		}
+		batch := b.queue
+		b.queue = nil
+		clear(b.pending)
+		b.mu.Unlock()
+		if round > 0 && !b.flushing.Load() {
+			// Sessions that kept deciding while the last round ran: wait
+			// a little so one fold takes many decisions at once (a fold
+			// is a transaction; one per decision would double the
+			// store's write load).
+			time.Sleep(foldPace)
+		}
+		for _, id := range batch {
+			if err := b.fold(ctx, id); err != nil && !errors.Is(err, store.ErrClosed) {
+				b.e.log.Error("baseline fold failed; it is retried with the session's next decision", "session", id, "err", err)
+			}
+		}
+	}
+}
+
+// FlushBaselines waits until every decision made so far is folded into the
+// baselines (the eval harness learns episode by episode; Close waits too).
+func (e *Engine) FlushBaselines(ctx context.Context) error {
+	b := e.beh
+	b.flushing.Store(true)
+	defer b.flushing.Store(false)
+	done := make(chan struct{})
+	go func() {
+		b.mu.Lock()
+		for b.running {
+			b.cond.Wait()
+		}
+		b.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the baseline fold: %w", ctx.Err())
+	}
+}
+
+// fold learns a session's decisions after its cursor.
+func (b *behaviour) fold(ctx context.Context, sessionID string) error {
+	sess, err := b.e.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	cursor, err := b.bs.BaselineCursor(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	var decisions []*store.Decision
+	for {
+		page, err := b.e.store.ListDecisions(ctx, store.DecisionFilter{SessionID: sessionID, AfterSeq: cursor, Limit: 1000})
+		if err != nil {
+			return err
+		}
+		decisions = append(decisions, page...)
+		if len(page) < 1000 {
+			break
+		}
+		cursor = page[len(page)-1].Seq
+	}
+	if len(decisions) == 0 {
+		return nil
+	}
+	agent, version := sess.Agent.ID, versionOf(sess.Agent)
+	var (
+		learned    *baseline.Profile
+		previous   string
+		isNew      bool
+		checkDrift bool
+	)
+	err = b.bs.FoldBaseline(ctx, &store.BaselineFold{
+		SessionID: sessionID,
+		Keys:      []store.BaselineKey{{Agent: agent}, {Agent: agent, Version: version}},
+		Apply: func(cursor int, rows []*store.Baseline) (int, error) {
+			all, ver, err := profilesOf(rows)
+			if err != nil {
+				return 0, err
+			}
+			previous, isNew = "", false
+			if rows[1].Profile == nil {
+				previous, isNew = all.AddVersion(version)
+				ver.Previous = previous
+				ver.Fingerprint = &baseline.Fingerprint{Model: sess.Agent.Model, SystemPromptHash: sess.Agent.SystemPromptHash,
+					ToolsetHash: sess.Agent.ToolsetHash, RetrievalSource: sess.Agent.RetrievalSource}
+			}
+			next := cursor
+			for _, d := range decisions {
+				if d.Seq <= cursor {
+					continue
+				}
+				ev := b.cfg.EventOf(sessionID, sess.WorkingDir, d.Tool, d.Effect, d.CreatedAt.Hour(), d.Action)
+				all.Learn(b.cfg, ev, d.CreatedAt)
+				ver.Learn(b.cfg, ev, d.CreatedAt)
+				next = max(next, d.Seq)
+			}
+			if rows[0].Profile, err = json.Marshal(all); err != nil {
+				return 0, err
+			}
+			if rows[1].Profile, err = json.Marshal(ver); err != nil {
+				return 0, err
+			}
+			learned = all
+			checkDrift = ver.Previous != "" && !ver.DriftAlerted
+			return next, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	b.cache(agent, learned)
+	if isNew && previous != "" {
+		b.record(ctx, &store.BehaviourRecord{Type: "version", Agent: agent, Version: version, SessionID: sessionID,
+			Detail: mustJSON(map[string]any{"previous": previous, "agent": sess.Agent})})
+	}
+	if !checkDrift {
+		return nil
+	}
+	return b.checkDrift(ctx, agent, version)
+}
+
+func profilesOf(rows []*store.Baseline) (all, ver *baseline.Profile, err error) {
+	out := make([]*baseline.Profile, len(rows))
+	for i, r := range rows {
+		out[i] = baseline.NewProfile(r.Agent, r.Version)
+		if r.Profile != nil {
+			if err := json.Unmarshal(r.Profile, out[i]); err != nil {
+				return nil, nil, fmt.Errorf("baseline %s/%s: %w", r.Agent, r.Version, err)
+			}
+			out[i] = baseline.NewProfileFrom(out[i])
+		}
+	}
+	return out[0], out[1], nil
+}
+
+// checkDrift compares a version with the one before it and reports a
+// drift verdict once (an event and an evidence record), whichever replica
+// sees it first.
+func (b *behaviour) checkDrift(ctx context.Context, agent, version string) error {
+	d, err := b.e.drift(ctx, agent, version)
+	if err != nil || d == nil || d.Verdict != baseline.VerdictDrift {
+		return err
+	}
+	alerted := false
+	err = b.bs.FoldBaseline(ctx, &store.BaselineFold{
+		Keys: []store.BaselineKey{{Agent: agent, Version: version}},
+		Apply: func(_ int, rows []*store.Baseline) (int, error) {
+			if rows[0].Profile == nil {
+				return 0, nil
+			}
+			p := baseline.NewProfile(agent, version)
+			if err := json.Unmarshal(rows[0].Profile, p); err != nil {
+				return 0, err
+			}
+			alerted = !p.DriftAlerted
+			p.DriftAlerted = true
+			var err error
+			rows[0].Profile, err = json.Marshal(p)
+			return 0, err
+		},
+	})
+	if err != nil || !alerted {
+		return err
+	}
+	b.record(ctx, &store.BehaviourRecord{Type: "drift", Agent: agent, Version: version, Detail: mustJSON(d)})
+	b.e.appr.publish("drift", "", d)
+	return nil
+}
+
+// drift compares a version of an agent with its previous one; nil when
+// the version is the agent's first.
+func (e *Engine) drift(ctx context.Context, agent, version string) (*baseline.Drift, error) {
+	to, err := e.loadProfile(ctx, agent, version)
+	if err != nil || to.Previous == "" {
+		return nil, err
+	}
+	from, err := e.loadProfile(ctx, agent, to.Previous)
+	if err != nil {
+		return nil, err
+	}
+	d := e.beh.cfg.Compare(from, to)
+	return &d, nil
+}
+
+func (e *Engine) loadProfile(ctx context.Context, agent, version string) (*baseline.Profile, error) {
+	if e.beh.bs == nil {
+		return nil, fmt.Errorf("baseline %s/%s: %w (this store keeps no baselines)", agent, version, ErrNotFound)
+	}
+	row, err := e.beh.bs.GetBaseline(ctx, agent, version)
+	if err != nil {
+		return nil, err
+	}
+	return decodeProfile(row)
+}
+
+// record commits a behaviour record to the evidence log.
+func (b *behaviour) record(ctx context.Context, r *store.BehaviourRecord) {
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = b.e.now().UTC()
+	}
+	if err := b.e.commit(ctx, &store.Change{Behaviour: []*store.BehaviourRecord{r}}); err != nil {
+		b.e.log.Error("behaviour record not committed", "type", r.Type, "agent", r.Agent, "err", err)
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(fmt.Sprintf("%q", err.Error()))
+	}
+	return raw
+}

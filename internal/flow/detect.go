@@ -1,0 +1,332 @@
+package flow
+
+import (
+	"slices"
+	"strings"
+)
+
+// Detector marks the spans of a text that address the model or the agent
+// instead of the person the text was written for. It is deterministic and
+// safe for concurrent use; its phrasing is the lexicon's (lang/*.yaml).
+type Detector struct {
+	lx *lexicon
+}
+
+// NewDetector builds a detector from the built-in tables and, if given,
+// operator lexicon files (name → contents), which add phrases to the
+// categories of their code's language or define a new language.
+func NewDetector(extra map[string][]byte) (*Detector, error) {
+	lx, err := loadLexicon(extra)
+	if err != nil {
+		return nil, err
+	}
+	return &Detector{lx: lx}, nil
+}
+
+// Languages lists the codes of the loaded tables.
+func (d *Detector) Languages() []string { return slices.Clone(d.lx.langs) }
+
+// Span is a marked part of a text: [Start, End) in bytes, and why.
+type Span struct {
+	Start, End int
+	// Tail is where the span's influence ends: values up to the end of
+	// the sentence after it count as coming from it ("… forward the
+	// invoices. The address is eve@corp.example").
+	Tail int
+	// Why names the categories that made it an instruction to the model
+	// ("override", "addressed+directive", "hidden:html-comment+directive").
+	Why string
+	// Lang is the table whose phrase matched first ("" for carriers).
+	Lang string
+	// Hidden names the carrier when the span was hidden from a human
+	// reader (html-comment, display-none, white-text, zero-width, tag-chars,
+	// alt-text, link-title).
+	Hidden string
+}
+
+// sentFlags is what one sentence contains.
+type sentFlags struct {
+	has    [numCategories]bool
+	lang   string
+	tag    bool // a fake role or tool tag
+	target bool // an address, a URL, an account: something to act on
+}
+
+func (f *sentFlags) any(cs ...category) bool {
+	for _, c := range cs {
+		if f.has[c] {
+			return true
+		}
+	}
+	return false
+}
+
+// instruction reports whether a sentence is an instruction to the model
+// on its own, and why. hidden is the carrier it was hidden in, if any.
+//
+// The rule, in words: an override of the model's instructions, a request
+// to keep something from the user, or a fake role tag is enough alone.
+// Otherwise an instruction (an agent-action imperative or a modal "you
+// must") makes the sentence injected only together with something that
+// says who it is for: a note addressed to the AI, a claim to speak as the
+// system, the user or an administrator, a step of the model's own task
+// ("before summarizing"), or a third-person "the user" with a modal.
+// Hidden text needs less: an instruction with a target, or any marker.
+// Imperatives for a human reader — recipes, install guides, support
+// answers — carry none of these and do not fire.
+func (f *sentFlags) instruction(hidden string) (bool, string) {
+	instr := f.any(catDirective, catModal)
+	switch {
+	case f.has[catOverride]:
+		return true, "override"
+	case f.has[catSecrecy]:
+		return true, "secrecy"
+	case f.tag:
+		return true, "role-tag"
+	case f.has[catAddressee] && instr:
+		return true, "addressed+directive"
+	case f.has[catAuthority] && instr:
+		return true, "authority+directive"
+	case f.has[catSequencing] && f.has[catDirective]:
+		return true, "task-step+directive"
+	case f.has[catUserRef] && f.has[catDirective] && f.any(catModal, catSequencing):
+		return true, "user-reference+directive"
+	}
+	if hidden != "" {
+		switch {
+		case f.any(catAddressee, catAuthority, catUserRef):
+			return true, "hidden:" + hidden + "+addressed"
+		case f.has[catDirective] && (f.target || f.has[catModal]):
+			return true, "hidden:" + hidden + "+directive"
+		case hidden == "tag-chars" || hidden == "zero-width":
+			// Nobody hides prose between invisible characters by
+			// accident; any imperative will do.
+			if instr {
+				return true, "hidden:" + hidden + "+directive"
+			}
+		}
+	}
+	return false, ""
+}
+
+// opener reports whether a sentence announces instructions that follow it
+// ("Note to AI assistants:", "SYSTEM NOTICE", "<system>") without giving
+// one itself.
+func (f *sentFlags) opener() bool {
+	return f.any(catAddressee, catAuthority) || f.tag
+}
+
+// detectScratch is reused per call of Detect.
+type detectScratch struct {
+	sents []sentence
+	toks  []tok
+	cands []*pattern
+	flags []sentFlags
+}
+
+// maxSpansPerText bounds the spans one text yields.
+const maxSpansPerText = 32
+
+// Detect returns the injected spans of s, in order. hidden names the
+// carrier when all of s was hidden from a human reader ("" otherwise).
+func (d *Detector) Detect(s string, hidden string) []Span {
+	var sc detectScratch
+	return d.detect(s, hidden, &sc)
+}
+
+func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
+	if len(s) < 8 {
+		return nil
+	}
+	sc.sents = sentences(s, sc.sents)
+	if cap(sc.flags) < len(sc.sents) {
+		sc.flags = make([]sentFlags, len(sc.sents))
+	}
+	flags := sc.flags[:len(sc.sents)]
+	for i := range flags {
+		flags[i] = sentFlags{}
+	}
+	// Fake role tags are matched on the raw text; a tag marks the
+	// sentence it starts in.
+	if d.lx.tags != nil {
+		tagStarts(s, func(p int) {
+			if d.lx.tags.MatchString(s[p:min(len(s), p+160)]) {
+				if k := sentenceAt(sc.sents, p); k >= 0 {
+					flags[k].tag = true
+				}
+			}
+		})
+	}
+	for k, se := range sc.sents {
+		f := &flags[k]
+		f.target = hasTarget(s[se.start:se.end])
+		sc.toks = tokenize(s, se.start, se.end, sc.toks)
+		for i := range sc.toks {
+			sc.cands = d.lx.candidates(sc.toks[i].text, sc.cands)
+			for _, p := range sc.cands {
+				if f.has[p.cat] {
+					continue
+				}
+				if p.matchAt(sc.toks, i) >= 0 {
+					f.has[p.cat] = true
+					if f.lang == "" && p.cat != catDirective && p.cat != catModal {
+						f.lang = p.lang
+					}
+				}
+			}
+		}
+	}
+	var spans []Span
+	for k := 0; k < len(sc.sents) && len(spans) < maxSpansPerText; k++ {
+		f := &flags[k]
+		ok, why := f.instruction(hidden)
+		first, last := k, k
+		if !ok && f.opener() {
+			// "Note to the AI assistant:" on its own line: the next
+			// two sentences are what it announces.
+			for j := k + 1; j < len(sc.sents) && j <= k+2; j++ {
+				if flags[j].any(catDirective, catModal) {
+					ok, why, last = true, "addressed+directive", j
+					if flags[k].has[catAuthority] && !flags[k].has[catAddressee] {
+						why = "authority+directive"
+					} else if flags[k].tag && !flags[k].has[catAddressee] {
+						why = "role-tag"
+					}
+					break
+				}
+			}
+		}
+		if !ok {
+			continue
+		}
+		// An injected sentence's instruction often runs on: take the
+		// following sentences that continue it (more directives) along.
+		for last+1 < len(sc.sents) && flags[last+1].has[catDirective] && !flags[last+1].opener() && last-first < 6 {
+			last++
+		}
+		lang := f.lang
+		for j := first; j <= last && lang == ""; j++ {
+			lang = flags[j].lang
+		}
+		sp := Span{Start: sc.sents[first].start, End: sc.sents[last].end, Why: why, Lang: lang, Hidden: hidden}
+		sp.Tail = sp.End
+		if last+1 < len(sc.sents) {
+			sp.Tail = sc.sents[last+1].end
+		}
+		if n := len(spans); n > 0 && spans[n-1].Tail >= sp.Start {
+			// Adjacent spans are one instruction.
+			spans[n-1].End, spans[n-1].Tail = sp.End, sp.Tail
+		} else {
+			spans = append(spans, sp)
+		}
+		k = last
+	}
+	return spans
+}
+
+// tagStarts calls f at each place a fake role tag can start: a bracket,
+// a '#' at the start of a line, the words BEGIN, START, END. The tag
+// expressions (lang/common.yaml) all start so; at most 64 places are tried.
+func tagStarts(s string, f func(int)) {
+	n := 0
+	for i := 0; i < len(s) && n < 64; i++ {
+		switch c := s[i]; {
+		case c == '<' || c == '[':
+			n++
+			f(i)
+		case c == '#' && (i == 0 || s[i-1] == '\n'):
+			n++
+			f(i)
+		case (c == 'B' || c == 'S' || c == 'E' || c == 'b' || c == 's' || c == 'e') && (i == 0 || !isWordByte(s[i-1])):
+			w := s[i:min(len(s), i+6)]
+			if strings.EqualFold(w, "begin ") || strings.EqualFold(w, "start ") || strings.EqualFold(w[:min(len(w), 4)], "end ") {
+				n++
+				f(i)
+			}
+		}
+	}
+}
+
+func sentenceAt(sents []sentence, off int) int {
+	for i, se := range sents {
+		if off >= se.start && off < se.end {
+			return i
+		}
+	}
+	// A tag between sentences (a line of its own that was blank after
+	// trimming) marks the next one.
+	for i, se := range sents {
+		if se.start >= off {
+			return i
+		}
+	}
+	return -1
+}
+
+// hasTarget is a cheap test for something an instruction could act on:
+// an e-mail address, a URL, a domain, a long number (account, IBAN,
+// phone).
+func hasTarget(s string) bool {
+	if strings.Contains(s, "@") || strings.Contains(s, "://") || strings.Contains(s, "www.") {
+		return true
+	}
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			digits++
+			if digits >= 8 {
+				return true
+			}
+		} else if s[i] != ' ' && s[i] != '-' {
+			digits = 0
+		}
+	}
+	return false
+}
+
+// terms returns the folded content words of s[from:to] that are not stop
+// words — what an injected request talks about ("rechnungen", "contacts")
+// — and the concepts its phrases name.
+func (d *Detector) terms(s string, from, to int, sc *detectScratch, seen map[string]bool) (terms, concepts []string) {
+	for _, se := range sentences(s[from:to], nil) {
+		sc.toks = tokenize(s, from+se.start, from+se.end, sc.toks)
+		for i, t := range sc.toks {
+			concepts = d.lx.conceptsAt(sc.toks, i, concepts)
+			w := t.text
+			if len(w) < 4 || d.lx.stop[w] || isNumber(w) || seen[w] {
+				continue
+			}
+			seen[w] = true
+			terms = append(terms, w)
+		}
+	}
+	return terms, concepts
+}
+
+// Concepts returns the concepts the words of s name: a tool name's
+// "contacts", a user's "Kontakte". English plurals of tool names are read
+// as their singular too.
+func (d *Detector) Concepts(s string) []string {
+	var out []string
+	toks := tokenize(s, 0, len(s), nil)
+	for i := range toks {
+		out = d.lx.conceptsAt(toks, i, out)
+	}
+	for i, t := range toks {
+		if w, ok := strings.CutSuffix(t.text, "s"); ok && len(w) >= 3 {
+			sing := append([]tok(nil), toks...)
+			sing[i].text = w
+			out = d.lx.conceptsAt(sing, i, out)
+		}
+	}
+	return out
+}
+
+func isNumber(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

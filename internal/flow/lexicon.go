@@ -1,0 +1,586 @@
+package flow
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The injection detector's knowledge is data: one table per language in
+// lang/*.yaml (English, German, French, Spanish, Italian) and one of
+// language-independent carriers (lang/common.yaml). Operators add tables or
+// extend these with files of the same format (WithLexiconFiles). The format
+// is documented at the head of lang/en.yaml.
+
+//go:embed lang/*.yaml
+var langFS embed.FS
+
+// categories a sentence's phrases fall into. The detector's combining rule
+// (detect.go) reads them; the tables only say which phrases belong where.
+type category uint8
+
+const (
+	catAddressee  category = iota // a vocative or note aimed at the model: "Note to the AI:"
+	catOverride                   // "ignore previous instructions"
+	catAuthority                  // a claim to speak as the system, the user, an administrator
+	catSecrecy                    // "do not tell the user"
+	catDirective                  // an imperative of an agent action: forward, transfer, run …
+	catModal                      // "you must", "make sure to", "please"
+	catSequencing                 // "before summarizing", "instead of answering"
+	catUserRef                    // a third-person reference to the user: "tell the user"
+	numCategories
+)
+
+var categoryKeys = map[string]category{
+	"addressed":  catAddressee,
+	"overrides":  catOverride,
+	"authority":  catAuthority,
+	"secrecy":    catSecrecy,
+	"directives": catDirective,
+	"modals":     catModal,
+	"sequencing": catSequencing,
+	"user_refs":  catUserRef,
+}
+
+func (c category) String() string {
+	for k, v := range categoryKeys {
+		if v == c {
+			return k
+		}
+	}
+	return "?"
+}
+
+// pword is one word of a phrase: matched exactly, as a prefix ("word*"),
+// as a suffix ("*ing") or as a part ("*assistent*", for compounds such as
+// "Zahlungsassistenten").
+type pword struct {
+	text   string
+	prefix bool
+	suffix bool
+}
+
+func (p pword) matches(w string) bool {
+	switch {
+	case p.prefix && p.suffix:
+		return strings.Contains(w, p.text)
+	case p.prefix:
+		return strings.HasPrefix(w, p.text)
+	case p.suffix:
+		return strings.HasSuffix(w, p.text) && len(w) > len(p.text)+1
+	}
+	return w == p.text
+}
+
+// atom is one position of a phrase pattern: a choice among word sequences
+// (one word, most often), or a gap.
+type atom struct {
+	alts [][]pword
+	gap  bool // "*": up to maxGap tokens
+	opt  bool // "?": the position may be empty
+}
+
+const maxGap = 3
+
+// objectPhrase is a phrase naming a concept.
+type objectPhrase struct {
+	words   []string
+	concept string
+}
+
+// conceptsAt returns the concepts named by phrases starting at toks[i].
+func (lx *lexicon) conceptsAt(toks []tok, i int, out []string) []string {
+	for _, ph := range lx.objects[toks[i].text] {
+		if i+len(ph.words) > len(toks) {
+			continue
+		}
+		ok := true
+		for k, w := range ph.words {
+			if toks[i+k].text != w {
+				ok = false
+				break
+			}
+		}
+		if ok && !slices.Contains(out, ph.concept) {
+			out = append(out, ph.concept)
+		}
+	}
+	return out
+}
+
+// pattern is a compiled phrase.
+type pattern struct {
+	atoms []atom
+	cat   category
+	lang  string
+	src   string
+}
+
+// lexicon is every language's phrases, indexed for one pass over a
+// sentence's tokens.
+type lexicon struct {
+	patterns []*pattern
+	// byWord indexes patterns by the words their first atom accepts;
+	// byPrefix by the first three bytes of a prefix first atom.
+	byWord   map[string][]*pattern
+	byPrefix map[string][]*pattern
+	// anywhere are the patterns whose first word is a suffix or a part:
+	// tried at every token (there are few).
+	anywhere []*pattern
+	// tags are language-independent carriers matched on raw text: fake
+	// role and tool tags ("<system>", "[INST]", "<|im_start|>").
+	tags   *regexp.Regexp
+	tagSrc []string
+	// stop are words that never make a term of an injected span.
+	stop map[string]bool
+	// objects maps a folded word to the phrases starting with it that
+	// name a concept ("kontakte", "carnet d adresses" → contacts), for
+	// relating tool names to injected requests.
+	objects map[string][]objectPhrase
+	langs   []string
+}
+
+// langTable is one lexicon file as written.
+type langTable struct {
+	Code       string              `yaml:"code"`
+	Name       string              `yaml:"name"`
+	Addressees []string            `yaml:"addressees"`
+	Addressed  []string            `yaml:"addressed"`
+	Overrides  []string            `yaml:"overrides"`
+	Authority  []string            `yaml:"authority"`
+	Secrecy    []string            `yaml:"secrecy"`
+	Directives []string            `yaml:"directives"`
+	Modals     []string            `yaml:"modals"`
+	Sequencing []string            `yaml:"sequencing"`
+	UserRefs   []string            `yaml:"user_refs"`
+	Tags       []string            `yaml:"tags"`
+	Stopwords  []string            `yaml:"stopwords"`
+	Objects    map[string][]string `yaml:"objects"`
+}
+
+var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
+	"directives", "modals", "sequencing", "user_refs", "tags", "stopwords", "objects"}
+
+// LexiconError is a problem in a lexicon file, with its position.
+type LexiconError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *LexiconError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
+
+// maxLexiconFile bounds one lexicon file.
+const maxLexiconFile = 1 << 20
+
+// loadLexicon reads the embedded tables and then each operator file.
+func loadLexicon(extra map[string][]byte) (*lexicon, error) {
+	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, objects: map[string][]objectPhrase{}}
+	ents, err := fs.ReadDir(langFS, "lang")
+	if err != nil {
+		return nil, fmt.Errorf("flow: reading the built-in lexicons: %w", err)
+	}
+	var errs []error
+	for _, e := range ents {
+		name := path.Join("lang", e.Name())
+		b, err := fs.ReadFile(langFS, name)
+		if err != nil {
+			return nil, fmt.Errorf("flow: %w", err)
+		}
+		errs = append(errs, lx.addFile("flow/"+name, b)...)
+	}
+	names := make([]string, 0, len(extra))
+	for n := range extra {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		errs = append(errs, lx.addFile(n, extra[n])...)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return lx, nil
+}
+
+// addFile parses one table strictly: unknown keys, wrong shapes, bad
+// patterns and bad regular expressions are errors with their line.
+func (lx *lexicon) addFile(name string, src []byte) []error {
+	var errs []error
+	fail := func(line int, format string, args ...any) {
+		if len(errs) < 20 {
+			errs = append(errs, &LexiconError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)})
+		}
+	}
+	if len(src) > maxLexiconFile {
+		fail(0, "file is %d bytes, more than %d", len(src), maxLexiconFile)
+		return errs
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		fail(0, "YAML: %v", err)
+		return errs
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	top := doc.Content[0]
+	if top.Kind != yaml.MappingNode {
+		fail(top.Line, "a lexicon is a mapping (code, name, addressees, …)")
+		return errs
+	}
+	lines := map[string]int{}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k := top.Content[i]
+		if !slices.Contains(tableKeys, k.Value) {
+			fail(k.Line, "unknown key %q (want one of %s)", k.Value, strings.Join(tableKeys, ", "))
+			continue
+		}
+		if _, dup := lines[k.Value]; dup {
+			fail(k.Line, "key %q appears twice", k.Value)
+		}
+		lines[k.Value] = k.Line
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	var t langTable
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec.KnownFields(true)
+	if err := dec.Decode(&t); err != nil {
+		fail(0, "%v", err)
+		return errs
+	}
+	if t.Code == "" {
+		fail(0, "code is required (en, de, fr, es, it, … or common)")
+		return errs
+	}
+	lx.langs = append(lx.langs, t.Code)
+	// Each phrase's line: the node of the list item.
+	itemLine := func(key string, i int) int {
+		for j := 0; j+1 < len(top.Content); j += 2 {
+			if top.Content[j].Value == key {
+				v := top.Content[j+1]
+				if v.Kind == yaml.SequenceNode && i < len(v.Content) {
+					return v.Content[i].Line
+				}
+				return v.Line
+			}
+		}
+		return 0
+	}
+	addressees := make([]string, 0, len(t.Addressees))
+	for i, a := range t.Addressees {
+		f := strings.TrimSpace(fold(a))
+		if f == "" || strings.ContainsAny(f, "{}") {
+			fail(itemLine("addressees", i), "addressee %q: a word or words, without braces", a)
+			continue
+		}
+		addressees = append(addressees, f)
+	}
+	lists := []struct {
+		key string
+		cat category
+		src []string
+	}{
+		{"addressed", catAddressee, t.Addressed}, {"overrides", catOverride, t.Overrides},
+		{"authority", catAuthority, t.Authority}, {"secrecy", catSecrecy, t.Secrecy},
+		{"directives", catDirective, t.Directives}, {"modals", catModal, t.Modals},
+		{"sequencing", catSequencing, t.Sequencing}, {"user_refs", catUserRef, t.UserRefs},
+	}
+	for _, l := range lists {
+		for i, src := range l.src {
+			if strings.Contains(src, "{addressee}") && len(addressees) == 0 {
+				fail(itemLine(l.key, i), "%q uses {addressee}, but this table lists no addressees", src)
+				continue
+			}
+			e := strings.ReplaceAll(src, "{addressee}", "("+strings.Join(addressees, "|")+")")
+			p, err := compilePattern(e)
+			if err != nil {
+				fail(itemLine(l.key, i), "%s: %q: %v", l.key, src, err)
+				continue
+			}
+			p.cat, p.lang, p.src = l.cat, t.Code, src
+			lx.add(p)
+		}
+	}
+	for i, re := range t.Tags {
+		if _, err := regexp.Compile(re); err != nil {
+			fail(itemLine("tags", i), "tags: %q: %v", re, err)
+			continue
+		}
+		lx.tagSrc = append(lx.tagSrc, re)
+	}
+	if len(lx.tagSrc) > 0 {
+		// One expression for all: each its own group, so its flags stay
+		// its own; one pass over the text instead of one per tag.
+		// Anchored: it is tried only where a tag can start (tagStarts).
+		lx.tags = regexp.MustCompile("^(?:(?:" + strings.Join(lx.tagSrc, ")|(?:") + "))")
+	}
+	for _, w := range t.Stopwords {
+		lx.stop[fold(w)] = true
+	}
+	for concept, words := range t.Objects {
+		if concept == "" || len(words) == 0 {
+			fail(lines["objects"], "objects: %q needs a concept name and words", concept)
+			continue
+		}
+		for _, w := range words {
+			var ws []string
+			for _, t := range tokenize(fold(w), 0, len(fold(w)), nil) {
+				ws = append(ws, t.text)
+			}
+			if len(ws) == 0 {
+				fail(lines["objects"], "objects: %s: empty word %q", concept, w)
+				continue
+			}
+			lx.objects[ws[0]] = append(lx.objects[ws[0]], objectPhrase{words: ws, concept: concept})
+		}
+	}
+	return errs
+}
+
+// compilePattern reads a phrase: words separated by spaces, matched after
+// folding; "(a|b c)" a choice, each side one word or several; "word*" a
+// prefix (at least three letters); "?" after a word or a choice makes it
+// optional; "*" alone is a gap of up to three words; ":" and "," are the
+// marks themselves.
+func compilePattern(src string) (*pattern, error) {
+	toks, err := lexPattern(fold(src))
+	if err != nil {
+		return nil, err
+	}
+	p := &pattern{}
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		var a atom
+		switch t {
+		case "*":
+			if len(p.atoms) == 0 {
+				return nil, errors.New("a phrase cannot start with a gap")
+			}
+			p.atoms = append(p.atoms, atom{gap: true})
+			continue
+		case "?", "|", ")":
+			return nil, fmt.Errorf("unexpected %q", t)
+		case "(":
+			var seq []pword
+			closed := false
+			for i++; i < len(toks); i++ {
+				switch w := toks[i]; w {
+				case "|", ")":
+					if len(seq) == 0 {
+						return nil, errors.New("empty choice in ( … )")
+					}
+					a.alts = append(a.alts, seq)
+					seq = nil
+					if w == ")" {
+						closed = true
+					}
+				case "(", "*", "?":
+					return nil, fmt.Errorf("%q inside ( … ): a choice holds words only", w)
+				default:
+					pw, err := parseWord(w)
+					if err != nil {
+						return nil, err
+					}
+					seq = append(seq, pw)
+				}
+				if closed {
+					break
+				}
+			}
+			if !closed {
+				return nil, errors.New("unclosed (")
+			}
+		default:
+			// word, or word|word|…: a choice of single words
+			for {
+				pw, err := parseWord(toks[i])
+				if err != nil {
+					return nil, err
+				}
+				a.alts = append(a.alts, []pword{pw})
+				if i+2 < len(toks) && toks[i+1] == "|" && !strings.ContainsAny(toks[i+2], "()|?") && toks[i+2] != "*" {
+					i += 2
+					continue
+				}
+				break
+			}
+		}
+		if i+1 < len(toks) && toks[i+1] == "?" {
+			a.opt = true
+			i++
+		}
+		p.atoms = append(p.atoms, a)
+	}
+	if len(p.atoms) == 0 {
+		return nil, errors.New("empty phrase")
+	}
+	if p.atoms[len(p.atoms)-1].gap {
+		return nil, errors.New("a phrase cannot end with a gap")
+	}
+	if p.atoms[0].opt {
+		return nil, errors.New("a phrase cannot start with an optional word")
+	}
+	return p, nil
+}
+
+// lexPattern splits a folded phrase into words and the marks ( ) | ? *.
+func lexPattern(s string) ([]string, error) {
+	var out []string
+	var w strings.Builder
+	flush := func() {
+		if w.Len() > 0 {
+			out = append(out, w.String())
+			w.Reset()
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case r == '*' && w.Len() == 0 && i+1 < len(rs) && unicode.IsLetter(rs[i+1]):
+			w.WriteRune(r) // "*ing": a suffix
+		case r == '(' || r == ')' || r == '|':
+			flush()
+			out = append(out, string(r))
+		case r == '?':
+			flush()
+			out = append(out, "?")
+		case r == '*':
+			if w.Len() > 0 {
+				w.WriteRune(r) // a prefix
+				flush()
+			} else {
+				out = append(out, "*")
+			}
+		case r == ' ' || r == '\t' || r == '\n':
+			flush()
+		case r == ':' || r == ',':
+			flush()
+			out = append(out, string(r))
+		case r == '\'' || r == '-' || r == '_':
+			flush() // split like the text's tokens
+		case r == '@':
+			flush()
+			w.WriteRune(r) // a mention: "@copilot"
+		default:
+			w.WriteRune(r)
+		}
+	}
+	flush()
+	if len(out) > 1024 {
+		return nil, errors.New("more than 1024 words and marks")
+	}
+	return out, nil
+}
+
+func parseWord(w string) (pword, error) {
+	var p pword
+	if t, ok := strings.CutPrefix(w, "*"); ok {
+		p.suffix, w = true, t
+	}
+	if t, ok := strings.CutSuffix(w, "*"); ok {
+		p.prefix, w = true, t
+	}
+	switch {
+	case strings.Contains(w, "*"):
+		return pword{}, fmt.Errorf("%q: * only at the start or the end of a word", w)
+	case p.prefix && p.suffix && len(w) < 5:
+		return pword{}, fmt.Errorf("*%s*: at least five letters inside", w)
+	case (p.prefix || p.suffix) && len(w) < 3:
+		return pword{}, fmt.Errorf("%q: at least three letters beside *", w)
+	}
+	p.text = w
+	return p, nil
+}
+
+func (lx *lexicon) add(p *pattern) {
+	lx.patterns = append(lx.patterns, p)
+	for _, alt := range p.atoms[0].alts {
+		switch first := alt[0]; {
+		case first.suffix:
+			// Cannot be indexed by the word's start.
+			lx.anywhere = appendOnce(lx.anywhere, p)
+		case first.prefix:
+			lx.byPrefix[first.text[:3]] = appendOnce(lx.byPrefix[first.text[:3]], p)
+		default:
+			lx.byWord[first.text] = appendOnce(lx.byWord[first.text], p)
+		}
+	}
+}
+
+func appendOnce(list []*pattern, p *pattern) []*pattern {
+	if n := len(list); n > 0 && list[n-1] == p {
+		return list
+	}
+	return append(list, p)
+}
+
+// matchAt reports the end (exclusive token index) of p matched at toks[i],
+// or -1.
+func (p *pattern) matchAt(toks []tok, i int) int {
+	return matchAtoms(p.atoms, toks, i)
+}
+
+func matchAtoms(atoms []atom, toks []tok, i int) int {
+	if len(atoms) == 0 {
+		return i
+	}
+	a := &atoms[0]
+	if a.gap {
+		for skip := 0; skip <= maxGap && i+skip <= len(toks); skip++ {
+			if end := matchAtoms(atoms[1:], toks, i+skip); end >= 0 {
+				return end
+			}
+		}
+		return -1
+	}
+	for _, alt := range a.alts {
+		if j := matchSeq(alt, toks, i); j >= 0 {
+			if end := matchAtoms(atoms[1:], toks, j); end >= 0 {
+				return end
+			}
+		}
+	}
+	if a.opt {
+		return matchAtoms(atoms[1:], toks, i)
+	}
+	return -1
+}
+
+func matchSeq(seq []pword, toks []tok, i int) int {
+	if i+len(seq) > len(toks) {
+		return -1
+	}
+	for k, w := range seq {
+		if !w.matches(toks[i+k].text) {
+			return -1
+		}
+	}
+	return i + len(seq)
+}
+
+// candidates returns the patterns that may start at a word.
+func (lx *lexicon) candidates(w string, out []*pattern) []*pattern {
+	out = append(out[:0], lx.byWord[w]...)
+	if len(w) >= 3 {
+		out = append(out, lx.byPrefix[w[:3]]...)
+	}
+	return append(out, lx.anywhere...)
+}

@@ -1,0 +1,896 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mandate-dev/mandate/internal/secret"
+)
+
+// Limits bound what one scan examines and what it keeps.
+type Limits struct {
+	// MaxBytes is how much string content one output contributes; the
+	// rest is not examined and the scan says "truncated".
+	MaxBytes int
+	// MaxNodes and MaxDepth bound the JSON walk.
+	MaxNodes int
+	MaxDepth int
+	// MaxValues, MaxSpans and MaxLines bound what one scan keeps.
+	MaxValues int
+	MaxSpans  int
+	MaxLines  int
+}
+
+// DefaultLimits are the limits NewScanner uses: a 1 MiB output (the
+// engine's cap) is scanned in full, in a few milliseconds.
+var DefaultLimits = Limits{MaxBytes: 1 << 20, MaxNodes: 200_000, MaxDepth: 64, MaxValues: 2048, MaxSpans: 64, MaxLines: 1024}
+
+// Scanner turns tool outputs and call arguments into values and injected
+// spans. It is immutable and safe for concurrent use.
+type Scanner struct {
+	det    *Detector
+	voc    *vocabulary
+	x      extractor
+	limits Limits
+}
+
+// ScannerOption configures a Scanner.
+type ScannerOption func(*scannerOptions)
+
+type scannerOptions struct {
+	hasher   Hasher
+	lexicons map[string][]byte
+	limits   *Limits
+}
+
+// WithHasher sets the secret hasher (the redactor), so secrets are kept as
+// their redaction markers. Without one, secrets found in clear are not
+// kept at all; markers already in the text still are.
+func WithHasher(h Hasher) ScannerOption { return func(o *scannerOptions) { o.hasher = h } }
+
+// WithLexiconFiles adds operator injection lexicons (name → YAML).
+func WithLexiconFiles(files map[string][]byte) ScannerOption {
+	return func(o *scannerOptions) { o.lexicons = files }
+}
+
+// WithLimits replaces DefaultLimits; zero fields keep their default.
+func WithLimits(l Limits) ScannerOption { return func(o *scannerOptions) { o.limits = &l } }
+
+// NewScanner builds a scanner over the built-in tables.
+func NewScanner(opts ...ScannerOption) (*Scanner, error) {
+	var o scannerOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	det, err := NewDetector(o.lexicons)
+	if err != nil {
+		return nil, err
+	}
+	voc, err := loadVocabulary()
+	if err != nil {
+		return nil, err
+	}
+	l := DefaultLimits
+	if o.limits != nil {
+		for _, p := range []struct{ dst, src *int }{
+			{&l.MaxBytes, &o.limits.MaxBytes}, {&l.MaxNodes, &o.limits.MaxNodes}, {&l.MaxDepth, &o.limits.MaxDepth},
+			{&l.MaxValues, &o.limits.MaxValues}, {&l.MaxSpans, &o.limits.MaxSpans}, {&l.MaxLines, &o.limits.MaxLines},
+		} {
+			if *p.src > 0 {
+				*p.dst = *p.src
+			}
+		}
+	}
+	return &Scanner{det: det, voc: voc, x: extractor{voc: voc, hasher: o.hasher}, limits: l}, nil
+}
+
+// Detector returns the scanner's injection detector.
+func (s *Scanner) Detector() *Detector { return s.det }
+
+// Found is a value found by a scan.
+type Found struct {
+	Class    Class  `json:"class"`
+	Value    string `json:"value"` // as shown; secrets as their redaction marker
+	Field    string `json:"field"` // JSON path, or the header line's name
+	Part     Part   `json:"part"`
+	Injected bool   `json:"injected,omitempty"`
+	keys     []key
+	// plain: some sighting in the output was outside injected spans.
+	plain bool
+	// item is the list item of the output it was found in (0: none).
+	item int
+}
+
+// Injection is an injected span as kept: its text (cut at 300 bytes), where
+// it was, and why it was marked.
+type Injection struct {
+	Text   string `json:"text"`
+	Field  string `json:"field"`
+	Why    string `json:"why"`
+	Lang   string `json:"lang,omitempty"`
+	Hidden string `json:"hidden,omitempty"`
+	// full is the span's folded text (up to 2 KiB), kept to recognise
+	// argument strings copied from it.
+	full string
+}
+
+// Scan is what one output (or one call's arguments) holds.
+type Scan struct {
+	Values     []Found     `json:"values"`
+	Injections []Injection `json:"injections"`
+	// Truncated says the output was not examined in full, and why.
+	Truncated string `json:"truncated,omitempty"`
+	// Bytes is how much string content was examined.
+	Bytes int `json:"bytes"`
+	// terms and concepts are what the injected spans ask about.
+	terms, concepts []string
+	// lines are fingerprints of the output's lines, to recognise its
+	// data when a later call carries it.
+	lines []uint64
+	// words are the folded words of the user's words; plainWords those of
+	// an output outside its injected spans (a word a benign part of an
+	// output has is not one only an injected request used).
+	words, plainWords []string
+	// selectorWords and selectorStrings are a call's selecting arguments
+	// (queries, patterns, ids, addresses), as words and as whole strings.
+	selectorWords   []string
+	selectorStrings []string
+	// secretKeys are the hashes of a call's secret-shaped tokens, and
+	// secretToks the tokens (kept in memory only, to redact those that
+	// turn out to be secrets the session read).
+	secretKeys []key
+	secretToks []string
+}
+
+// Hint is what the caller knows about the text being scanned.
+type Hint struct {
+	// WorkingDir resolves relative paths; HomeDir, when set, expands "~/"
+	// the way the classifier does, so a path in the user's words and the
+	// same path in a call are one value.
+	WorkingDir string
+	HomeDir    string
+	// Family is the tool's family (email output is read for headers).
+	Family string
+}
+
+// scanMode says what is being scanned.
+type scanMode uint8
+
+const (
+	modeOutput scanMode = iota // a tool's output: values, injections, lines
+	modeArgs                   // a call's arguments: values and lines
+	modeUser                   // the user's words: values and words
+)
+
+// scanState is one scan in progress.
+type scanState struct {
+	s      *Scanner
+	mode   scanMode
+	hint   Hint
+	out    *Scan
+	budget int
+	nodes  int
+	seen   map[key]int // key → index into out.Values
+	hits   []hit
+	hidden []hiddenText
+	dsc    detectScratch
+	words  map[string]bool
+	lineOK map[uint64]bool
+	plain  map[string]bool
+	toks   []tok
+	// item is the list item being walked (0: none), items how many were
+	// started, itemDepth the stack depth of the current one.
+	item, items, itemDepth int
+}
+
+func (s *Scanner) newState(h Hint, mode scanMode) *scanState {
+	return &scanState{s: s, hint: h, mode: mode, out: &Scan{}, budget: s.limits.MaxBytes, seen: map[key]int{}, words: map[string]bool{}, lineOK: map[uint64]bool{}}
+}
+
+// Output scans a tool's output: JSON (any shape; strings that hold JSON
+// are read as JSON too), or text when raw is not valid JSON. Binary and
+// invalid UTF-8 are read as far as they are text; nothing in raw can make
+// the scan fail, run past its limits or panic.
+func (s *Scanner) Output(raw []byte, h Hint) (sc *Scan) {
+	return s.scan(raw, h, modeOutput)
+}
+
+func (s *Scanner) scan(raw []byte, h Hint, mode scanMode) (sc *Scan) {
+	st := s.newState(h, mode)
+	defer func() {
+		if r := recover(); r != nil {
+			// A scan is evidence for policy, never a reason to fail
+			// an observation: keep what was found, and say the rest
+			// was not examined.
+			st.out.Truncated = fmt.Sprintf("scan failed: %v", r)
+			sc = st.out
+		}
+	}()
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && (raw[0] == '{' || raw[0] == '[' || raw[0] == '"') && json.Valid(raw) {
+		st.walkJSON(raw, "", 0, "")
+	} else {
+		st.leaf(string(raw), "", "")
+	}
+	st.finish()
+	return st.out
+}
+
+// Words scans the user's words: their values, and the words themselves
+// (to tell an injected request from what the user asked for).
+func (s *Scanner) Words(text string, h Hint) *Scan {
+	b, _ := json.Marshal(text)
+	return s.scan(b, h, modeUser)
+}
+
+// Args scans a call's arguments for the values they carry. Injection is
+// not looked for: arguments are the agent's, and what matters is where
+// their values came from.
+func (s *Scanner) Args(args map[string]any, h Hint) *Scan {
+	st := s.newState(h, modeArgs)
+	defer func() {
+		if r := recover(); r != nil {
+			st.out.Truncated = fmt.Sprintf("scan failed: %v", r)
+		}
+	}()
+	st.walkAny(args, "", 0, "")
+	st.finish()
+	return st.out
+}
+
+func (st *scanState) finish() {
+	for w := range st.words {
+		st.out.words = append(st.out.words, w)
+	}
+}
+
+// walkJSON streams raw, so a huge or deeply nested output costs what it is
+// allowed to and no more.
+func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	stack := []jsonFrame{{field: field, part: part}}
+	expectKey := false
+	for {
+		if st.nodes >= st.s.limits.MaxNodes {
+			st.truncate(fmt.Sprintf("more than %d JSON nodes", st.s.limits.MaxNodes))
+			return
+		}
+		if st.budget <= 0 {
+			st.truncate(fmt.Sprintf("more than %d bytes of text", st.s.limits.MaxBytes))
+			return
+		}
+		t, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			// Valid was checked; a failure here is a depth limit of
+			// the decoder, or a bug: stop with what was found.
+			st.truncate("JSON could not be read further: " + err.Error())
+			return
+		}
+		st.nodes++
+		top := &stack[len(stack)-1]
+		if d, ok := t.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				if len(stack) > st.s.limits.MaxDepth {
+					st.truncate(fmt.Sprintf("JSON nested deeper than %d", st.s.limits.MaxDepth))
+					return
+				}
+				f, p := st.childField(top)
+				if d == '{' && !top.obj && st.itemDepth == 0 {
+					// An object in a list is one item (a mail of a
+					// search result): values keep which one.
+					st.items++
+					st.item, st.itemDepth = st.items, len(stack)+1
+				}
+				stack = append(stack, jsonFrame{obj: d == '{', field: f, part: p})
+				expectKey = d == '{'
+			case '}', ']':
+				if len(stack) == st.itemDepth {
+					st.item, st.itemDepth = 0, 0
+				}
+				stack = stack[:len(stack)-1]
+				if len(stack) == 0 {
+					return
+				}
+				top = &stack[len(stack)-1]
+				expectKey = top.obj
+				top.idx++
+			}
+			continue
+		}
+		if top.obj && expectKey {
+			top.key, _ = t.(string)
+			expectKey = false
+			continue
+		}
+		f, p := st.childField(top)
+		key := top.key
+		switch v := t.(type) {
+		case string:
+			st.stringValue(v, key, f, p, depth)
+		case json.Number:
+			st.number(string(v), key, f, p)
+		}
+		if top.obj {
+			expectKey = true
+		}
+		top.idx++
+	}
+}
+
+// jsonFrame is an object or array being walked.
+type jsonFrame struct {
+	obj   bool
+	key   string
+	field string
+	part  Part
+	idx   int
+}
+
+// childField is the field path and part of the value at the top frame's
+// current position.
+func (st *scanState) childField(top *jsonFrame) (string, Part) {
+	if !top.obj {
+		return top.field, top.part
+	}
+	f := top.key
+	if top.field != "" {
+		f = top.field + "." + top.key
+	}
+	if len(f) > 160 {
+		f = f[len(f)-160:]
+	}
+	p := top.part
+	switch r := st.s.voc.role(top.key); {
+	case r&roleHeader != 0:
+		p = PartHeader
+	case r&roleParticipant != 0:
+		p = PartParticipants
+	case r&roleBody != 0:
+		p = PartBody
+	}
+	return f, p
+}
+
+// walkAny walks decoded JSON (call arguments).
+func (st *scanState) walkAny(v any, field string, depth int, part Part) {
+	if depth > st.s.limits.MaxDepth {
+		st.truncate(fmt.Sprintf("arguments nested deeper than %d", st.s.limits.MaxDepth))
+		return
+	}
+	st.nodes++
+	if st.nodes > st.s.limits.MaxNodes || st.budget <= 0 {
+		st.truncate("arguments larger than the scan limits")
+		return
+	}
+	last := field
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		last = field[i+1:]
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			f := k
+			if field != "" {
+				f = field + "." + k
+			}
+			p := part
+			switch r := st.s.voc.role(k); {
+			case r&roleHeader != 0:
+				p = PartHeader
+			case r&roleParticipant != 0:
+				p = PartParticipants
+			}
+			st.walkAny(c, f, depth+1, p)
+		}
+	case []any:
+		for _, c := range x {
+			st.walkAny(c, field, depth+1, part)
+		}
+	case string:
+		st.stringValue(x, last, field, part, depth)
+	case float64:
+		st.number(strconv.FormatFloat(x, 'f', -1, 64), last, field, part)
+	case json.Number:
+		st.number(string(x), last, field, part)
+	}
+}
+
+func (st *scanState) truncate(why string) {
+	if st.out.Truncated == "" {
+		st.out.Truncated = why
+	}
+}
+
+// stringValue handles one string: JSON inside it is walked as JSON, a
+// field's role adds a value of its own, and the text is scanned.
+func (st *scanState) stringValue(v, name, field string, part Part, depth int) {
+	if v == "" {
+		return
+	}
+	if t := strings.TrimSpace(v); len(t) > 1 && (t[0] == '{' || t[0] == '[') && depth < 3 && len(t) <= st.budget && json.Valid([]byte(t)) {
+		st.walkJSON([]byte(t), field, depth+1, part)
+		return
+	}
+	r := st.s.voc.role(name)
+	if st.mode == modeArgs && r&roleSelector != 0 && r&roleContent == 0 {
+		st.selector(v)
+	}
+	if r != 0 && len(v) <= maxValueLen {
+		st.fieldValue(v, field, part, r)
+	}
+	if secret.SensitiveKey(name) && st.s.x.hasher != nil && len(v) >= 6 && !markerRE.MatchString(v) {
+		hash := st.s.x.hasher.Hash(v)
+		st.add(Found{Class: Secret, Value: "[REDACTED:sensitive_key:" + hash + "]", Field: field, Part: part}, []key{key(kSecret + hash)})
+		return
+	}
+	st.leaf(v, field, part)
+}
+
+// selector keeps a selecting argument's words and, when short, the string.
+func (st *scanState) selector(v string) {
+	if len(st.out.selectorStrings) < 64 && len(v) <= maxValueLen {
+		st.out.selectorStrings = append(st.out.selectorStrings, v)
+	}
+	if strings.Contains(v, "://") {
+		// A URL is a value of its own, looked up as one; its words
+		// (scheme, host parts, path) say nothing about who asked for it.
+		return
+	}
+	for _, t := range tokenize(v, 0, min(len(v), 4096), nil) {
+		if len(st.out.selectorWords) >= 256 {
+			return
+		}
+		if !slices.Contains(st.out.selectorWords, t.text) {
+			st.out.selectorWords = append(st.out.selectorWords, t.text)
+		}
+	}
+}
+
+// fieldValue adds the value a field's name says its string is.
+func (st *scanState) fieldValue(v, field string, part Part, r keyRole) {
+	v = strings.TrimSpace(v)
+	switch {
+	case r&roleAccount != 0:
+		c := Account
+		if isIBANShape(v) {
+			c = IBAN
+		}
+		st.add(Found{Class: c, Value: v, Field: field, Part: part}, []key{keyOf(c, v)})
+	case r&rolePhone != 0:
+		if k := keyOf(Phone, v); k != "" {
+			st.add(Found{Class: Phone, Value: v, Field: field, Part: part}, []key{k})
+		}
+	case r&roleName != 0 && !strings.ContainsAny(v, "@/\n") && len(v) <= 100:
+		st.add(Found{Class: Name, Value: v, Field: field, Part: part}, []key{tokenKey(v)})
+	case r&roleID != 0 && !strings.ContainsAny(v, " \n") && len(v) <= 128:
+		st.add(Found{Class: ID, Value: v, Field: field, Part: part}, []key{tokenKey(v)})
+	case r&rolePath != 0 && (strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/") || strings.Contains(v, "/")) && !strings.Contains(v, "://"):
+		p := st.resolve(v)
+		st.add(Found{Class: Path, Value: p, Field: field, Part: part}, []key{keyOf(Path, p)})
+	case r&roleAmount != 0:
+		if n, ok := parseNumber(strings.TrimSpace(strings.Trim(v, "€$£ EURSD"))); ok {
+			st.add(Found{Class: Amount, Value: strconv.FormatFloat(n, 'f', -1, 64), Field: field, Part: part}, amountKeys(n, ""))
+		}
+	}
+}
+
+func (st *scanState) number(n, name, field string, part Part) {
+	r := st.s.voc.role(name)
+	switch {
+	case r&roleAmount != 0:
+		if v, err := strconv.ParseFloat(n, 64); err == nil {
+			st.add(Found{Class: Amount, Value: n, Field: field, Part: part}, amountKeys(v, ""))
+		}
+	case r&roleID != 0 && len(n) >= 3:
+		st.add(Found{Class: ID, Value: n, Field: field, Part: part}, []key{tokenKey(n)})
+	case r&(roleAccount|rolePhone) != 0:
+		st.fieldValue(n, field, part, r)
+	}
+}
+
+func (st *scanState) resolve(p string) string {
+	if st.hint.HomeDir != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return path.Join(st.hint.HomeDir, p[1:])
+	}
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || st.hint.WorkingDir == "" {
+		return path.Clean(p)
+	}
+	return path.Join(st.hint.WorkingDir, p)
+}
+
+// leaf scans text: hidden carriers, injected spans, values, lines.
+func (st *scanState) leaf(s, field string, part Part) {
+	if len(s) > st.budget {
+		st.truncate(fmt.Sprintf("more than %d bytes of text", st.s.limits.MaxBytes))
+		s = s[:st.budget]
+		for len(s) > 0 && !utf8.RuneStart(s[len(s)-1]) {
+			s = s[:len(s)-1]
+		}
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	st.budget -= len(s)
+	st.out.Bytes += len(s)
+	if part == "" {
+		part = PartBody
+	}
+	var spans []Span
+	if st.mode == modeOutput {
+		spans = st.s.det.detect(s, "", &st.dsc)
+		st.hidden = findHidden(s, st.hidden)
+		for _, h := range st.hidden {
+			hs := st.s.det.detect(h.text, h.kind, &detectScratch{})
+			if h.base >= 0 {
+				for _, sp := range hs {
+					sp.Start, sp.End, sp.Tail = sp.Start+h.base, sp.End+h.base, sp.Tail+h.base
+					spans = append(spans, sp)
+				}
+				continue
+			}
+			// Decoded text: its values are looked for in it alone.
+			st.record(h.text, field, hs)
+			st.values(h.text, field, part, hs, false)
+		}
+	}
+	st.record(s, field, spans)
+	st.values(s, field, part, spans, true)
+	if st.mode != modeUser {
+		st.fingerprint(s)
+	}
+	if st.mode == modeArgs && strings.IndexByte(s, '%') >= 0 {
+		// Data carried percent-encoded in a URL (?notes=-%20pay%20rent…)
+		// is the same data: its lines and values count as carried.
+		for _, d := range unescaped(s) {
+			st.values(d, field, part, nil, false)
+			st.fingerprint(d)
+		}
+	}
+	st.collectWords(s)
+	if st.mode == modeOutput {
+		st.plainWords(s, spans)
+	}
+	if st.mode == modeArgs {
+		st.secretCandidates(s)
+	}
+}
+
+// maxSecretCandidates bounds the tokens of one call hashed to be matched
+// against secrets the session read.
+const maxSecretCandidates = 64
+
+// secretCandidates hashes the call's secret-shaped tokens: a key copied
+// out of a credentials file carries none of the context ("aws_secret_access_key
+// = …") the detectors need, but its hash meets the one kept when it was
+// read. Candidates are only looked up, never added to the table.
+func (st *scanState) secretCandidates(s string) {
+	h := st.s.x.hasher
+	if h == nil {
+		return
+	}
+	isSecretChar := func(c byte) bool {
+		return isAlnum(c) || c == '+' || c == '/' || c == '=' || c == '_' || c == '-' || c == '.'
+	}
+	for i := 0; i < len(s) && len(st.out.secretKeys) < maxSecretCandidates; {
+		for i < len(s) && !isSecretChar(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && isSecretChar(s[j]) {
+			j++
+		}
+		if tok := s[i:j]; len(tok) >= 16 && len(tok) <= maxValueLen && mixedChars(tok) {
+			st.out.secretKeys = append(st.out.secretKeys, key(kSecret+h.Hash(tok)))
+			st.out.secretToks = append(st.out.secretToks, tok)
+		}
+		i = j
+	}
+}
+
+// mixedChars: letters and digits both, as keys and tokens have.
+func mixedChars(s string) bool {
+	letter, digit := false, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+			digit = true
+		case c >= 'a' && c <= 'z' || isUpper(c):
+			letter = true
+		}
+	}
+	return letter && digit
+}
+
+// maxPlainWords bounds the distinct plain words one output contributes.
+const maxPlainWords = 2048
+
+// plainWords keeps the words of s outside its injected spans.
+func (st *scanState) plainWords(s string, spans []Span) {
+	if len(st.out.plainWords) >= maxPlainWords {
+		return
+	}
+	if st.plain == nil {
+		st.plain = map[string]bool{}
+	}
+	st.toks = tokenize(s, 0, len(s), st.toks)
+	for _, t := range st.toks {
+		if len(t.text) < 4 || st.plain[t.text] {
+			continue
+		}
+		inside := false
+		for _, sp := range spans {
+			if t.start >= sp.Start && t.start < sp.Tail {
+				inside = true
+				break
+			}
+		}
+		if inside {
+			continue
+		}
+		st.plain[t.text] = true
+		st.out.plainWords = append(st.out.plainWords, t.text)
+		if len(st.out.plainWords) >= maxPlainWords {
+			return
+		}
+	}
+}
+
+// record keeps the injected spans of s.
+func (st *scanState) record(s, field string, spans []Span) {
+	for _, sp := range spans {
+		if len(st.out.Injections) >= st.s.limits.MaxSpans {
+			st.truncate(fmt.Sprintf("more than %d injected spans", st.s.limits.MaxSpans))
+			return
+		}
+		text := squash(s[sp.Start:sp.End])
+		st.out.Injections = append(st.out.Injections, Injection{
+			Text: clip(text, 300), Field: field, Why: sp.Why, Lang: sp.Lang, Hidden: sp.Hidden,
+			full: fold(clip(text, 2048)),
+		})
+		seen := map[string]bool{}
+		for _, t := range st.out.terms {
+			seen[t] = true
+		}
+		terms, concepts := st.s.det.terms(s, sp.Start, sp.End, &st.dsc, seen)
+		st.out.terms = append(st.out.terms, terms...)
+		st.out.concepts = appendNew(st.out.concepts, concepts...)
+	}
+}
+
+// values adds the values of s; those inside a span (or in the sentence
+// right after it) are injected. Values of header lines ("From: …") take
+// the header's part.
+func (st *scanState) values(s, field string, part Part, spans []Span, headers bool) {
+	st.hits = st.s.x.find(s, st.hits)
+	var lines []headerLine
+	if headers && (st.hint.Family == "email" || strings.Contains(s, ":")) {
+		lines = headerLines(s)
+	}
+	for _, h := range st.hits {
+		inj := false
+		for _, sp := range spans {
+			if h.start >= sp.Start && h.start < sp.Tail {
+				inj = true
+				break
+			}
+		}
+		p, f := part, field
+		for _, hl := range lines {
+			if h.start >= hl.start && h.start < hl.end {
+				p, f = hl.part, joinField(field, hl.name)
+				break
+			}
+		}
+		d := h.display
+		if h.class == Path {
+			d = st.resolve(d)
+			h.keys = []key{keyOf(Path, d)}
+		}
+		st.add(Found{Class: h.class, Value: d, Field: f, Part: p, Injected: inj}, h.keys)
+	}
+}
+
+func joinField(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+// add keeps a value once per scan; a second sighting can only mark it
+// injected or move it to a header part.
+func (st *scanState) add(f Found, keys []key) {
+	if len(keys) == 0 || keys[0] == "" {
+		return
+	}
+	if i, ok := st.seen[keys[0]]; ok {
+		v := &st.out.Values[i]
+		v.Injected = v.Injected || f.Injected
+		v.plain = v.plain || !f.Injected
+		if v.Part == PartBody && f.Part != PartBody {
+			v.Part, v.Field = f.Part, f.Field
+		}
+		return
+	}
+	if len(st.out.Values) >= st.s.limits.MaxValues {
+		st.truncate(fmt.Sprintf("more than %d values", st.s.limits.MaxValues))
+		return
+	}
+	f.Value = clip(f.Value, maxValueLen)
+	f.keys = keys
+	f.plain = !f.Injected
+	f.item = st.item
+	st.seen[keys[0]] = len(st.out.Values)
+	st.out.Values = append(st.out.Values, f)
+}
+
+// maxUnescaped bounds the query values of one string looked at decoded.
+const maxUnescaped = 32
+
+// unescaped returns the percent-decoded forms of s that differ from it:
+// each value of a URL's query (a line of data is a whole value, without
+// the URL before it), or s itself decoded.
+func unescaped(s string) []string {
+	var out []string
+	if u, err := url.Parse(s); err == nil && u.RawQuery != "" {
+		if q, err := url.ParseQuery(u.RawQuery); err == nil {
+			for _, vs := range q {
+				for _, v := range vs {
+					if len(out) < maxUnescaped && v != "" {
+						out = append(out, v)
+					}
+				}
+			}
+			return out
+		}
+	}
+	if d, err := url.QueryUnescape(s); err == nil && d != s {
+		out = append(out, d)
+	}
+	return out
+}
+
+// fingerprint keeps hashes of s's substantial lines, so a later call that
+// carries one of them (a key file's line pasted into a mail) is known to
+// carry this output's data.
+func (st *scanState) fingerprint(s string) {
+	for len(s) > 0 && len(st.out.lines) < st.s.limits.MaxLines {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		if h, ok := lineHash(line); ok && !st.lineOK[h] {
+			st.lineOK[h] = true
+			st.out.lines = append(st.out.lines, h)
+		}
+	}
+}
+
+// lineHash hashes a line's text, white space squashed and folded, when it
+// is long enough to be data rather than a common phrase. It allocates
+// only for non-ASCII text.
+func lineHash(line string) (uint64, bool) {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h, n, space := uint64(offset), 0, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(line[i:])
+			i += size - 1
+			var b strings.Builder
+			foldRune(&b, r)
+			for _, fc := range []byte(b.String()) {
+				if space && n > 0 {
+					h = (h ^ ' ') * prime
+					n++
+				}
+				space = false
+				h = (h ^ uint64(fc)) * prime
+				n++
+			}
+			continue
+		}
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			space = true
+			continue
+		}
+		if space && n > 0 {
+			h = (h ^ ' ') * prime
+			n++
+		}
+		space = false
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h = (h ^ uint64(c)) * prime
+		n++
+	}
+	return h, n >= 20
+}
+
+// collectWords keeps the folded words of short texts (the user's words
+// are scanned as one; outputs contribute nothing here).
+func (st *scanState) collectWords(s string) {
+	if st.mode != modeUser {
+		return
+	}
+	for _, t := range tokenize(s, 0, len(s), nil) {
+		if len(st.words) < 4096 {
+			st.words[t.text] = true
+		}
+	}
+}
+
+func appendNew(list []string, xs ...string) []string {
+	for _, x := range xs {
+		found := false
+		for _, y := range list {
+			if y == x {
+				found = true
+				break
+			}
+		}
+		if !found {
+			list = append(list, x)
+		}
+	}
+	return list
+}
+
+// headerLine is a "From: …" line of a text mail.
+type headerLine struct {
+	start, end int
+	name       string
+	part       Part
+}
+
+var headerNames = map[string]Part{
+	"from": PartHeader, "sender": PartHeader, "reply-to": PartHeader, "von": PartHeader, "de": PartHeader,
+	"da": PartHeader, "organizer": PartHeader, "organiser": PartHeader, "organisateur": PartHeader,
+	"organizador": PartHeader, "organizzatore": PartHeader, "absender": PartHeader, "author": PartHeader,
+	"to": PartParticipants, "cc": PartParticipants, "bcc": PartParticipants, "an": PartParticipants,
+	"à": PartParticipants, "a": PartParticipants, "para": PartParticipants, "attendees": PartParticipants,
+	"teilnehmer": PartParticipants, "participants": PartParticipants, "invités": PartParticipants,
+	"asistentes": PartParticipants, "partecipanti": PartParticipants, "kopie": PartParticipants,
+}
+
+// headerLines finds mail-style header lines anywhere in s (forwarded and
+// quoted mails carry their own).
+func headerLines(s string) []headerLine {
+	var out []headerLine
+	off := 0
+	for off < len(s) && len(out) < 64 {
+		end := strings.IndexByte(s[off:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += off
+		}
+		line := s[off:end]
+		t := strings.TrimLeft(line, " \t>*")
+		if i := strings.IndexByte(t, ':'); i > 0 && i <= 14 {
+			name := strings.ToLower(strings.TrimSpace(t[:i]))
+			if p, ok := headerNames[name]; ok {
+				out = append(out, headerLine{start: off, end: end, name: name, part: p})
+			}
+		}
+		off = end + 1
+	}
+	return out
+}

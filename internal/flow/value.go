@@ -1,0 +1,301 @@
+package flow
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Class is what kind of value a string is.
+type Class string
+
+// The value classes.
+const (
+	Email   Class = "email"
+	Phone   Class = "phone"
+	URL     Class = "url"
+	Host    Class = "host"
+	IBAN    Class = "iban"
+	Account Class = "account"
+	Amount  Class = "amount"
+	Path    Class = "path"
+	Name    Class = "name"
+	ID      Class = "id"
+	Secret  Class = "secret"
+	// Handle is a chat channel or user, or another destination that is
+	// neither an address nor a number.
+	Handle Class = "handle"
+)
+
+// Origin is where a value was first seen in a session.
+type Origin string
+
+// The origins, as the API and policy name them.
+const (
+	OriginUser    Origin = "user"    // the user's words (mandate instructions)
+	OriginMandate Origin = "mandate" // a structured mandate's scope
+	OriginOutput  Origin = "output"  // a tool's output
+	OriginCall    Origin = "call"    // an agent's own arguments, with no earlier source
+	OriginUnknown Origin = "unknown" // the session's table cannot say (it evicted values or an output was not scanned in full)
+)
+
+// Trust is how far a source can be taken at its word.
+type Trust string
+
+// The trust labels.
+const (
+	TrustUser Trust = "user" // the user's words
+	TrustOwn  Trust = "own"  // the user's own data: their files, calendar, contacts, accounts
+	TrustOpen Trust = "open" // anything others can write: received mail, web pages, third-party files
+)
+
+// Part is where in an item a value sat.
+type Part string
+
+// The parts.
+const (
+	PartHeader       Part = "header"       // who the item is from: sender, author, organiser
+	PartParticipants Part = "participants" // the others on it: to, cc, attendees
+	PartBody         Part = "body"         // what the item says
+)
+
+// key is a value's identity in a table: a class prefix and a normal form,
+// so that "Eve@Corp.Example" and "eve@corp.example" are one value.
+type key string
+
+// The key prefixes. Ids, handles and names share one space ("t:"): a
+// Slack channel id in a message and the same id as a call's channel are
+// one value whatever each side calls it.
+const (
+	kEmail  = "e:"
+	kPhone  = "p:"
+	kURL    = "u:"
+	kHost   = "h:"
+	kIBAN   = "i:"
+	kAmount = "a:"
+	kPath   = "f:"
+	kSecret = "s:"
+	kToken  = "t:"
+)
+
+// keyOf normalises a value of a class into its key; "" when it is not one.
+func keyOf(c Class, v string) key {
+	v = strings.TrimSpace(v)
+	if v == "" || len(v) > maxValueLen {
+		return ""
+	}
+	switch c {
+	case Email:
+		return key(kEmail + strings.ToLower(strings.Trim(v, "<>'\".,;")))
+	case Phone:
+		d := phoneDigits(v)
+		if len(d) < 7 {
+			return ""
+		}
+		return key(kPhone + d)
+	case URL:
+		return key(kURL + normURL(v))
+	case Host:
+		h := normHost(v)
+		if h == "" {
+			return ""
+		}
+		return key(kHost + h)
+	case IBAN:
+		return key(kIBAN + strings.ToUpper(strings.ReplaceAll(v, " ", "")))
+	case Path:
+		return key(kPath + path.Clean(v))
+	case Secret:
+		return key(kSecret + v) // v is the marker's hash
+	case Amount:
+		return key(kAmount + v) // v is formatted by amountKeys
+	case Account:
+		if isIBANShape(v) {
+			return key(kIBAN + strings.ToUpper(strings.ReplaceAll(v, " ", "")))
+		}
+		return tokenKey(v)
+	case Name, ID, Handle:
+		return tokenKey(v)
+	}
+	return ""
+}
+
+// tokenKey is the shared key of ids, handles and names: folded, spaces
+// squashed, a leading # or @ dropped.
+func tokenKey(v string) key {
+	v = strings.TrimLeft(strings.TrimSpace(v), "#@")
+	if v == "" {
+		return ""
+	}
+	return key(kToken + squash(fold(v)))
+}
+
+// maxValueLen bounds one value; longer strings are content, not values.
+const maxValueLen = 256
+
+func normHost(h string) string {
+	h = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(h), "."))
+	if i := strings.LastIndexByte(h, ':'); i > 0 && !strings.Contains(h[i:], "]") {
+		if _, err := strconv.Atoi(h[i+1:]); err == nil {
+			h = h[:i]
+		}
+	}
+	h = strings.TrimPrefix(h, "www.")
+	if h == "" || strings.ContainsAny(h, " /@") {
+		return ""
+	}
+	return h
+}
+
+// normURL lower-cases scheme and host and drops the fragment, so the same
+// page written two ways is one value.
+func normURL(u string) string {
+	u = strings.TrimRight(u, ".,;:!?)'\"")
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.Index(u, "://"); i > 0 {
+		rest := u[i+3:]
+		j := strings.IndexAny(rest, "/?")
+		if j < 0 {
+			j = len(rest)
+		}
+		u = strings.ToLower(u[:i+3]) + strings.ToLower(strings.TrimPrefix(rest[:j], "www.")) + rest[j:]
+	}
+	return strings.TrimSuffix(u, "/")
+}
+
+func phoneDigits(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= '0' && c <= '9':
+			b.WriteByte(c)
+		case c == '+' && b.Len() == 0:
+			b.WriteByte(c)
+		}
+	}
+	d := b.String()
+	if strings.HasPrefix(d, "00") {
+		d = "+" + d[2:]
+	}
+	return d
+}
+
+// amountKeys are the keys of an amount: with its currency when known, and
+// the bare number, so that a call's "tip": 25 meets "25 €" in a page.
+func amountKeys(v float64, currency string) []key {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	n := strconv.FormatFloat(v, 'f', -1, 64)
+	if currency == "" {
+		return []key{key(kAmount + n)}
+	}
+	return []key{key(kAmount + n + "|" + currency), key(kAmount + n)}
+}
+
+// knowledge is values.yaml, decoded.
+type knowledge struct {
+	HeaderKeys      []string         `yaml:"header_keys"`
+	ParticipantKeys []string         `yaml:"participant_keys"`
+	BodyKeys        []string         `yaml:"body_keys"`
+	NameKeys        []string         `yaml:"name_keys"`
+	IDKeys          []string         `yaml:"id_keys"`
+	AmountKeys      []string         `yaml:"amount_keys"`
+	CurrencyKeys    []string         `yaml:"currency_keys"`
+	AccountKeys     []string         `yaml:"account_keys"`
+	PhoneKeys       []string         `yaml:"phone_keys"`
+	PathKeys        []string         `yaml:"path_keys"`
+	SelectorKeys    []string         `yaml:"selector_keys"`
+	ContentKeys     []string         `yaml:"content_keys"`
+	TLDs            []string         `yaml:"tlds"`
+	FamilyTrust     map[string]Trust `yaml:"family_trust"`
+}
+
+//go:embed values.yaml
+var valuesYAML []byte
+
+// keyRole is what a field name says about its value.
+type keyRole uint16
+
+const (
+	roleHeader keyRole = 1 << iota
+	roleParticipant
+	roleBody
+	roleName
+	roleID
+	roleAmount
+	roleCurrency
+	roleAccount
+	rolePhone
+	rolePath
+	roleSelector
+	roleContent
+)
+
+// vocabulary is the compiled knowledge.
+type vocabulary struct {
+	roles       map[string]keyRole
+	tlds        map[string]bool
+	familyTrust map[string]Trust
+}
+
+func loadVocabulary() (*vocabulary, error) {
+	var k knowledge
+	dec := yaml.NewDecoder(bytes.NewReader(valuesYAML))
+	dec.KnownFields(true)
+	if err := dec.Decode(&k); err != nil {
+		return nil, fmt.Errorf("flow/values.yaml: %w", err)
+	}
+	v := &vocabulary{roles: map[string]keyRole{}, tlds: map[string]bool{}, familyTrust: map[string]Trust{}}
+	for _, l := range []struct {
+		keys []string
+		r    keyRole
+	}{
+		{k.HeaderKeys, roleHeader}, {k.ParticipantKeys, roleParticipant}, {k.BodyKeys, roleBody},
+		{k.NameKeys, roleName}, {k.IDKeys, roleID}, {k.AmountKeys, roleAmount}, {k.CurrencyKeys, roleCurrency},
+		{k.AccountKeys, roleAccount}, {k.PhoneKeys, rolePhone}, {k.PathKeys, rolePath},
+		{k.SelectorKeys, roleSelector}, {k.ContentKeys, roleContent},
+	} {
+		for _, key := range l.keys {
+			v.roles[normKey(key)] |= l.r
+		}
+	}
+	for _, t := range k.TLDs {
+		v.tlds[strings.ToLower(t)] = true
+	}
+	for f, t := range k.FamilyTrust {
+		if t != TrustOwn && t != TrustOpen && t != TrustUser {
+			return nil, fmt.Errorf("flow/values.yaml: family_trust %s: %q is not own, open or user", f, t)
+		}
+		v.familyTrust[f] = t
+	}
+	return v, nil
+}
+
+// normKey is a field name's lookup form: lower case without "_", "-" and
+// spaces.
+func normKey(k string) string {
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		case c == '_' || c == '-' || c == ' ' || c == '.':
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func (v *vocabulary) role(field string) keyRole { return v.roles[normKey(field)] }

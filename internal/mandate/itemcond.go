@@ -1,0 +1,338 @@
+// Item conditions: "only delete files older than a year", "unsubscribe me
+// from the newsletters, but keep everything from my bank", "clean up
+// everything except the generated files". The words restrict a verb to
+// some of the items it acts on, in a way no scope entry holds; granting
+// the verb's kind would be wider than the words, denying it narrower. The
+// kinds it qualifies are put to a person, call by call, and the draft says
+// so.
+
+package mandate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// qualifier is one item condition in a segment.
+type qualifier struct {
+	from, to int // the phrase's tokens
+	// olderDays is the age an "older than" condition states, in days; 0
+	// when it states none Mandate can read.
+	olderDays int
+	keep      bool // a keep verb: only deleting and changing are qualified
+	only      bool // also a restrictor ("only"): with nothing but names after it, the scope holds it
+	except    bool // an exception with no entity after it
+}
+
+// findItemConditions records item conditions and keep verbs on free
+// tokens. A longer verb or noun at the same place wins ("keep an eye on").
+func (b *build) findItemConditions(st *segState, free func(i, n int) bool, mark func(i, n int)) {
+	toks := st.toks
+	for i := 0; i < len(toks); i++ {
+		if st.consumed[i] {
+			continue
+		}
+		for _, r := range []role{roleItemCondition, roleKeep} {
+			e, n := b.at(toks, i, r)
+			if e == nil || !free(i, n) {
+				continue
+			}
+			if _, vn := b.at(toks, i, roleVerb); vn > n {
+				continue
+			}
+			if _, nn := b.at(toks, i, roleNoun); nn > n {
+				continue
+			}
+			q := qualifier{from: i, to: i + n, keep: r == roleKeep}
+			if e.cond == condOlder {
+				q.olderDays = b.age(st, i+n)
+			}
+			if re, rn := b.at(toks, i, roleRestrictor); re != nil && rn == n {
+				// "only" also makes a verb after it a verb ("only delete")
+				// and a read verb read-only ("only read").
+				q.only = true
+				st.restrict = append(st.restrict, i)
+			}
+			st.qualifiers = append(st.qualifiers, q)
+			mark(i, n)
+			i += n - 1
+			break
+		}
+	}
+}
+
+// itemConditions puts to a person the kinds of the verbs that the
+// segment's item conditions qualify: the verb right after the condition
+// ("only delete …"), else the last one before it in its clause, else the
+// first one after it, else — in a clause without a verb ("…, but keep
+// everything from my bank") — the sentence's last verb.
+func (b *build) itemConditions(st *segState, inherited *anchor) {
+	for _, a := range st.anchors {
+		_, to := st.clauseOf(a.pos)
+		a.anyObject = b.anyItemsBetween(st, a.end, to)
+	}
+	qs := slices.Clone(st.qualifiers)
+	for _, x := range st.exceptions {
+		// "except the generated files": an exception with no entity after
+		// it names something the scope cannot hold.
+		named := false
+		for j := x[1]; j < len(st.toks) && j <= x[1]+3; j++ {
+			named = named || st.toks[j].kind == tokEntity
+		}
+		if !named {
+			qs = append(qs, qualifier{from: x[0], to: x[1], except: true})
+		}
+	}
+	for _, q := range qs {
+		from, to := st.clauseOf(q.from)
+		if q.only && b.onlyNames(st, q.to, to) {
+			continue // "reply only to dana@x.com": the scope holds what was named
+		}
+		if e, _ := b.at(st.toks, q.to, roleAs); q.only && e != nil {
+			continue // "but only as a PR": how the work is delivered, see deliveredAs
+		}
+		a := b.qualifiedAnchor(st, q, from, to, inherited)
+		phrase := b.span(st.toks, q.from, to)
+		if a == nil {
+			b.recognise(phrase, "nothing qualified", "an item condition with no verb it restricts: it grants nothing")
+			continue
+		}
+		var kinds []action.Kind
+		for _, k := range a.kinds {
+			switch {
+			case k == action.Read || k == action.Fetch:
+				// Reading some items only: reading is not consequential.
+			case q.keep && k != action.Delete && k != action.Write:
+			default:
+				kinds = append(kinds, k)
+			}
+		}
+		if len(kinds) == 0 {
+			b.recognise(phrase, "nothing qualified", fmt.Sprintf("an item condition on %q (%s), which needs no person's say-so", a.word, kindsString(a.kinds)))
+			continue
+		}
+		// "only delete files older than a year": the "only" says no more
+		// than the age after it in its clause. The age is all the words
+		// say of the items only when the verb's object names items of any
+		// sort: "delete the logs older than 30 days" says more.
+		checkable := q.olderDays > 0
+		if checkable {
+			if slices.Contains(st.anchors, a) {
+				checkable = a.pos < q.from && b.anyItemsBetween(st, a.end, q.from)
+			} else {
+				checkable = a.anyObject && b.anyItemsBetween(st, 0, q.from)
+			}
+		}
+		if q.only && slices.ContainsFunc(qs, func(o qualifier) bool {
+			return o.olderDays > 0 && o.from > q.from && o.from < to && b.anyItemsBetween(st, q.to, o.from)
+		}) {
+			continue
+		}
+		for _, k := range kinds {
+			ql, ok := b.qualified[k]
+			if !ok {
+				ql = qualification{phrase: phrase, verb: a.word, olderDays: q.olderDays}
+			} else if !checkable || ql.olderDays == 0 {
+				ql.olderDays = 0 // another condition Mandate cannot check: always asked
+			} else {
+				ql.olderDays = max(ql.olderDays, q.olderDays)
+			}
+			if !checkable {
+				ql.olderDays = 0
+			}
+			b.qualified[k] = ql
+		}
+	}
+}
+
+// qualification is why a kind is put to a person: the condition's words
+// and the verb they restrict, and the age in days when that is all they
+// say (a call can be shown to meet it).
+type qualification struct {
+	phrase, verb string
+	olderDays    int
+}
+
+// anyItemsBetween reports whether the words from i to j name items of any
+// sort: verbs, function words and words like "files" or "alles" only —
+// not "logs" or "the invoices", which restrict the items further.
+func (b *build) anyItemsBetween(st *segState, i, j int) bool {
+	for k := i; k < j; k++ {
+		t := st.toks[k]
+		if (st.consumed[k] && b.anchorBetween(st, k, k+1)) || t.kind == tokEntity {
+			continue // a verb, a named path or folder
+		}
+		if t.kind != tokWord || st.consumed[k] {
+			return false
+		}
+		if b.fillerAt(st, k) == 0 && !b.is(t, roleAnyItems) {
+			return false
+		}
+	}
+	return true
+}
+
+// condOlder marks an item condition on the items' age.
+const condOlder = "older"
+
+// age reads an age right after an "older than" phrase: an optional number
+// (a digit, a number word, or an article for one) and an age unit, within
+// three words; it returns the days and marks the words used, or 0.
+func (b *build) age(st *segState, i int) int {
+	n := 1
+	for j := i; j < len(st.toks) && j <= i+3; j++ {
+		t := st.toks[j]
+		if st.consumed[j] {
+			return 0
+		}
+		if t.kind == tokNumber {
+			n = t.n
+			continue
+		}
+		if e, _ := b.at(st.toks, j, roleNumber); e != nil {
+			n = e.n
+			continue
+		}
+		if e, _ := b.at(st.toks, j, roleAgeUnit); e != nil {
+			if n <= 0 || n > 100_000 {
+				return 0
+			}
+			for k := i; k <= j; k++ {
+				st.consumed[k] = true
+			}
+			return n * e.n
+		}
+		if t.kind != tokWord || !(b.is(t, roleDeterminer) || b.is(t, roleMarker)) {
+			return 0
+		}
+	}
+	return 0
+}
+
+// onlyNames reports whether the tokens from i to the clause's end hold
+// entities and function words only.
+func (b *build) onlyNames(st *segState, i, to int) bool {
+	named := false
+	for j := i; j < to; j++ {
+		t := st.toks[j]
+		switch {
+		case t.kind == tokEntity:
+			named = true
+		case t.kind == tokWord && b.fillerAt(st, j) > 0:
+		default:
+			return false
+		}
+	}
+	return named
+}
+
+func (b *build) qualifiedAnchor(st *segState, q qualifier, from, to int, inherited *anchor) *anchor {
+	granting := func(a *anchor) bool {
+		return a != nil && !a.negated && !a.noGrant && !a.noun && !a.anyKind && len(a.kinds) > 0
+	}
+	var before, after *anchor
+	verbs := 0
+	for _, a := range st.anchors {
+		if a.noun {
+			continue
+		}
+		verbs++
+		if a.pos < from || a.pos >= to || !granting(a) {
+			continue
+		}
+		if a.pos >= q.to && a.pos-q.to <= 1 {
+			return a // "only delete …"
+		}
+		if a.pos < q.from {
+			before = a
+		} else if after == nil {
+			after = a
+		}
+	}
+	switch {
+	case before != nil:
+		return before
+	case after != nil:
+		return after
+	case verbs == 0 && granting(inherited):
+		return inherited
+	}
+	return nil
+}
+
+// settleQualified moves the qualified kinds that are granted to ask, and
+// says why.
+func (b *build) settleQualified() {
+	for _, k := range action.AllKinds() {
+		q, ok := b.qualified[k]
+		if !ok || !slices.Contains(b.m.Allow, k) || slices.Contains(b.m.Deny, k) {
+			continue
+		}
+		b.m.Allow = slices.DeleteFunc(b.m.Allow, func(x action.Kind) bool { return x == k })
+		if !slices.Contains(b.m.Ask, k) {
+			b.m.Ask = append(b.m.Ask, k)
+		}
+		if q.olderDays > 0 {
+			b.m.Conditions = append(b.m.Conditions, ItemCondition{Kind: k, OlderThanDays: q.olderDays, Text: q.phrase})
+			b.recognise(q.phrase, "ask "+string(k),
+				fmt.Sprintf("%q is a condition on the items %q acts on: a %s call that shows it acts only on items older than %d days (find -mtime +%d) is allowed, every other %s call is put to you", q.phrase, q.verb, k, q.olderDays, q.olderDays, k))
+			b.recognise(q.phrase, fmt.Sprintf("condition %s older than %d days", k, q.olderDays), "an age Mandate can check on the call")
+			continue
+		}
+		b.recognise(q.phrase, "ask "+string(k),
+			fmt.Sprintf("%q is a condition on the items %q acts on that Mandate cannot check on every call: each %s call is put to you", q.phrase, q.verb, k))
+	}
+}
+
+// settlePreparation asks write, under the condition that the call prepares
+// the payment, when paying is granted and writing is neither granted,
+// ruled out nor asked otherwise: "buy the book" names paying, not the cart,
+// form or quote it is prepared in, so a cart's add_to_cart goes through
+// while an Edit of a file or a command line is put to a person. Granting
+// write as a whole would be wider than the words.
+func (b *build) settlePreparation() {
+	w := action.Write
+	if b.payPhrase == "" || !slices.Contains(b.m.Allow, action.Pay) ||
+		slices.Contains(b.m.Allow, w) || slices.Contains(b.m.Deny, w) || slices.Contains(b.m.Ask, w) {
+		return
+	}
+	b.m.Ask = append(b.m.Ask, w)
+	b.m.Conditions = append(b.m.Conditions, ItemCondition{Kind: w, PreparesPayment: true, Text: b.payPhrase})
+	b.recognise(b.payPhrase, "ask write",
+		fmt.Sprintf("verb %q (pay): the cart, form or quote a payment is prepared in is not named; a write that only prepares it (a tool call that changes no file and runs no command) is allowed, every other write is put to you", b.payPhrase))
+	b.recognise(b.payPhrase, "condition write prepares the payment", "a condition Mandate can check on the call")
+}
+
+// settleExtensions narrows a folder by the file type named with it: "the
+// .log files in ~/tmp" is ~/tmp/**/*.log, not all of ~/tmp beside every
+// .log file anywhere — the folder alone would be wider than the words.
+// A bare extension ("**/.log", from ".log" or ".log-Dateien") and folders
+// ("D/**") named in the same words become "D/**/*.log" for each folder.
+func (b *build) settleExtensions() {
+	var exts, dirs, rest []string
+	for _, p := range b.m.Scope.Paths {
+		switch e, ok := strings.CutPrefix(p, "**/."); {
+		case ok && e != "" && !strings.ContainsAny(e, "/.*?["):
+			e, _, _ = strings.Cut(e, "-") // ".log-Dateien": the files of type log
+			exts = append(exts, e)
+		case strings.HasSuffix(p, "/**") && !strings.Contains(strings.TrimSuffix(p, "/**"), "*"):
+			dirs = append(dirs, p)
+		default:
+			rest = append(rest, p)
+		}
+	}
+	if len(exts) == 0 || len(dirs) == 0 {
+		return
+	}
+	for _, d := range dirs {
+		for _, e := range exts {
+			g := d + "/*." + e
+			rest = append(rest, g)
+			b.recognise(g, "scope path "+g, fmt.Sprintf("the .%s files in %s: the folder narrowed by the file type named with it", e, strings.TrimSuffix(d, "/**")))
+		}
+	}
+	b.m.Scope.Paths = rest
+}

@@ -1,0 +1,37 @@
+package mandate
+
+import "testing"
+
+// Rule 6: negations before or after a verb, and negated nouns, deny a kind
+// and prohibit the clause; with an entity the prohibition is targeted.
+func TestRule06Negations(t *testing.T) {
+	runCompileCases(t, []compileCase{
+		{text: "no purchases", lang: "en", allow: ks(r), deny: ks(p), prohibit: []string{"pay:"}},
+		{text: "keine Buchungen", lang: "de", allow: ks(r), deny: ks(p)},
+		{text: "aucune suppression", lang: "fr", allow: ks(r), deny: ks(d)},
+		{text: "don't email bob@x.com", lang: "en", allow: ks(r), prohibit: []string{"send:bob@x.com"}},
+		{text: "ne supprime rien dans ~/Documents", lang: "fr", allow: ks(r), prohibit: []string{"delete:~/Documents/**"}},
+		{text: "don't touch anything", lang: "en", allow: ks(r), deny: readOnlyDeny},
+		{text: "fix the tests without touching the logic", lang: "en", allow: ks(r), ask: ks(w)},
+		{text: "Reply to the new tickets, leave the open ones alone", lang: "en", allow: ks(r, s), ask: ks(w)},
+		{text: "don't push to main", lang: "en", allow: ks(r), prohibit: []string{"send:branch:main"}},
+		{text: "never force push master", lang: "en", allow: ks(r), prohibit: []string{"send:branch:master"}},
+		{text: "I never read them", lang: "en", allow: ks(r)},
+		{text: "no need to reply", lang: "en", allow: ks(r)},
+	})
+}
+
+// Rule 6, pronouns: "no one", "nobody", "niemandem", "personne", "nadie",
+// "nessuno" after a verb rule out its kind as a whole, in every language —
+// also with words after them ("tell nobody about the offer").
+func TestRule06NegationByPronoun(t *testing.T) {
+	runCompileCases(t, []compileCase{
+		{text: "Reply to no one, summarise the new mail.", lang: "en", allow: ks(r), deny: ks(s), prohibit: []string{"send:"}},
+		{text: "Tell nobody about the offer", lang: "en", allow: ks(r), deny: ks(s)},
+		{text: "Antworte niemandem, lies nur die neuen Mails und fass sie zusammen.", lang: "de", allow: ks(r), deny: ks(s)},
+		{text: "Réponds à personne, résume les nouveaux mails.", lang: "fr", allow: ks(r), deny: ks(s)},
+		{text: "Ne réponds à personne", lang: "fr", allow: ks(r), deny: ks(s)},
+		{text: "Responde a nadie y resume los correos.", lang: "es", allow: ks(r), deny: ks(s)},
+		{text: "Non rispondere a nessuno, riassumi le email.", lang: "it", allow: ks(r), deny: ks(s)},
+	})
+}

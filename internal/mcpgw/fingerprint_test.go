@@ -1,0 +1,55 @@
+package mcpgw
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// TestSessionFingerprint: a session the HTTP gateway creates records the
+// agent's version as MCP can tell it — the client's name and version from
+// initialize, and the fingerprint of the tools the gateway shows.
+func TestSessionFingerprint(t *testing.T) {
+	ctx := context.Background()
+	a := openApp(t)
+	be := &EngineBackend{Engine: a.Engine}
+	sessions := &HTTPSessions{Backend: be}
+	up, _ := inMemory("peer")
+	g, err := New(ctx, Options{Upstreams: []Upstream{up}, Backend: be, Sessions: sessions, CallTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	sessions.Toolset = g.ToolsetHash
+	hash := g.ToolsetHash()
+	if !strings.HasPrefix(hash, "sha256:") {
+		t.Fatalf("tool-set hash of a gateway with tools: %q", hash)
+	}
+	srv := httptest.NewServer(g.HTTPHandler(func(*http.Request) (auth.Principal, bool) { return gatewayAdmin, true }))
+	t.Cleanup(srv.Close)
+	h := http.Header{HeaderIntent: {"Greet%20Ada."}, HeaderAgent: {"fp-agent"}, "Authorization": {"Bearer test"}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "fp-client", Version: "2.0"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: headerRT{h: h, base: http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, err := a.Store.ListSessions(ctx, store.SessionFilter{AgentID: "fp-agent"})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("sessions of fp-agent: %d, %v", len(list), err)
+	}
+	if got := list[0].Agent; got.Model != "fp-client/2.0" || got.ToolsetHash != hash {
+		t.Fatalf("agent version: %+v, want model fp-client/2.0 and tool-set %s", got, hash)
+	}
+}

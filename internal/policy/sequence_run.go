@@ -1,0 +1,377 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/flow"
+)
+
+// The CEL type names of a step's call and its targets.
+const (
+	stepCallType   = "policy.StepCall"
+	stepTargetType = "policy.StepTarget"
+)
+
+// StepCall is a call as sequence steps see it: `this` for the call being
+// decided, `steps.<name>` (a list, one entry per match of a counted step)
+// for the calls that matched earlier steps.
+type StepCall struct {
+	// DecisionID and Effect are the decision's (empty for `this`).
+	DecisionID string   `json:"decision_id"`
+	Effect     string   `json:"effect"`
+	SessionID  string   `json:"session_id"`
+	Tool       string   `json:"tool"`
+	Kind       string   `json:"kind"`
+	Kinds      []string `json:"kinds"`
+	// Programs are the commands' programs (rm, mv, find, git).
+	Programs []string `json:"programs"`
+	// Targets are what the call changes or sends to (flow.Targets), each
+	// value normalised the way the session's value table keys it: a clean
+	// path, a lower-case address, a host without port.
+	Targets []StepTarget `json:"targets"`
+	// Reads are the paths it reads; Hosts every host it reaches.
+	Reads []string `json:"reads"`
+	Hosts []string `json:"hosts"`
+	// Sensitive: the call or one of its paths is sensitive (credentials,
+	// keys, private files).
+	Sensitive bool `json:"sensitive"`
+	// At is when it was decided (for `this`, now).
+	At time.Time `json:"at"`
+}
+
+// StepTarget is one resource a step's call acts on.
+type StepTarget struct {
+	// Role is path, recipient, account or host; Access, for a path, write,
+	// delete or execute.
+	Role   string `json:"role"`
+	Value  string `json:"value"`
+	Access string `json:"access,omitempty"`
+}
+
+// NewStepCall summarises a classified call for sequence steps.
+func NewStepCall(a *action.Action, sessionID string, at time.Time) StepCall {
+	s := StepCall{SessionID: sessionID, At: at, Kinds: []string{}, Programs: []string{}, Targets: []StepTarget{}, Reads: []string{}, Hosts: []string{}}
+	if a == nil {
+		return s
+	}
+	s.Tool, s.Kind, s.Sensitive = a.Tool, string(a.Kind), a.Sensitive
+	for _, k := range a.Kinds {
+		s.Kinds = append(s.Kinds, string(k))
+	}
+	for _, c := range a.Commands {
+		if c.Name != "" && !slices.Contains(s.Programs, c.Name) && len(s.Programs) < 16 {
+			s.Programs = append(s.Programs, c.Name)
+		}
+	}
+	for _, p := range a.Paths {
+		s.Sensitive = s.Sensitive || p.Sensitive
+		if p.Access == action.Read && len(s.Reads) < 16 {
+			s.Reads = append(s.Reads, p.Path)
+		}
+	}
+	for _, t := range flow.Targets(a) {
+		s.Targets = append(s.Targets, StepTarget{Role: t.Role, Value: flow.NormTarget(t), Access: t.Access})
+	}
+	for _, h := range a.Hosts {
+		if len(s.Hosts) < 16 {
+			s.Hosts = append(s.Hosts, strings.ToLower(h))
+		}
+	}
+	return s
+}
+
+// Bounds of a group's sequence state.
+const (
+	// maxChains is how many partial matches one sequence keeps per group;
+	// past it the one that started first is dropped.
+	maxChains = 32
+)
+
+// SequenceState is the partial matches of every sequence for one group
+// (a session, a delegation tree or an agent). It is safe for concurrent
+// use; memory is bounded by maxChains per sequence.
+type SequenceState struct {
+	mu sync.Mutex
+	// n counts the group's decided calls; within "N calls" is measured on it.
+	n      int
+	chains map[string][]*chain
+}
+
+// NewSequenceState returns an empty state.
+func NewSequenceState() *SequenceState { return &SequenceState{chains: map[string][]*chain{}} }
+
+// chain is a partial match: the calls matched so far, per step, up to
+// step (the step being matched) with matched[step] calls of it so far.
+type chain struct {
+	start   int       // the group's call count when its first call matched
+	started time.Time // when its first call was decided
+	step    int
+	calls   [][]StepCall
+	// val is bound(q) as a CEL value, made on first use: a chain does not
+	// change once stored (Commit stores a grown copy), so every later call
+	// evaluated against it reuses the value.
+	val atomic.Pointer[ref.Val]
+}
+
+// value is the chain's bound steps as a CEL value.
+func (c *chain) value(q *sequence, adapter types.Adapter) ref.Val {
+	if v := c.val.Load(); v != nil {
+		return *v
+	}
+	v := adapter.NativeToValue(c.bound(q))
+	c.val.Store(&v)
+	return v
+}
+
+func (c *chain) bound(q *sequence) map[string][]StepCall {
+	m := make(map[string][]StepCall, len(q.steps))
+	for i, calls := range c.calls {
+		m[q.steps[i].name] = calls
+	}
+	return m
+}
+
+func (c *chain) clone() *chain {
+	cp := &chain{start: c.start, started: c.started, step: c.step}
+	cp.calls = make([][]StepCall, len(c.calls))
+	for i := range c.calls {
+		cp.calls[i] = slices.Clone(c.calls[i])
+	}
+	return cp
+}
+
+// expired: the chain's first call lies outside the sequence's window.
+func (q *sequence) expired(c *chain, n int, now time.Time) bool {
+	if q.withinCalls > 0 && n-c.start > q.withinCalls {
+		return true
+	}
+	return q.withinTime > 0 && now.Sub(c.started) > q.withinTime
+}
+
+// SequenceGroups are the states a call belongs to, one per grouping; a nil
+// one is not evaluated.
+type SequenceGroups struct {
+	Session, Tree, Agent *SequenceState
+}
+
+func (g *SequenceGroups) state(by By) *SequenceState {
+	switch by {
+	case ByTree:
+		return g.Tree
+	case ByAgent:
+		return g.Agent
+	}
+	return g.Session
+}
+
+// SequenceCall is one call's part in the policy's sequences: Evaluate
+// checks whether the call completes a sequence and notes which partial
+// matches it would extend; Commit records them once the call is decided.
+type SequenceCall struct {
+	Groups SequenceGroups
+	// This is the call (NewStepCall); its DecisionID and Effect are set by
+	// Commit.
+	This StepCall
+
+	pending []advance
+}
+
+// advance is a partial match the call extends (base nil: a new one).
+type advance struct {
+	q    *sequence
+	st   *SequenceState
+	base *chain
+	step int
+}
+
+// evalSequences checks the call against every sequence: it returns the
+// sequences the call completes (with the chain completed), and notes in sc
+// the partial matches it extends. A step that cannot be evaluated fails
+// closed when it would complete its sequence, and extends nothing
+// otherwise; both are listed in errs.
+func (p *Policy) evalSequences(vars *activation, sc *SequenceCall, now time.Time) (fired []firedSequence, errs []string) {
+	sc.pending = sc.pending[:0]
+	this := vars.p.adapter.NativeToValue(&sc.This)
+	for _, q := range p.sequences {
+		st := sc.Groups.state(q.by)
+		if st == nil {
+			continue
+		}
+		st.mu.Lock()
+		candidates := append([]*chain{nil}, st.chains[q.name]...)
+		n := st.n
+		st.mu.Unlock()
+		last := len(q.steps) - 1
+		for _, c := range candidates {
+			base := q.empty
+			if c != nil {
+				if q.expired(c, n, now) {
+					continue
+				}
+				base = c
+			}
+			s := q.steps[base.step]
+			vars.steps = base.value(q, vars.p.adapter)
+			vars.this = this
+			ok, err := holdsProgram(&s.prg, vars)
+			completes := base.step == last && len(base.calls[base.step])+1 >= s.count
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s: step %s: %v", q.name, s.name, err))
+				if completes {
+					fired = append(fired, firedSequence{q: q, c: base, err: err})
+				}
+				continue
+			}
+			if !ok {
+				continue
+			}
+			if completes {
+				fired = append(fired, firedSequence{q: q, c: base, steps: vars.steps})
+				continue
+			}
+			sc.pending = append(sc.pending, advance{q: q, st: st, base: c, step: base.step})
+		}
+	}
+	vars.steps, vars.this = nil, nil
+	return fired, errs
+}
+
+// holdsProgram evaluates a step's condition.
+func holdsProgram(prg *program, vars *activation) (bool, error) {
+	out, err := prg.eval(vars)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		return false, fmt.Errorf("condition returned %v, not bool", out)
+	}
+	return bool(b), nil
+}
+
+// firedSequence is a sequence the call completes.
+type firedSequence struct {
+	q     *sequence
+	c     *chain
+	steps ref.Val
+	err   error
+}
+
+// render is the fired sequence's reason, with its steps named.
+func (f *firedSequence) render(vars *activation, sc *SequenceCall) string {
+	if f.err != nil {
+		return fmt.Sprintf("sequence %s could not be evaluated (%v); failing closed with %s (%s)", f.q.name, f.err, f.q.effect, f.describe())
+	}
+	vars.steps, vars.this = f.steps, vars.p.adapter.NativeToValue(&sc.This)
+	defer func() { vars.steps, vars.this = nil, nil }()
+	return f.q.reason.render(vars) + " (" + f.describe() + ")"
+}
+
+// describe names the steps of a completed sequence by decision.
+func (f firedSequence) describe() string {
+	var parts []string
+	for i, calls := range f.c.calls {
+		name := f.q.steps[i].name
+		var ids []string
+		for _, c := range calls {
+			ids = append(ids, c.DecisionID)
+		}
+		if i == len(f.c.calls)-1 && len(f.c.calls) == len(f.q.steps) {
+			ids = append(ids, "this call")
+		}
+		if len(ids) > 0 {
+			parts = append(parts, name+": "+strings.Join(ids, ", "))
+		}
+	}
+	if len(f.c.calls) < len(f.q.steps) || len(parts) == 0 {
+		parts = append(parts, f.q.steps[len(f.q.steps)-1].name+": this call")
+	}
+	return "steps " + strings.Join(parts, "; ")
+}
+
+// Commit records the call in its groups' sequence state once it is
+// decided: every group counts it, and each partial match Evaluate found it
+// extends grows by it (kept beside the shorter one, which later calls may
+// extend too), unless the step wants another outcome (decided:).
+func (sc *SequenceCall) Commit(decisionID string, effect Effect, at time.Time) {
+	if sc == nil {
+		return
+	}
+	this := sc.This
+	this.DecisionID, this.Effect, this.At = decisionID, string(effect), at
+	seen := map[*SequenceState]bool{}
+	for _, st := range []*SequenceState{sc.Groups.Session, sc.Groups.Tree, sc.Groups.Agent} {
+		if st != nil && !seen[st] {
+			seen[st] = true
+			st.mu.Lock()
+			st.n++
+			st.mu.Unlock()
+		}
+	}
+	for _, a := range sc.pending {
+		s := a.q.steps[a.step]
+		if len(s.decided) > 0 && !slices.Contains(s.decided, effect) {
+			continue
+		}
+		a.st.mu.Lock()
+		list := a.st.chains[a.q.name]
+		at0 := slices.Index(list, a.base)
+		var c *chain
+		switch {
+		case a.base == nil && s.count > 1 && slices.ContainsFunc(list, func(o *chain) bool { return o.step == 0 }):
+			// A counted first step is being collected already: the call
+			// extends that match (below) rather than starting another.
+		case a.base == nil:
+			c = &chain{start: a.st.n - 1, started: at, calls: [][]StepCall{nil}}
+		case at0 >= 0:
+			c = a.base.clone()
+		}
+		if c != nil {
+			c.calls[c.step] = append(c.calls[c.step], this)
+			if len(c.calls[c.step]) >= s.count {
+				c.step++
+				c.calls = append(c.calls, nil)
+			}
+			if at0 >= 0 && s.count > 1 {
+				// A counted step grows its match in place: keeping every
+				// shorter copy would crowd the longest out.
+				list[at0] = c
+			} else {
+				list = append(list, c)
+			}
+			list = slices.DeleteFunc(list, func(o *chain) bool { return a.q.expired(o, a.st.n, at) })
+			if len(list) > maxChains {
+				list = list[len(list)-maxChains:]
+			}
+			a.st.chains[a.q.name] = list
+		}
+		a.st.mu.Unlock()
+	}
+	sc.pending = nil
+}
+
+// SequenceInfo describes one loaded sequence, for documentation and the
+// dashboard.
+type SequenceInfo struct {
+	Name        string   `json:"name"`
+	Effect      Effect   `json:"effect"`
+	By          By       `json:"by"`
+	Within      string   `json:"within,omitempty"`
+	Steps       []string `json:"steps"`
+	File        string   `json:"file"`
+	Line        int      `json:"line"`
+	Description string   `json:"description,omitempty"`
+	Disabled    bool     `json:"disabled,omitempty"`
+}
+
+// Sequences describes every loaded sequence in evaluation order.
+func (p *Policy) Sequences() []SequenceInfo { return slices.Clone(p.seqInfo) }

@@ -1,0 +1,163 @@
+package security
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// Every parser is bounded (issue 10.2): a pathological input — nested
+// $( ) twenty thousand deep, a hundred thousand statements, arguments
+// nested past any sane depth — is decided, ask or deny with the reason,
+// well under a second, through the real HTTP server; the limits are
+// action's documented constants (docs/catalog.md, "Limits").
+
+// devIntent grants write (and so the project's build and test commands).
+const devIntent = "Fix the failing test in ./pkg/auth and run the tests"
+
+// devSession is a coding session in /home/dev/api.
+func devSession(t *testing.T, in *instance) string {
+	t.Helper()
+	return in.sessionAs("user", map[string]any{"agent_id": "claude-code", "intent": devIntent,
+		"working_directory": "/home/dev/api", "home_directory": "/home/dev"})
+}
+
+// decidedWithin is the bound the issue sets on one pathological decision.
+const decidedWithin = time.Second
+
+func nest(n int, open, inner, close string) string {
+	return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
+}
+
+func TestBoundedParsers(t *testing.T) {
+	in := start(t, "")
+	if _, eff := in.decide("user", devSession(t, in), "Bash", map[string]any{"command": "go test ./..."}); eff != "allow" {
+		t.Fatalf("setup: go test is %s, want allow", eff)
+	}
+	deepJSON := any("x")
+	for range 200 {
+		deepJSON = map[string]any{"a": deepJSON}
+	}
+	wide := make([]any, action.MaxArgNodes+10)
+	for i := range wide {
+		wide[i] = "./pkg/auth/token_test.go"
+	}
+	tests := []struct {
+		name string
+		tool string
+		args map[string]any
+		want string // in the reason
+	}{
+		{"20,000 nested $( )", "Bash", map[string]any{"command": "go test " + nest(20000, "$(echo ", "./...", ")")}, "MaxShellNesting"},
+		{"20,000 nested backquotes in $( )", "Bash", map[string]any{"command": "go test " + nest(20000, "$(`", "x", "`)")}, "MaxShellNesting"},
+		{"20,000 nested subshells", "Bash", map[string]any{"command": nest(20000, "(", "go test ./...", ")")}, "MaxShellNesting"},
+		{"20,000 nested groups", "Bash", map[string]any{"command": nest(20000, "{ ", "go test ./...;", " }")}, "MaxShellNesting"},
+		{"20,000 nested ${ } defaults", "Bash", map[string]any{"command": "go test " + nest(20000, "${a:-", "./...", "}")}, "MaxShellNesting"},
+		{"20,000 nested process substitutions", "Bash", map[string]any{"command": "cat " + nest(20000, "<(cat ", "x", ")")}, "MaxShellNesting"},
+		{"20,000 nested quotes and substitutions", "Bash", map[string]any{"command": "go test " + nest(10000, `"$(echo `, "x", `)"`)}, "MaxShellNesting"},
+		{"nesting just past the limit", "Bash", map[string]any{"command": "go test " + nest(action.MaxShellNesting+1, "$(echo ", "./...", ")")}, "MaxShellNesting"},
+		{"100,000 statements", "Bash", map[string]any{"command": strings.Repeat(": ;", 100000) + "go test ./..."}, "MaxShellTokens"},
+		{"100,000 redirections", "Bash", map[string]any{"command": "go test ./... " + strings.Repeat(">x ", 100000)}, "MaxShellTokens"},
+		{"300,000 words", "Bash", map[string]any{"command": "go test " + strings.Repeat("a ", 300000)}, "MaxShellTokens"},
+		{"an arithmetic chain of 100,000 terms", "Bash", map[string]any{"command": "echo $((" + strings.Repeat("1+", 100000) + "1))"}, "MaxShellTokens"},
+		{"a test expression of 50,000 terms", "Bash", map[string]any{"command": "[[ " + strings.Repeat("a && ", 50000) + "b ]] && go test ./..."}, "MaxShellTokens"},
+		{"30,000 assignments: parsed, then past the work budget", "Bash", map[string]any{"command": strings.Repeat("x=1;", 30000) + "go test ./..."}, "MaxShellWork"},
+		{"600 commands: past the command limit", "Bash", map[string]any{"command": strings.Repeat("go vet ./...; ", 600)}, "MaxShellCommands"},
+		{"sh -c nested past the interpreter limit", "Bash", map[string]any{"command": nestedShC(action.MaxShellDepth + 2)}, "MaxShellDepth"},
+		{"a deep interpreter nest inside a substitution", "Bash", map[string]any{"command": "go test $(" + nestedShC(action.MaxShellDepth+2) + ")"}, "MaxShellDepth"},
+		{"arguments nested 200 deep", "Edit", map[string]any{"file_path": "/home/dev/api/pkg/auth/token.go", "old_string": "a", "new_string": "b", "meta": deepJSON}, "MaxArgDepth"},
+		{"arguments with more values than are walked", "Edit", map[string]any{"file_path": "/home/dev/api/pkg/auth/token.go", "old_string": "a", "new_string": "b", "also": wide}, "MaxArgNodes"},
+		{"a SQL statement longer than is read", "query", map[string]any{"sql": "WITH a AS (SELECT " + strings.Repeat("x, ", action.MaxSQLWords) + "y) DELETE FROM users"}, "MaxSQLWords"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var r reply
+			took := time.Duration(1<<63 - 1)
+			// The fastest of two runs counts: the machine is shared.
+			// Each in a session of its own, so that no refusal before
+			// it plays a part.
+			for range 2 {
+				sid := devSession(t, in)
+				start := time.Now()
+				r = in.evaluate("user", sid, tc.tool, tc.args)
+				took = min(took, time.Since(start))
+			}
+			if r.code != 200 {
+				t.Fatalf("evaluate: %d %s", r.code, truncate(string(r.raw)))
+			}
+			eff := r.str("effect")
+			if eff == "allow" {
+				t.Fatalf("allowed: %s", truncate(string(r.raw)))
+			}
+			// The action says what was not examined; an ask says so in
+			// its reasons (a deny may come first from another rule:
+			// the self-protection rules fail closed on a huge line).
+			act, _ := r.body["action"].(map[string]any)
+			if un := fmt.Sprint(act["unexamined"]); !strings.Contains(un, tc.want) {
+				t.Errorf("%s with unexamined %s; want a reason naming %s", eff, truncate(un), tc.want)
+			}
+			if reasons := fmt.Sprint(r.body["reasons"]); eff == "ask" && !strings.Contains(reasons, tc.want) {
+				t.Errorf("ask with reasons %s; want one naming %s", truncate(reasons), tc.want)
+			}
+			// The race detector's slowdown (3.6 s for the nesting case under
+			// load, 0.06 s without) says nothing about the bound; .ci/run
+			// checks it in a run of its own without the detector.
+			if took > decidedWithin && !raceDetector {
+				t.Errorf("decided in %v, over %v", took, decidedWithin)
+			} else if took > decidedWithin {
+				t.Logf("decided in %v under the race detector (bound %v checked without it)", took, decidedWithin)
+			}
+		})
+	}
+	// A session goes on deciding normally after one.
+	sid := devSession(t, in)
+	in.evaluate("user", sid, "Bash", map[string]any{"command": "go test " + nest(20000, "$(echo ", "./...", ")")})
+	if _, eff := in.decide("user", sid, "Bash", map[string]any{"command": "go test ./pkg/auth/"}); eff != "allow" {
+		t.Errorf("after a pathological call go test is %s", eff)
+	}
+}
+
+// TestBoundedWithinLimits: lines at the edge of every limit are examined
+// in full and decided on what they do.
+func TestBoundedWithinLimits(t *testing.T) {
+	in := start(t, "")
+	tests := []struct {
+		name    string
+		command string
+		want    string
+	}{
+		{"nesting at the limit", nest(action.MaxShellNesting, "(", "go test ./...", ")"), "allow"},
+		{"sh -c at the interpreter limit", nestedShC(action.MaxShellDepth), "allow"},
+		{"500 commands", strings.Repeat("go vet ./...; ", 500), "allow"},
+		{"a 20 KB here-document", "cat > /home/dev/api/notes.txt <<'EOF'\n" + strings.Repeat("The quick brown fox, jumps over the lazy dog.\n", 450) + "EOF\n", "allow"},
+		{"rm -rf / after 500 harmless commands", strings.Repeat("go vet ./...; ", 500) + "rm -rf /", "deny"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := in.evaluate("user", devSession(t, in), "Bash", map[string]any{"command": tc.command})
+			if r.code != 200 {
+				t.Fatalf("evaluate: %d %s", r.code, truncate(string(r.raw)))
+			}
+			if eff := r.str("effect"); eff != tc.want {
+				t.Errorf("%s (%v), want %s", eff, r.body["reasons"], tc.want)
+			}
+		})
+	}
+}
+
+// nestedShC is `go test ./...` inside n nested interpreters: each eval
+// parses the rest of the line again (sh -c quoting would grow the line
+// fourfold a level).
+func nestedShC(n int) string {
+	return strings.Repeat("eval ", n) + "go test ./..."
+}
+
+func truncate(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
+}

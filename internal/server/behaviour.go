@@ -1,0 +1,90 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/mandate-dev/mandate/api"
+	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/openapi"
+)
+
+// behaviourRoutes registers the behaviour layer's routes: agents and their
+// baselines, drift, review, a decision's trace and a session's summary
+// (docs/behaviour.md).
+func (s *Server) behaviourRoutes() {
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/agents", Roles: readers, Summary: "Every agent with a baseline: state, counts, versions",
+		Responses: []openapi.Response{{Status: 200, Body: api.AgentList{}}},
+		Errors:    commonErrors,
+	}, s.listAgents)
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/agents/{id}", Roles: readers, Summary: "One agent's baseline and its versions (learning | monitoring | frozen)",
+		Responses: []openapi.Response{{Status: 200, Body: api.AgentBaseline{}}},
+		Errors:    with(commonErrors, 404),
+	}, s.getAgent)
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/agents/{id}/drift", Roles: readers, Summary: "Each version of the agent compared with the one before it: drift, stable or insufficient",
+		Responses: []openapi.Response{{Status: 200, Body: api.DriftReport{}}},
+		Errors:    with(commonErrors, 404),
+	}, s.agentDrift)
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/agents/{id}/review", Roles: readers, Summary: "What the agent's latest sessions show together: repeated asks, denies and shortcuts, growing scope",
+		Responses: []openapi.Response{{Status: 200, Body: api.AgentReview{}}},
+		Errors:    with(commonErrors, 404),
+	}, s.agentReview)
+	s.handle(openapi.Operation{
+		Method: "POST", Path: "/v1/agents/{id}/baseline", Roles: admins, Summary: "Reset, freeze or unfreeze the agent's baseline (an evidence record)",
+		Request:   api.BaselineRequest{},
+		Responses: []openapi.Response{{Status: 200, Body: api.AgentBaseline{}}},
+		Errors:    with(bodyErrors, 404),
+	}, s.baselineAction)
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/decisions/{id}/trace", Roles: readers, Summary: "The chain that led to a decision and its first departure",
+		Responses: []openapi.Response{{Status: 200, Body: api.Trace{}}},
+		Errors:    with(commonErrors, 404),
+	}, s.traceDecision)
+	s.handle(openapi.Operation{
+		Method: "GET", Path: "/v1/sessions/{id}/summary", Roles: readers, Summary: "A session as facts: kinds, destinations, asks and answers, denies, gaps, signals, first departure",
+		Responses: []openapi.Response{{Status: 200, Body: api.SessionSummary{}}},
+		Errors:    with(commonErrors, 404),
+	}, s.sessionSummary)
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	agents, err := s.eng.Agents(r.Context(), p)
+	s.reply(w, r, http.StatusOK, api.AgentList{Agents: orEmpty(agents)}, err)
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	a, err := s.eng.Agent(r.Context(), p, r.PathValue("id"))
+	s.reply(w, r, http.StatusOK, a, err)
+}
+
+func (s *Server) agentDrift(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	d, err := s.eng.Drift(r.Context(), p, r.PathValue("id"))
+	s.reply(w, r, http.StatusOK, d, err)
+}
+
+func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	rev, err := s.eng.AgentReview(r.Context(), p, r.PathValue("id"))
+	s.reply(w, r, http.StatusOK, rev, err)
+}
+
+func (s *Server) baselineAction(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req api.BaselineRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	a, err := s.eng.BaselineAction(r.Context(), p, r.PathValue("id"), req)
+	s.reply(w, r, http.StatusOK, a, err)
+}
+
+func (s *Server) traceDecision(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	t, err := s.eng.Trace(r.Context(), p, r.PathValue("id"))
+	s.reply(w, r, http.StatusOK, t, err)
+}
+
+func (s *Server) sessionSummary(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	sum, err := s.eng.SessionSummary(r.Context(), p, r.PathValue("id"))
+	s.reply(w, r, http.StatusOK, sum, err)
+}

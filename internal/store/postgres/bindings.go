@@ -1,0 +1,131 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// VerifyRows holds every operational row against the evidence log, as
+// loading each would (store.Binding), and every record of a bound type
+// against its row: it reports each row edited, inserted or deleted behind
+// the log's back, naming table, row and column. It is what 'mandate
+// evidence verify --store' adds to the log's own verification.
+func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) error {
+	leaves := map[string]map[string]bool{} // table -> row leaves
+	each := func(table, q string, scan func(pgx.Row) (leaf []byte, err error)) error {
+		leaves[table] = map[string]bool{}
+		rows, err := s.pool.Query(ctx, q)
+		if err != nil {
+			return describe("verify "+table, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			leaf, err := scan(rows)
+			if errors.Is(err, store.ErrTampered) {
+				report(err.Error())
+			} else if err != nil {
+				return describe("verify "+table, err)
+			}
+			leaves[table][string(leaf)] = true
+		}
+		return describe("verify "+table, rows.Err())
+	}
+	// Each scan reads the row's leaf again at the end, so that a row
+	// refused by its check still counts as present. Sessions are checked
+	// after their rows are read (a check is a query of its own).
+	var sessions []boundSession
+	if err := each("sessions", `SELECT `+sessionCols+`, `+bound("sessions")+`, leaf FROM sessions ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+		var lr leafScanner
+		b, err := scanSessionRow(lr.wrap(r))
+		if err == nil {
+			sessions = append(sessions, b)
+		}
+		return lr.leaf, err
+	}); err != nil {
+		return err
+	}
+	for _, b := range sessions {
+		if _, err := s.checkSession(ctx, b); errors.Is(err, store.ErrTampered) {
+			report(err.Error())
+		} else if err != nil {
+			return err
+		}
+	}
+	if err := each("mandates", `SELECT `+mandateCols+`, `+bound("mandates")+`, leaf FROM mandates ORDER BY session_id, version`, func(r pgx.Row) ([]byte, error) {
+		var lr leafScanner
+		_, err := scanMandate(lr.wrap(r))
+		return lr.leaf, err
+	}); err != nil {
+		return err
+	}
+	if err := each("decisions", `SELECT `+decisionCols+`, `+bound("decisions")+`, leaf FROM decisions ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+		var lr leafScanner
+		_, err := s.scanDecision(lr.wrap(r))
+		return lr.leaf, err
+	}); err != nil {
+		return err
+	}
+	if err := each("observations", `SELECT `+observationCols+`, `+bound("observations")+`, leaf FROM observations ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+		var lr leafScanner
+		_, err := scanObservation(lr.wrap(r))
+		return lr.leaf, err
+	}); err != nil {
+		return err
+	}
+	if err := each("approvals", `SELECT `+approvalCols+`, approvals.leaf FROM approvals ORDER BY id`, func(r pgx.Row) ([]byte, error) {
+		var lr leafScanner
+		_, err := scanApproval(lr.wrap(r))
+		return lr.leaf, err
+	}); err != nil {
+		return err
+	}
+	// Records whose row is gone. (An approval's row is bound to its last
+	// record; its deletion shows in its session's count of approvals.)
+	tables := map[string]string{store.RecordSession: "sessions", store.RecordMandate: "mandates", store.RecordDecision: "decisions", store.RecordObservation: "observations"}
+	rows, err := s.pool.Query(ctx, `SELECT COALESCE(idx, -1), type, session_id, leaf_hash FROM evidence WHERE type IN ('session', 'mandate', 'decision', 'observation') ORDER BY id`)
+	if err != nil {
+		return describe("verify rows", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			idx       int64
+			typ, sess string
+			leaf      []byte
+		)
+		if err := rows.Scan(&idx, &typ, &sess, &leaf); err != nil {
+			return describe("verify rows", err)
+		}
+		if t := tables[typ]; !leaves[t][string(leaf)] {
+			which := fmt.Sprintf("evidence record %d", idx)
+			if idx < 0 {
+				which = "an evidence record not yet integrated"
+			}
+			report(fmt.Sprintf("%s: %s (%s of session %s) has no row: the row was deleted or rebound: %v", t, which, typ, sess, store.ErrTampered))
+		}
+	}
+	return describe("verify rows", rows.Err())
+}
+
+// leafScanner passes a row's columns to a scan function and keeps the one
+// extra column after them, the row's leaf. The count comes from the query
+// itself, so a column added to a table's list cannot silently shift the
+// leaf into the scan function's last field.
+type leafScanner struct {
+	r    pgx.Rows
+	leaf []byte
+}
+
+func (l *leafScanner) wrap(r pgx.Row) pgx.Row { l.r = r.(pgx.Rows); return l }
+
+func (l *leafScanner) Scan(dst ...any) error {
+	if n := len(l.r.FieldDescriptions()); len(dst) != n-1 {
+		return fmt.Errorf("verify rows: %d columns scanned, the query has %d before the leaf", len(dst), n-1)
+	}
+	return l.r.Scan(append(dst, &l.leaf)...)
+}

@@ -1,0 +1,301 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/engine"
+	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/store/postgres"
+	"github.com/mandate-dev/mandate/internal/store/postgres/pgtest"
+	"github.com/mandate-dev/mandate/internal/store/storecopy"
+)
+
+var admin = auth.Principal{TokenID: "test", Role: auth.RoleAdmin, Name: "test"}
+
+// history fills a store (shared when dsn is set, else embedded in dir) with
+// two sessions' decisions and observations, saving a checkpoint halfway.
+func history(t *testing.T, dir, dsn string) (saved []byte, size uint64, vkey string) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Config{DataDir: dir, Store: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := func(sess string, n int) {
+		for i := range n {
+			d, err := a.Engine.Evaluate(ctx, admin, engine.EvaluateRequest{SessionID: sess, Tool: "Read", Args: map[string]any{"file_path": fmt.Sprintf("/repo/f%d", i)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Engine.Observe(ctx, admin, engine.ObserveRequest{DecisionID: d.ID, Output: json.RawMessage(`{"ok":true}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, s := range []string{"a", "b"} {
+		if _, err := a.Engine.CreateSession(ctx, admin, engine.SessionRequest{ID: s, AgentID: "coder", Intent: "Read the files in /repo"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls("a", 6)
+	calls("b", 6)
+	sync := func() {
+		if sy, ok := a.Store.(interface{ SyncEvidence(context.Context) error }); ok {
+			if err := sy.SyncEvidence(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sync()
+	cp, err := a.Evidence.Checkpoint(ctx, a.Evidence.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls("a", 4)
+	sync()
+	size, vkey = a.Evidence.Size(), a.Evidence.Key().VerifierKey()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return cp.Note, size, vkey
+}
+
+// clone copies every table of the schema dsn names into a new schema and
+// returns its DSN.
+func clone(t *testing.T, dsn string) (string, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	to := pgtest.DSN(t)
+	c := pgtest.Conn(t, dsn)
+	from, dst := searchPath(t, dsn), searchPath(t, to)
+	for _, tbl := range []string{"mandate_schema", "sessions", "mandates", "decisions", "observations", "tokens", "tool_pins", "tool_changes", "approvals", "evidence", "evidence_head", "checkpoints", "replicas"} {
+		if _, err := c.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s.%s (LIKE %s.%s INCLUDING ALL); INSERT INTO %s.%s SELECT * FROM %s.%s`, dst, tbl, from, tbl, dst, tbl, from, tbl)); err != nil {
+			t.Fatalf("clone %s: %v", tbl, err)
+		}
+	}
+	return to, pgtest.Conn(t, to)
+}
+
+func searchPath(t *testing.T, dsn string) string {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.RuntimeParams["search_path"]
+}
+
+func verify(t *testing.T, dsn, vkey string, since []byte) (*evidence.StoreReport, error) {
+	t.Helper()
+	v, err := evidence.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.OpenReadOnly(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return evidence.VerifyStore(context.Background(), st, v, since)
+}
+
+func exec(t *testing.T, c *pgx.Conn, q string, args ...any) {
+	t.Helper()
+	if _, err := c.Exec(context.Background(), q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func firstOfType(t *testing.T, c *pgx.Conn, typ string) int64 {
+	t.Helper()
+	var idx int64
+	if err := c.QueryRow(context.Background(), `SELECT idx FROM evidence WHERE type = $1 ORDER BY idx LIMIT 1 OFFSET 2`, typ).Scan(&idx); err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+func body(t *testing.T, c *pgx.Conn, idx int64) []byte {
+	var b []byte
+	if err := c.QueryRow(context.Background(), `SELECT body FROM evidence WHERE idx = $1`, idx).Scan(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// shift moves records idx >= from by delta without colliding keys.
+func shift(t *testing.T, c *pgx.Conn, from, delta int64) {
+	exec(t, c, `UPDATE evidence SET idx = -idx - 1 WHERE idx >= $1`, from)
+	exec(t, c, `UPDATE evidence SET idx = -idx - 1 + $1 WHERE idx < 0`, delta)
+}
+
+func forged(t *testing.T, name string, size uint64, root []byte) []byte {
+	t.Helper()
+	skey, _, err := note.GenerateKey(nil, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := note.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf("%s\n%d\n%s\ntime %s\n", name, size, base64.StdEncoding.EncodeToString(root), time.Now().UTC().Format(time.RFC3339Nano))
+	msg, err := note.Sign(&note.Note{Text: text}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
+// TestTamperClasses: every tamper class the embedded store's verification
+// detects, made by editing the PostgreSQL tables directly, is detected by
+// 'evidence verify --store' too.
+func TestTamperClasses(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	saved, size, vkey := history(t, t.TempDir(), dsn)
+	if rep, err := verify(t, dsn, vkey, saved); err != nil {
+		t.Fatalf("the untouched log: %v", err)
+	} else if rep.Records != size {
+		t.Fatalf("verified %d records, want %d", rep.Records, size)
+	}
+	name := strings.SplitN(vkey, "+", 2)[0]
+	tests := []struct {
+		name  string
+		edit  func(t *testing.T, c *pgx.Conn)
+		since bool
+		want  []string
+	}{
+		{"record edited", func(t *testing.T, c *pgx.Conn) {
+			i := firstOfType(t, c, "decision")
+			b := bytes.Replace(body(t, c, i), []byte(`"effect":"`), []byte(`"effect":"allow","was":"`), 1)
+			exec(t, c, `UPDATE evidence SET body = $1 WHERE idx = $2`, b, i)
+		}, false, []string{"no longer hashes to its leaf hash"}},
+		{"record edited, leaf hash recomputed", func(t *testing.T, c *pgx.Conn) {
+			i := firstOfType(t, c, "observation")
+			b := bytes.Replace(body(t, c, i), []byte(`"ok":true`), []byte(`"ok":false`), 1)
+			exec(t, c, `UPDATE evidence SET body = $1, leaf_hash = $2 WHERE idx = $3`, b, evidence.LeafHash(b), i)
+		}, false, []string{"no longer hash to its root", "was changed, removed, inserted or reordered"}},
+		{"record's session column edited", func(t *testing.T, c *pgx.Conn) {
+			exec(t, c, `UPDATE evidence SET session_id = 'elsewhere' WHERE idx = $1`, firstOfType(t, c, "decision"))
+		}, false, []string{"columns", "differ from its body"}},
+		{"record deleted", func(t *testing.T, c *pgx.Conn) {
+			exec(t, c, `DELETE FROM evidence WHERE idx = $1`, firstOfType(t, c, "decision"))
+		}, false, []string{"is missing: deleted"}},
+		{"record deleted, later ones renumbered", func(t *testing.T, c *pgx.Conn) {
+			i := firstOfType(t, c, "decision")
+			exec(t, c, `DELETE FROM evidence WHERE idx = $1`, i)
+			shift(t, c, i+1, -1)
+		}, false, []string{"no longer hash to its root"}},
+		{"record inserted", func(t *testing.T, c *pgx.Conn) {
+			i := firstOfType(t, c, "decision")
+			shift(t, c, i, 1)
+			rec, err := evidence.NewRecord("decision", evidence.Observed, "s-forged", time.Now(), map[string]any{"decision_id": "forged", "effect": "allow"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec(t, c, `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
+				i, rec.Type, rec.SessionID, rec.Origin, rec.Body, rec.LeafHash, rec.CreatedAt.UnixNano())
+		}, false, []string{"no longer hash to its root"}},
+		{"records reordered", func(t *testing.T, c *pgx.Conn) {
+			i := firstOfType(t, c, "decision")
+			exec(t, c, `UPDATE evidence SET idx = -1 WHERE idx = $1`, i)
+			exec(t, c, `UPDATE evidence SET idx = $1 WHERE idx = $2`, i, i+1)
+			exec(t, c, `UPDATE evidence SET idx = $1 WHERE idx = -1`, i+1)
+		}, false, []string{"no longer hash to its root"}},
+		{"log truncated", func(t *testing.T, c *pgx.Conn) {
+			exec(t, c, `DELETE FROM evidence WHERE idx >= $1`, int64(size)-3)
+		}, false, []string{"the store holds only", "truncated"}},
+		{"checkpoint forged with another key", func(t *testing.T, c *pgx.Conn) {
+			i := firstOfType(t, c, "decision")
+			b := bytes.Replace(body(t, c, i), []byte(`"seq":`), []byte(`"seq":1`), 1)
+			exec(t, c, `UPDATE evidence SET body = $1, leaf_hash = $2 WHERE idx = $3`, b, evidence.LeafHash(b), i)
+			exec(t, c, `INSERT INTO checkpoints (size, root_hash, note, created_at) VALUES ($1, $2, $3, $4)`,
+				int64(size), make([]byte, 32), forged(t, name, size, make([]byte, 32)), time.Now().UnixNano())
+		}, false, []string{"not signed by key"}},
+		{"checkpoints deleted and log truncated, caught by the saved checkpoint", func(t *testing.T, c *pgx.Conn) {
+			exec(t, c, `DELETE FROM evidence WHERE idx >= 5`)
+			exec(t, c, `DELETE FROM checkpoints WHERE size > 5`)
+			exec(t, c, `UPDATE evidence_head SET size = 5`)
+		}, true, []string{"the saved checkpoint", "rolled back or truncated"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			to, c := clone(t, dsn)
+			tt.edit(t, c)
+			var since []byte
+			if tt.since {
+				since = saved
+			}
+			_, err := verify(t, to, vkey, since)
+			if err == nil {
+				t.Fatal("verified")
+			}
+			if !errors.Is(err, evidence.ErrTampered) {
+				t.Errorf("not ErrTampered: %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestCopyKeepsHistoryProvable: an embedded store copied into PostgreSQL
+// verifies against its old checkpoints — also one saved before the move —
+// and a replica carries on from it.
+func TestCopyKeepsHistoryProvable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	saved, size, vkey := history(t, dir, "")
+	dsn := pgtest.DSN(t)
+	rep, err := storecopy.Copy(ctx, filepath.Join(dir, app.DatabaseFile), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Evidence != int64(size) || rep.Rows["sessions"] != 2 || rep.Rows["decisions"] != 16 || rep.Rows["observations"] != 16 || rep.Checkpoints == 0 {
+		t.Fatalf("copied %+v", rep)
+	}
+	if _, err := verify(t, dsn, vkey, saved); err != nil {
+		t.Fatalf("the copied log against the old checkpoints: %v", err)
+	}
+	if _, err := storecopy.Copy(ctx, filepath.Join(dir, app.DatabaseFile), dsn); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("a second copy into the same database: %v", err)
+	}
+	// A replica with the old directory's keys carries on.
+	a, err := app.Open(ctx, app.Config{DataDir: dir, Store: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Engine.Evaluate(ctx, admin, engine.EvaluateRequest{SessionID: "a", Tool: "Read", Args: map[string]any{"file_path": "/repo/after"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Seq != 11 {
+		t.Errorf("the first decision after the copy has seq %d, want 11", d.Seq)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := verify(t, dsn, vkey, saved)
+	if err != nil {
+		t.Fatalf("after carrying on: %v", err)
+	}
+	if r.Records != size+1 {
+		t.Errorf("%d records, want %d", r.Records, size+1)
+	}
+}

@@ -1,0 +1,194 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// baselineSchema is the migration that adds the baseline tables: one row
+// per agent and version holding its profile, and per session the sequence
+// number of the last decision folded into it.
+const baselineSchema = `CREATE TABLE baselines (
+		agent TEXT NOT NULL,
+		version TEXT NOT NULL,
+		profile BLOB NOT NULL,
+		revision INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		PRIMARY KEY (agent, version)
+	);
+	CREATE TABLE baseline_cursors (
+		session_id TEXT PRIMARY KEY,
+		seq INTEGER NOT NULL
+	);
+	ALTER TABLE decisions ADD COLUMN signals BLOB;`
+
+var _ store.Baselines = (*Store)(nil)
+
+// FoldBaseline implements store.Baselines. Folds are written outside the
+// group-commit writer (they are rare and off the decision path), in an
+// immediate transaction of their own, retried while the database is busy.
+func (s *Store) FoldBaseline(ctx context.Context, f *store.BaselineFold) error {
+	if f == nil || f.Apply == nil || len(f.Keys) == 0 {
+		return errors.New("sqlite: fold baseline: keys and apply are required")
+	}
+	for attempt := 0; ; attempt++ {
+		err := s.foldOnce(ctx, f)
+		if err == nil || !isBusy(err) || attempt >= 50 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sqlite: fold baseline: %w", ctx.Err())
+		case <-time.After(time.Duration(attempt+1) * 2 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Store) foldOnce(ctx context.Context, f *store.BaselineFold) error {
+	tx, err := s.pool.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: fold baseline: %w", err)
+	}
+	defer tx.Rollback()
+	cursor := 0
+	if f.SessionID != "" {
+		err := tx.QueryRowContext(ctx, `SELECT seq FROM baseline_cursors WHERE session_id = ?`, f.SessionID).Scan(&cursor)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite: fold baseline: read cursor: %w", err)
+		}
+	}
+	rows := make([]*store.Baseline, len(f.Keys))
+	for i, k := range f.Keys {
+		b, err := scanBaseline(tx.QueryRowContext(ctx, `SELECT `+baselineCols+` FROM baselines WHERE agent = ? AND version = ?`, k.Agent, k.Version))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			b = &store.Baseline{Agent: k.Agent, Version: k.Version}
+		case err != nil:
+			return fmt.Errorf("sqlite: fold baseline: %w", err)
+		}
+		rows[i] = b
+	}
+	before := make([]bool, len(rows))
+	for i, r := range rows {
+		before[i] = r.Profile != nil
+	}
+	next, err := f.Apply(cursor, rows)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UnixNano()
+	for i, r := range rows {
+		k := f.Keys[i]
+		switch {
+		case r.Profile == nil:
+			if before[i] {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM baselines WHERE agent = ? AND version = ?`, k.Agent, k.Version); err != nil {
+					return fmt.Errorf("sqlite: fold baseline: delete: %w", err)
+				}
+			}
+		default:
+			_, err := tx.ExecContext(ctx, `INSERT INTO baselines (agent, version, profile, revision, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)
+				ON CONFLICT (agent, version) DO UPDATE SET profile = excluded.profile, revision = revision + 1, updated_at = excluded.updated_at`,
+				k.Agent, k.Version, []byte(r.Profile), now, now)
+			if err != nil {
+				return fmt.Errorf("sqlite: fold baseline: write %s/%s: %w", k.Agent, k.Version, err)
+			}
+		}
+	}
+	if f.SessionID != "" && next != cursor {
+		if next < cursor {
+			return fmt.Errorf("sqlite: fold baseline: session %s: the cursor may only move forward (%d → %d)", f.SessionID, cursor, next)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO baseline_cursors (session_id, seq) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq`, f.SessionID, next)
+		if err != nil {
+			return fmt.Errorf("sqlite: fold baseline: write cursor: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: fold baseline: commit: %w", err)
+	}
+	return nil
+}
+
+const baselineCols = `agent, version, profile, revision, updated_at`
+
+func scanBaseline(r scanner) (*store.Baseline, error) {
+	var (
+		b       store.Baseline
+		updated int64
+		profile []byte
+	)
+	if err := r.Scan(&b.Agent, &b.Version, &profile, &b.Revision, &updated); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, store.ErrNotFound
+		}
+		return nil, err
+	}
+	b.Profile = profile
+	b.UpdatedAt = time.Unix(0, updated).UTC()
+	return &b, nil
+}
+
+// GetBaseline implements store.Baselines.
+func (s *Store) GetBaseline(ctx context.Context, agent, version string) (*store.Baseline, error) {
+	b, err := scanBaseline(s.queryRow(ctx, `SELECT `+baselineCols+` FROM baselines WHERE agent = ? AND version = ?`, agent, version))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("sqlite: get baseline: %w", err)
+	}
+	return b, err
+}
+
+// ListBaselines implements store.Baselines.
+func (s *Store) ListBaselines(ctx context.Context, agent string) ([]*store.Baseline, error) {
+	q, args := `SELECT `+baselineCols+` FROM baselines ORDER BY agent, created_at, version`, []any(nil)
+	if agent != "" {
+		q, args = `SELECT `+baselineCols+` FROM baselines WHERE agent = ? ORDER BY created_at, version`, []any{agent}
+	}
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list baselines: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Baseline
+	for rows.Next() {
+		b, err := scanBaseline(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list baselines: %w", err)
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// BaselineCursor implements store.Baselines.
+func (s *Store) BaselineCursor(ctx context.Context, sessionID string) (int, error) {
+	var seq int
+	err := s.queryRow(ctx, `SELECT seq FROM baseline_cursors WHERE session_id = ?`, sessionID).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: baseline cursor: %w", err)
+	}
+	return seq, nil
+}
+
+// isBusy reports a lock held by another connection (the writer): the
+// transaction can be tried again.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}
