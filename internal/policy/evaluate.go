@@ -234,7 +234,9 @@ type activation struct {
 	self, flow, baseline                         ref.Val
 	// steps and this are bound while a sequence step is evaluated.
 	steps, this ref.Val
-	lets        []ref.Val
+	// stepCall is `this` as Go reads it, for the steps' guards.
+	stepCall *StepCall
+	lets     []ref.Val
 
 	av     actionView
 	mv     mandateView

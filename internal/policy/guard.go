@@ -99,6 +99,7 @@ var (
 		"flow.follows_injection":        func(a *activation) int { return len(a.fl.FollowsInjection) },
 		"flow.open_body":                func(a *activation) int { return len(a.fl.OpenBody) },
 		"flow.retries":                  func(a *activation) int { return len(a.fl.Retries) },
+		"flow.carries":                  func(a *activation) int { return len(a.fl.Carries) },
 		"session.recent":                func(a *activation) int { return len(a.in.Session.Recent) },
 		"mandate.limits.counts":         func(a *activation) int { return len(a.mv.Limits.Counts) },
 	}
@@ -157,7 +158,7 @@ func predFor(e ast.Expr, lets map[string]ast.Expr, depth int) pred {
 	switch e.Kind() {
 	case ast.SelectKind:
 		// action.destructive
-		if f := boolFields[fieldPath(e)]; f != nil {
+		if f := boolField(fieldPath(e)); f != nil {
 			return pred(f)
 		}
 	case ast.IdentKind:
@@ -178,6 +179,10 @@ func predFor(e ast.Expr, lets map[string]ast.Expr, depth int) pred {
 		}
 		return callPred(e.AsCall(), lets, depth)
 	case ast.ComprehensionKind:
+		// xs.exists(x, x == "lit"): exact (sequence_guard.go).
+		if p := existsMember(e); p != nil {
+			return p
+		}
 		// xs.exists(x, …): false over an empty list.
 		if n, ok := emptyRangeGives(e, isFalse); ok {
 			return func(a *activation) bool { return n(a) > 0 }
@@ -201,7 +206,7 @@ func emptyRangeGives(e ast.Expr, init func(ast.Expr) bool) (func(*activation) in
 	if r.Kind() != ast.IdentKind || r.AsIdent() != c.AccuVar() || !init(c.AccuInit()) {
 		return nil, false
 	}
-	f := listSizes[fieldPath(c.IterRange())]
+	f := listSize(fieldPath(c.IterRange()))
 	return f, f != nil
 }
 
@@ -250,12 +255,12 @@ func callPred(call ast.CallExpr, lets map[string]ast.Expr, depth int) pred {
 		}
 		// "lit" in action.kinds
 		if s, ok := stringConst(args[0]); ok {
-			if f := stringLists[fieldPath(args[1])]; f != nil {
+			if f := stringList(fieldPath(args[1])); f != nil {
 				return func(a *activation) bool { return slices.Contains(f(a), s) }
 			}
 		}
 		// action.kind in ["read", "fetch"]
-		if f := stringFields[fieldPath(args[0])]; f != nil {
+		if f := stringField(fieldPath(args[0])); f != nil {
 			if lits, ok := stringConsts(args[1]); ok {
 				return func(a *activation) bool { return slices.Contains(lits, f(a)) }
 			}
@@ -267,7 +272,7 @@ func callPred(call ast.CallExpr, lets map[string]ast.Expr, depth int) pred {
 		want := fn == operators.Equals
 		for i := range 2 {
 			// action.kind == "pay", "shell" != action.family
-			if f := stringFields[fieldPath(args[i])]; f != nil {
+			if f := stringField(fieldPath(args[i])); f != nil {
 				if s, ok := stringConst(args[1-i]); ok {
 					return func(a *activation) bool { return (f(a) == s) == want }
 				}
@@ -300,7 +305,7 @@ func callPred(call ast.CallExpr, lets map[string]ast.Expr, depth int) pred {
 func notPred(e ast.Expr) pred {
 	switch e.Kind() {
 	case ast.SelectKind:
-		if f := boolFields[fieldPath(e)]; f != nil {
+		if f := boolField(fieldPath(e)); f != nil {
 			return func(a *activation) bool { return !f(a) }
 		}
 	case ast.CallKind:
@@ -309,7 +314,7 @@ func notPred(e ast.Expr) pred {
 		if in.FunctionName() != operators.In || len(in.Args()) != 2 {
 			return nil
 		}
-		f := stringFields[fieldPath(in.Args()[0])]
+		f := stringField(fieldPath(in.Args()[0]))
 		lits, ok := stringConsts(in.Args()[1])
 		if f == nil || !ok {
 			return nil
@@ -371,7 +376,7 @@ func sizeOf(e ast.Expr, lets map[string]ast.Expr, depth int) (n func(*activation
 		}
 		target, depth = le, depth+1
 	}
-	if f := listSizes[fieldPath(target)]; f != nil {
+	if f := listSize(fieldPath(target)); f != nil {
 		return f, true, true
 	}
 	if f, ok := emptyRangeGives(target, isEmptyList); ok {

@@ -10,6 +10,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,7 +81,16 @@ type sequence struct {
 	line        int
 	// empty is the match no call has started yet.
 	empty *chain
+	// readsMeta: a step's condition may read a matched call's decision
+	// id, time or effect, so matches differing only in them are
+	// kept apart (chainKey).
+	readsMeta bool
 }
+
+// metaRE finds the StepCall fields chainKey leaves out by default, as
+// words anywhere in a condition (a string literal too: erring towards
+// keeping matches apart).
+var metaRE = regexp.MustCompile(`\b(decision_id|at|effect)\b`)
 
 type step struct {
 	name    string
@@ -88,6 +98,9 @@ type step struct {
 	prg     program
 	count   int
 	decided []Effect
+	// guard, when not nil, is checked in Go before the step's CEL runs
+	// against any match (sequence_guard.go).
+	guard *guard
 }
 
 func (f *sourceFile) parseSequences(v *yaml.Node, e *errs) {
@@ -341,7 +354,14 @@ func (c *compiler) compileSequence(f *sourceFile, ss sourceSequence, e *errs) (*
 			ok = false
 			continue
 		}
-		q.steps = append(q.steps, step{name: st.name, when: strings.TrimSpace(st.when.Value), prg: prg, count: st.count, decided: st.decided})
+		earlier := ss.steps[:i]
+		safe := func(name string, k int64) bool {
+			j := slices.IndexFunc(earlier, func(o sourceStep) bool { return o.name == name })
+			return j >= 0 && k >= 0 && k < int64(earlier[j].count)
+		}
+		q.readsMeta = q.readsMeta || metaRE.MatchString(st.when.Value)
+		q.steps = append(q.steps, step{name: st.name, when: strings.TrimSpace(st.when.Value), prg: prg, count: st.count, decided: st.decided,
+			guard: stepGuardFor(ast.NativeRep().Expr(), c.letExprs, safe)})
 	}
 	if ss.reason == nil {
 		text := ss.description

@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,6 +118,9 @@ type chain struct {
 	started time.Time // when its first call was decided
 	step    int
 	calls   [][]StepCall
+	// key identifies the calls as the steps' conditions see them
+	// (sequence.chainKey): two matches with one key behave alike.
+	key string
 	// val is bound(q) as a CEL value, made on first use: a chain does not
 	// change once stored (Commit stores a grown copy), so every later call
 	// evaluated against it reuses the value.
@@ -138,6 +143,30 @@ func (c *chain) bound(q *sequence) map[string][]StepCall {
 		m[q.steps[i].name] = calls
 	}
 	return m
+}
+
+// chainKey is what tells c's calls apart for the sequence's conditions:
+// every field, less the decision's id, time and effect when no condition
+// reads them (the reason may; it then names the newer calls).
+func (q *sequence) chainKey(c *chain) string {
+	var b strings.Builder
+	for i, calls := range c.calls {
+		b.WriteString(strconv.Itoa(i))
+		for _, sc := range calls {
+			if !q.readsMeta {
+				sc.DecisionID, sc.Effect, sc.At = "", "", time.Time{}
+			}
+			j, err := json.Marshal(sc)
+			if err != nil {
+				// Unreachable for a struct of strings, bools and a time;
+				// a unique key keeps the match apart.
+				j = fmt.Appendf(nil, "%p", &calls)
+			}
+			b.Write(j)
+		}
+		b.WriteByte('|')
+	}
+	return b.String()
 }
 
 func (c *chain) clone() *chain {
@@ -200,14 +229,34 @@ type advance struct {
 // otherwise; both are listed in errs.
 func (p *Policy) evalSequences(vars *activation, sc *SequenceCall, now time.Time) (fired []firedSequence, errs []string) {
 	sc.pending = sc.pending[:0]
-	this := vars.p.adapter.NativeToValue(&sc.This)
+	vars.stepCall = &sc.This
+	var this ref.Val // made on first use: most calls pass no step's guard
+	var candidates []*chain
 	for _, q := range p.sequences {
 		st := sc.Groups.state(q.by)
 		if st == nil {
 			continue
 		}
+		// open[i] says whether step i's guard lets this call match it:
+		// the guard reads the call, not the match, so it is checked once
+		// for every match waiting at step i. 0: not checked yet.
+		var open [maxSteps]int8
+		passes := func(i int) bool {
+			if open[i] == 0 {
+				open[i] = 2
+				if g := q.steps[i].guard; g == nil || g.allows(vars) {
+					open[i] = 1
+				}
+			}
+			return open[i] == 1
+		}
 		st.mu.Lock()
-		candidates := append([]*chain{nil}, st.chains[q.name]...)
+		candidates = append(candidates[:0], nil)
+		for _, c := range st.chains[q.name] {
+			if passes(c.step) {
+				candidates = append(candidates, c)
+			}
+		}
 		n := st.n
 		st.mu.Unlock()
 		last := len(q.steps) - 1
@@ -218,8 +267,13 @@ func (p *Policy) evalSequences(vars *activation, sc *SequenceCall, now time.Time
 					continue
 				}
 				base = c
+			} else if !passes(0) {
+				continue
 			}
 			s := q.steps[base.step]
+			if this == nil {
+				this = vars.p.adapter.NativeToValue(&sc.This)
+			}
 			vars.steps = base.value(q, vars.p.adapter)
 			vars.this = this
 			ok, err := holdsProgram(&s.prg, vars)
@@ -241,7 +295,7 @@ func (p *Policy) evalSequences(vars *activation, sc *SequenceCall, now time.Time
 			sc.pending = append(sc.pending, advance{q: q, st: st, base: c, step: base.step})
 		}
 	}
-	vars.steps, vars.this = nil, nil
+	vars.steps, vars.this, vars.stepCall = nil, nil, nil
 	return fired, errs
 }
 
@@ -341,6 +395,24 @@ func (sc *SequenceCall) Commit(decisionID string, effect Effect, at time.Time) {
 				c.step++
 				c.calls = append(c.calls, nil)
 			}
+			c.key = a.q.chainKey(c)
+			// A match holding the same calls as c, as far as the steps'
+			// conditions can tell them apart, does from here on exactly
+			// what c does: keep one, with the later start (it stays in
+			// its window longer), named by the newer calls.
+			list = slices.DeleteFunc(list, func(o *chain) bool {
+				if o == a.base && at0 >= 0 && s.count > 1 {
+					return false // replaced in place below
+				}
+				if o.step != c.step || o.key != c.key {
+					return false
+				}
+				if o.start > c.start {
+					c.start, c.started = o.start, o.started
+				}
+				return true
+			})
+			at0 = slices.Index(list, a.base)
 			if at0 >= 0 && s.count > 1 {
 				// A counted step grows its match in place: keeping every
 				// shorter copy would crowd the longest out.
