@@ -431,3 +431,73 @@ func TestRareToolCountsOnce(t *testing.T) {
 		t.Fatalf("a rare tool: %+v", r.Signals)
 	}
 }
+
+// TestCompareClusteredSessions: an agent whose sessions come in types (a
+// triage session mostly reads, a reply session mostly sends, a research
+// one mostly fetches) shows a large plug-in divergence between two small
+// samples of the very same behaviour — the mix of session types differs
+// by chance. The permutation null must keep that stable, and a version
+// that really changed its mix must still drift.
+func TestCompareClusteredSessions(t *testing.T) {
+	c := cfg(t)
+	type call struct{ tool, kind, dest string }
+	types := [][]call{
+		{{"read_inbox", "read", ""}, {"read_mail", "read", ""}, {"read_mail", "read", ""}, {"label", "write", ""}},
+		{{"read_inbox", "read", ""}, {"send_mail", "send", "recipient:c0@corp.example"}, {"send_mail", "send", "recipient:c1@corp.example"}},
+		{{"search", "read", ""}, {"fetch", "fetch", "host:docs.example"}, {"fetch", "fetch", "host:wiki.example"}, {"fetch", "fetch", "host:docs.example"}},
+	}
+	gen := func(rng *rand.Rand, p *Profile, prefix string, n int, weights []int) {
+		total := 0
+		for _, w := range weights {
+			total += w
+		}
+		for i := range n {
+			s := fmt.Sprintf("%s-%d", prefix, i)
+			x, ty := rng.IntN(total), 0
+			for x >= weights[ty] {
+				x -= weights[ty]
+				ty++
+			}
+			for _, cl := range types[ty] {
+				var dests []string
+				if cl.dest != "" {
+					dests = []string{cl.dest}
+				}
+				p.Learn(c, ev(s, cl.tool, cl.kind, "allow", dests...), t0)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		to         []int
+		maxVerdict int // at most this many of 40 trials drift (benign); at least, when changed
+		drift      bool
+	}{
+		{"same mix", []int{1, 1, 1}, 2, false},
+		{"sends became the habit", []int{1, 6, 0}, 30, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			drifts, raw := 0, 0
+			defer func() { t.Logf("%d drift, %d by the plug-in divergence alone", drifts, raw) }()
+			for trial := range 40 {
+				a, b := NewProfile("x", fmt.Sprint("v1-", trial)), NewProfile("x", fmt.Sprint("v2-", trial))
+				gen(rng, a, "a", 12, []int{1, 1, 1})
+				gen(rng, b, "b", 10+trial%8, tc.to)
+				d := c.Compare(a, b)
+				if d.Verdict == VerdictDrift {
+					drifts++
+				}
+				if d.Divergence >= c.Drift.Divergence {
+					raw++
+				}
+				if trial < 3 {
+					t.Logf("trial %d: %s divergence %.3f null %.3f p %.3f %v", trial, d.Verdict, d.Divergence, d.DivergenceNull, d.DivergencePValue, d.Reasons)
+				}
+			}
+			if tc.drift && drifts < tc.maxVerdict || !tc.drift && drifts > tc.maxVerdict {
+				t.Fatalf("%d of 40 version pairs called drift", drifts)
+			}
+		})
+	}
+}

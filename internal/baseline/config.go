@@ -56,6 +56,10 @@ type Config struct {
 		MinSessions               int     `yaml:"min_sessions"`
 		Divergence                float64 `yaml:"divergence"`
 		MinNewDestinationCalls    int     `yaml:"min_new_destination_calls"`
+		MinNewDestinationSessions int     `yaml:"min_new_destination_sessions"`
+		Permutations              int     `yaml:"permutations"`
+		Significance              float64 `yaml:"significance"`
+		RateZ                     float64 `yaml:"rate_z"`
 		MinNewTransitionCalls     int     `yaml:"min_new_transition_calls"`
 		MinNewTransitionShare     float64 `yaml:"min_new_transition_share"`
 		MinNewTransitionFromShare float64 `yaml:"min_new_transition_from_share"`
@@ -122,7 +126,9 @@ func (c *Config) check() error {
 		pos("learning.max_transitions", l.MaxTransitions), pos("learning.max_shapes", l.MaxShapes),
 		pos("signals.rate_min_sessions", s.RateMinSessions), pos("drift.min_sessions", d.MinSessions),
 		pos("signals.novelty_sessions", s.NoveltySessions), unit("signals.rare_transition_lift", s.RareTransitionLift),
-		pos("drift.min_new_destination_calls", d.MinNewDestinationCalls), pos("drift.min_new_transition_calls", d.MinNewTransitionCalls),
+		pos("drift.min_new_destination_calls", d.MinNewDestinationCalls), pos("drift.min_new_destination_sessions", d.MinNewDestinationSessions),
+		pos("drift.permutations", d.Permutations), unit("drift.significance", d.Significance),
+		pos("drift.min_new_transition_calls", d.MinNewTransitionCalls),
 		pos("review.min_sessions", c.Review.MinSessions),
 		unit("signals.rare_tool", s.RareTool), unit("signals.rare_transition", s.RareTransition),
 		unit("signals.unlike_self", s.UnlikeSelf), unit("signals.weights.first_seen_consequential", s.Weights.FirstSeenConsequential),
@@ -137,6 +143,12 @@ func (c *Config) check() error {
 	}
 	if !(l.Smoothing > 0) {
 		return fmt.Errorf("learning.smoothing must be above 0, not %v", l.Smoothing)
+	}
+	if d.RateZ < 0 {
+		return fmt.Errorf("drift.rate_z must be at least 0, not %v", d.RateZ)
+	}
+	if d.Permutations > 10000 {
+		return fmt.Errorf("drift.permutations must be at most 10000, not %d (each drift check runs them)", d.Permutations)
 	}
 	if s.RateFactor < 1 || d.RateFactor < 1 {
 		return fmt.Errorf("signals.rate_factor and drift.rate_factor must be at least 1")

@@ -2,7 +2,9 @@ package baseline
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -23,11 +25,20 @@ type Drift struct {
 	Calls    int `json:"calls"`
 	// Divergence is the larger Jensen-Shannon divergence (base 2, 0-1) of
 	// the kind and the tool distributions.
-	Divergence      float64         `json:"divergence"`
-	NewDestinations []string        `json:"new_destinations"`
-	NewTransitions  []string        `json:"new_transitions"`
-	Rates           map[string]Rate `json:"rates"`
-	Verdict         string          `json:"verdict"`
+	Divergence float64 `json:"divergence"`
+	// DivergenceNull is what two samples of one behaviour at these sizes
+	// diverge by anyway: the mean divergence of the sessions of both
+	// versions pooled and split at random (session by session, from the
+	// kept session shapes); DivergencePValue the share of those splits
+	// that diverged at least as much as the versions do. Both are given
+	// only when the divergence reached the threshold (below it, no split
+	// can make it count).
+	DivergenceNull   float64         `json:"divergence_null,omitempty"`
+	DivergencePValue float64         `json:"divergence_p,omitempty"`
+	NewDestinations  []string        `json:"new_destinations"`
+	NewTransitions   []string        `json:"new_transitions"`
+	Rates            map[string]Rate `json:"rates"`
+	Verdict          string          `json:"verdict"`
 	// Reasons say what made the verdict.
 	Reasons []string `json:"reasons"`
 }
@@ -53,7 +64,10 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	// Destinations count whether the calls were allowed or refused: a
 	// version that keeps trying somewhere new has changed either way.
 	for dest := range unionKeys(b.Destinations, b.Attempted) {
-		if b.Destinations[dest]+b.Attempted[dest] >= c.Drift.MinNewDestinationCalls && a.Destinations[dest]+a.Attempted[dest] == 0 {
+		// A profile from before sessions were counted per destination
+		// (no DestUse at all) is judged on calls alone.
+		habit := b.DestUse == nil || b.DestUse[dest].Sessions >= c.Drift.MinNewDestinationSessions
+		if b.Destinations[dest]+b.Attempted[dest] >= c.Drift.MinNewDestinationCalls && habit && a.Destinations[dest]+a.Attempted[dest] == 0 {
 			d.NewDestinations = append(d.NewDestinations, dest)
 		}
 	}
@@ -76,9 +90,11 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	d.NewDestinations = d.NewDestinations[:min(maxListed, len(d.NewDestinations))]
 	d.NewTransitions = d.NewTransitions[:min(maxListed, len(d.NewTransitions))]
 	for _, k := range c.RateKinds {
-		from, to := perSession(a, k), perSession(b, k)
+		from, va, na := perSession(a, k)
+		to, vb, nb := perSession(b, k)
 		r := Rate{From: round(from), To: round(to)}
-		r.Changed = to >= from*c.Drift.RateFactor && to-from >= c.Drift.RateExcess
+		se := math.Sqrt(va/float64(max(1, na)) + vb/float64(max(1, nb)))
+		r.Changed = to >= from*c.Drift.RateFactor && to-from >= c.Drift.RateExcess && to-from >= c.Drift.RateZ*se
 		d.Rates[k] = r
 	}
 	if a.Sessions < c.Drift.MinSessions || b.Sessions < c.Drift.MinSessions {
@@ -86,8 +102,13 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		d.Reasons = []string{fmt.Sprintf("%d and %d sessions; a verdict needs %d of each", a.Sessions, b.Sessions, c.Drift.MinSessions)}
 		return d
 	}
-	if d.Divergence >= c.Drift.Divergence {
-		d.Reasons = append(d.Reasons, fmt.Sprintf("kind/tool divergence %.3f (threshold %.3f)", d.Divergence, c.Drift.Divergence))
+	if obs := sessionDivergence(a.Shapes, b.Shapes); obs >= c.Drift.Divergence {
+		null, pv := c.divergenceNull(a, b, obs)
+		d.DivergenceNull, d.DivergencePValue = round(null), round(pv)
+		if obs-null >= c.Drift.Divergence && pv < c.Drift.Significance {
+			d.Reasons = append(d.Reasons, fmt.Sprintf("kind/tool divergence %.3f, %.3f above the %.3f two samples of one behaviour at these sizes show (threshold %.3f; p %.3f)",
+				obs, obs-null, null, c.Drift.Divergence, pv))
+		}
 	}
 	if len(d.NewDestinations) > 0 {
 		d.Reasons = append(d.Reasons, "new destinations: "+strings.Join(d.NewDestinations, ", "))
@@ -120,16 +141,164 @@ func unionKeys(a, b map[string]int) map[string]bool {
 	return out
 }
 
-// perSession is the mean count of kind per kept session, allowed or not.
-func perSession(p *Profile, kind string) float64 {
-	if p.Sessions == 0 {
+// perSession is the mean count of kind per kept session, allowed or not,
+// its sample variance and the number of sessions.
+func perSession(p *Profile, kind string) (mean, variance float64, n int) {
+	n = len(p.Shapes)
+	if p.Sessions == 0 || n == 0 {
+		return 0, 0, 0
+	}
+	sum := 0.0
+	for _, s := range p.Shapes {
+		sum += float64(s.Kinds[kind] + s.Tried[kind])
+	}
+	mean = sum / float64(n)
+	if n > 1 {
+		for _, s := range p.Shapes {
+			x := float64(s.Kinds[kind]+s.Tried[kind]) - mean
+			variance += x * x
+		}
+		variance /= float64(n - 1)
+	}
+	return mean, variance, n
+}
+
+// sessions is the kept sessions of two versions as sparse count vectors
+// over their kinds and tools (indices in key order, so sums and the
+// floating-point order are the same on every run), for the observed
+// divergence and its permutation null alike.
+type sessions struct {
+	kinds, tools [][][2]int // per session: (index, count)
+	nk, nt       int
+	buf          []int // scratch: both groups' kind and tool counts
+}
+
+func sessionVectors(a, b []Shape) *sessions {
+	kindIx, toolIx := map[string]int{}, map[string]int{}
+	all := append(append(make([]Shape, 0, len(a)+len(b)), a...), b...)
+	for _, s := range all {
+		for k := range s.Kinds {
+			kindIx[k] = 0
+		}
+		for t := range s.Tools {
+			toolIx[t] = 0
+		}
+	}
+	order := func(m map[string]int) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			m[k] = i
+		}
+	}
+	order(kindIx)
+	order(toolIx)
+	sv := &sessions{nk: len(kindIx), nt: len(toolIx)}
+	vec := func(m map[string]int, ix map[string]int) [][2]int {
+		v := make([][2]int, 0, len(m))
+		for k, n := range m {
+			v = append(v, [2]int{ix[k], n})
+		}
+		slices.SortFunc(v, func(x, y [2]int) int { return x[0] - y[0] })
+		return v
+	}
+	for _, s := range all {
+		sv.kinds = append(sv.kinds, vec(s.Kinds, kindIx))
+		sv.tools = append(sv.tools, vec(s.Tools, toolIx))
+	}
+	return sv
+}
+
+// divergence is the larger Jensen-Shannon divergence of the kind and the
+// tool distributions of two groups of the sessions: inFirst(i) says
+// whether session i goes to the first.
+func (sv *sessions) divergence(inFirst func(int) bool) float64 {
+	if len(sv.buf) != 2*(sv.nk+sv.nt) {
+		sv.buf = make([]int, 2*(sv.nk+sv.nt))
+	}
+	buf := sv.buf
+	clear(buf)
+	kp, kq := buf[:sv.nk], buf[sv.nk:2*sv.nk]
+	tp, tq := buf[2*sv.nk:2*sv.nk+sv.nt], buf[2*sv.nk+sv.nt:]
+	for i := range sv.kinds {
+		k, t := kq, tq
+		if inFirst(i) {
+			k, t = kp, tp
+		}
+		for _, x := range sv.kinds[i] {
+			k[x[0]] += x[1]
+		}
+		for _, x := range sv.tools[i] {
+			t[x[0]] += x[1]
+		}
+	}
+	return max(jsDense(kp, kq), jsDense(tp, tq))
+}
+
+// sessionDivergence is the divergence of two versions' kept sessions.
+func sessionDivergence(a, b []Shape) float64 {
+	return sessionVectors(a, b).divergence(func(i int) bool { return i < len(a) })
+}
+
+// jsDense is JensenShannon over two count vectors of one key order.
+func jsDense(p, q []int) float64 {
+	tp, tq := 0, 0
+	for i := range p {
+		tp += p[i]
+		tq += q[i]
+	}
+	if tp == 0 || tq == 0 {
 		return 0
 	}
-	n := 0
-	for _, s := range p.Shapes {
-		n += s.Kinds[kind] + s.Tried[kind]
+	js := 0.0
+	for i := range p {
+		a, b := float64(p[i])/float64(tp), float64(q[i])/float64(tq)
+		m := (a + b) / 2
+		if a > 0 {
+			js += a / 2 * math.Log2(a/m)
+		}
+		if b > 0 {
+			js += b / 2 * math.Log2(b/m)
+		}
 	}
-	return float64(n) / float64(max(1, len(p.Shapes)))
+	return math.Max(0, math.Min(1, js))
+}
+
+// divergenceNull is the mean divergence of random regroupings of the two
+// versions' kept sessions into groups of their sizes, and the share (with
+// the observed grouping counted, so never 0) that diverge at least as much
+// as obs. Deterministic: the permutations are seeded by the version ids.
+func (c *Config) divergenceNull(a, b *Profile, obs float64) (mean, p float64) {
+	na, n := len(a.Shapes), len(a.Shapes)+len(b.Shapes)
+	if na == 0 || na == n {
+		return 0, 1
+	}
+	h := fnv.New64a()
+	h.Write([]byte(a.Version + "\x00" + b.Version))
+	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(n)))
+	sv := sessionVectors(a.Shapes, b.Shapes)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	split := make([]bool, n)
+	inFirst := func(i int) bool { return split[i] }
+	sum, atLeast := 0.0, 1
+	for range c.Drift.Permutations {
+		rng.Shuffle(n, func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		for i, j := range idx {
+			split[j] = i < na
+		}
+		v := sv.divergence(inFirst)
+		sum += v
+		if v >= obs-1e-12 {
+			atLeast++
+		}
+	}
+	return sum / float64(c.Drift.Permutations), float64(atLeast) / float64(c.Drift.Permutations+1)
 }
 
 // JensenShannon is the Jensen-Shannon divergence (base 2, 0-1) of two count

@@ -36,6 +36,12 @@ type Profile struct {
 	// Attempted counts the destinations of asked and denied calls: not
 	// learned as usual, but a version that keeps trying them has changed.
 	Attempted map[string]int `json:"attempted,omitempty"`
+	// DestUse counts, in a version's profile, the sessions that used each
+	// destination (allowed or tried): drift calls a destination new only
+	// when it became a habit of the version, in more than one session — an
+	// agent trying somewhere once is exploring, not changed. Bounded like
+	// Destinations; an agent's profile (Version "") keeps none.
+	DestUse map[string]DestUse `json:"dest_use,omitempty"`
 	// ToolNext and KindNext count transitions "a>b" within sessions;
 	// ToolFrom and KindFrom how often a was followed by anything.
 	ToolNext map[string]int `json:"tool_next"`
@@ -62,6 +68,13 @@ type Profile struct {
 	Versions       []string       `json:"versions,omitempty"`
 	SinceVersion   int            `json:"since_version,omitempty"`
 	NewSinceChange map[string]int `json:"new_since_change,omitempty"`
+}
+
+// DestUse is how many sessions used a destination, and the ordinal
+// (Shape.N) of the latest, so a session counts once.
+type DestUse struct {
+	Sessions int `json:"s"`
+	Last     int `json:"l"`
 }
 
 // Fingerprint is what a version is made of.
@@ -104,7 +117,9 @@ func (p *Profile) AddVersion(v string) (previous string, added bool) {
 
 // Shape is one session as a whole: its length and per-kind counts.
 type Shape struct {
-	Session string         `json:"session"`
+	Session string `json:"session"`
+	// N is the session's ordinal in the profile (1 for its first).
+	N       int            `json:"n,omitempty"`
 	Calls   int            `json:"calls"`
 	Learned int            `json:"learned"`
 	Denied  int            `json:"denied"`
@@ -112,6 +127,9 @@ type Shape struct {
 	Kinds   map[string]int `json:"kinds,omitempty"`
 	// Tried counts the kinds of asked and denied calls.
 	Tried map[string]int `json:"tried,omitempty"`
+	// Tools counts the session's learned calls per tool (drift's
+	// permutation null compares versions session by session).
+	Tools map[string]int `json:"tools,omitempty"`
 	// Novel counts, per destination type, the destinations the session
 	// used first (new to the profile when learned).
 	Novel map[string]int `json:"novel,omitempty"`
@@ -163,7 +181,7 @@ func (p *Profile) shape(c *Config, session string) *Shape {
 	if len(p.Shapes) >= c.Learning.MaxShapes {
 		p.Shapes = append(p.Shapes[:0], p.Shapes[len(p.Shapes)-c.Learning.MaxShapes+1:]...)
 	}
-	p.Shapes = append(p.Shapes, Shape{Session: session})
+	p.Shapes = append(p.Shapes, Shape{Session: session, N: p.Sessions})
 	return &p.Shapes[len(p.Shapes)-1]
 }
 
@@ -202,6 +220,7 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		}
 		for _, d := range ev.Destinations {
 			bump(p.Attempted, d, c.Learning.MaxDestinations, &p.Dropped)
+			p.useDest(c, s, d)
 		}
 		return
 	case "allow":
@@ -211,6 +230,12 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 	s.Learned++
 	p.Calls++
 	bump(p.Tools, ev.Tool, c.Learning.MaxTools, &p.Dropped)
+	if s.Tools == nil {
+		s.Tools = map[string]int{}
+	}
+	if _, ok := s.Tools[ev.Tool]; ok || len(s.Tools) < c.Learning.MaxTools {
+		s.Tools[ev.Tool]++
+	}
 	if ev.Kind != "" {
 		p.Kinds[ev.Kind]++
 	}
@@ -235,6 +260,7 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 			}
 		}
 		bump(p.Destinations, d, c.Learning.MaxDestinations, &p.Dropped)
+		p.useDest(c, s, d)
 	}
 	if ev.Hour >= 0 && ev.Hour < 24 {
 		p.Hours[ev.Hour]++
@@ -248,6 +274,26 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		}
 	}
 	s.LastTool, s.LastKind = ev.Tool, ev.Kind
+}
+
+// useDest counts session s's use of d in a version's profile, once per
+// session.
+func (p *Profile) useDest(c *Config, s *Shape, d string) {
+	if p.Version == "" {
+		return
+	}
+	if p.DestUse == nil {
+		p.DestUse = map[string]DestUse{}
+	}
+	u, ok := p.DestUse[d]
+	if !ok && len(p.DestUse) >= c.Learning.MaxDestinations {
+		return // counted as dropped by Destinations' or Attempted's bump
+	}
+	if u.Last != s.N || !ok {
+		u.Sessions++
+		u.Last = s.N
+	}
+	p.DestUse[d] = u
 }
 
 // bump counts key in m unless m is full and key new; it reports whether it

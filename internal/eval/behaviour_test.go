@@ -108,7 +108,7 @@ func TestRunBehaviour(t *testing.T) {
 	if !strings.HasPrefix(rep.Digest, "sha256:") || again.Digest != rep.Digest || !reflect.DeepEqual(again, rep) {
 		t.Fatalf("two replays differ: %s %+v\nvs %s %+v", rep.Digest, rep, again.Digest, again)
 	}
-	if rep.Sessions != 74 || rep.Drift.Expected != 4 || rep.Drift.Detected != 4 || rep.Drift.Benign != 4 || rep.Drift.FalseAlarms != 0 {
+	if rep.Sessions != 88 || rep.Drift.Expected != 11 || rep.Drift.Detected != 11 || rep.Drift.Benign != 11 || rep.Drift.FalseAlarms != 0 {
 		t.Fatalf("drift: %+v (%v)", rep.Drift, rep.Notes)
 	}
 	if rep.UnlikeSelf.TP == 0 || rep.UnlikeSelf.FP != 0 {
