@@ -199,7 +199,7 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 		} else {
 			in := e.inputFor(&l.sess, m, t, &req, tools, now)
 			in.Baseline = &callBaseline{e: e, ctx: ctx, l: l, tool: req.Tool, now: now}
-			in.Sequences = e.sequenceGroupsLocked(ctx, l)
+			in.Sequences = e.sequenceGroupsLocked(ctx, l, pol)
 			res, err = d.DecideContext(ctx, in)
 			res.cf, res.tools = in.Flow.(*callFlow), tools
 		}

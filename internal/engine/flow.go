@@ -12,6 +12,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/flow"
 	"github.com/mandate-dev/mandate/internal/mandate"
+	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
@@ -75,13 +76,24 @@ func flowHint(s *store.Session, family string) flow.Hint {
 // flowLocked returns the session's table, building it on first use (from
 // the store for a session with history) and taking in the words of a
 // mandate it has not seen yet. l.mu is held.
-func (e *Engine) flowLocked(ctx context.Context, l *live) (*flow.Table, error) {
+func (e *Engine) flowLocked(ctx context.Context, l *live) (_ *flow.Table, err error) {
 	m := l.ownMandate()
 	if l.flow == nil {
 		fs := &flowState{table: flow.NewTable(flow.TableLimits{})}
 		e.addMandateFlow(fs, &l.sess, m)
+		var seq *seqReplay
+		if l.seq == nil {
+			// The session's sequence state is rebuilt with its table,
+			// from the same decisions (sequences.go).
+			l.seq = policy.NewSequenceState()
+			if l.sess.State.Calls > 0 {
+				if seq, err = e.newSeqReplay(ctx, l); err != nil {
+					return nil, fmt.Errorf("session %s: rebuilding its sequences: %w", l.sess.ID, err)
+				}
+			}
+		}
 		if l.sess.State.Calls > 0 {
-			if err := e.replayFlow(ctx, l, fs.table); err != nil {
+			if err := e.replayFlow(ctx, l, fs.table, seq); err != nil {
 				return nil, fmt.Errorf("session %s: rebuilding its flow: %w", l.sess.ID, err)
 			}
 		}
@@ -230,8 +242,9 @@ func (e *Engine) flowObserved(ctx context.Context, l *live, o *store.Observation
 }
 
 // replayFlow rebuilds a loaded session's table from its latest decisions
-// and their observations, in order.
-func (e *Engine) replayFlow(ctx context.Context, l *live, t *flow.Table) error {
+// and their observations, in order, and with seq (when not nil) its
+// sequence state from the same decisions.
+func (e *Engine) replayFlow(ctx context.Context, l *live, t *flow.Table, seq *seqReplay) error {
 	after := max(0, l.sess.State.Calls-maxFlowReplay)
 	for {
 		ds, err := e.store.ListDecisions(ctx, store.DecisionFilter{SessionID: l.sess.ID, AfterSeq: after, Limit: 1000})
@@ -248,7 +261,12 @@ func (e *Engine) replayFlow(ctx context.Context, l *live, t *flow.Table) error {
 				_ = json.Unmarshal(d.Args, &args) // stored args were checked when decided
 			}
 			sc := e.scan.Args(args, flowHint(&l.sess, ""))
-			info := e.decisionInfo(d.ID, d.Seq, d.Action, d.Effect, l.sess.Tools, nil, d.CreatedAt)
+			var facts *flow.Facts
+			if seq != nil {
+				// Before the call enters the table, as when it was decided.
+				facts = seq.decided(t, d, args, sc)
+			}
+			info := e.decisionInfo(d.ID, d.Seq, d.Action, d.Effect, l.sess.Tools, facts, d.CreatedAt)
 			t.Decided(info, sc)
 			obs, err := e.store.ListObservations(ctx, d.ID)
 			if err != nil {

@@ -447,3 +447,23 @@ type SequenceInfo struct {
 
 // Sequences describes every loaded sequence in evaluation order.
 func (p *Policy) Sequences() []SequenceInfo { return slices.Clone(p.seqInfo) }
+
+// ReplaySequences re-evaluates the steps of the sequences for a call that
+// was decided earlier — when a group's state is rebuilt from stored
+// decisions — and notes in in.Sequences the partial matches it extends;
+// the caller commits them with the stored decision. Completed sequences
+// are not reported (the stored verdict stands); the steps' errors are
+// returned. in.Sequences must be set.
+func (p *Policy) ReplaySequences(in *Input) []string {
+	if in == nil || in.Sequences == nil || len(p.sequences) == 0 {
+		return nil
+	}
+	vars := newActivation(p, in)
+	_, errs := p.evalSequences(vars, in.Sequences, in.Sequences.This.At)
+	return errs
+}
+
+// SequencesBy reports whether a loaded sequence groups its calls by by.
+func (p *Policy) SequencesBy(by By) bool {
+	return slices.ContainsFunc(p.sequences, func(q *sequence) bool { return q.by == by })
+}
