@@ -207,6 +207,11 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 	if err != nil {
 		e.log.Error("decision failed; denying", "session", l.sess.ID, "tool", req.Tool, "err", err)
 		res.Verdict = DenyInternal()
+		if errors.Is(err, store.ErrTampered) {
+			// The reason is the row edited behind the log's back (a
+			// tool pin or change, read when the call is decided).
+			res.Verdict.Reasons = append(res.Verdict.Reasons, err.Error())
+		}
 	}
 	return res, version, pol
 }

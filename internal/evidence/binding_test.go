@@ -14,6 +14,7 @@ func TestRecordTypesMatchBindings(t *testing.T) {
 		{store.RecordMandate, TypeMandate}, {store.RecordDecision, TypeDecision},
 		{store.RecordObservation, TypeObservation}, {store.RecordApproval, TypeApproval},
 		{store.RecordApprovalState, TypeApprovalState},
+		{store.RecordToolPin, TypeToolPin}, {store.RecordToolChange, TypeToolChange},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("store binds %q, evidence writes %q", c[0], c[1])

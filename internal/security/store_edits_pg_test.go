@@ -18,7 +18,8 @@ import (
 // filled as makeEditedStore fills a data directory, then edited with SQL;
 // `mandate evidence verify --store` must name the edit and a replica
 // started on the schema must never act on it. One case per table and kind
-// of edit (update, delete, rebinding, a record's body).
+// of edit (update, delete, rebinding, a record's body), the gateway's tool
+// pins and tool changes included.
 func TestSharedStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 	pgtest.Server(t) // skips (or fails in CI) without PostgreSQL
 	const body = `convert_from(body, 'UTF8')`
@@ -55,6 +56,21 @@ func TestSharedStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 		{"approval deleted", func(es *editedStore) []any {
 			return []any{`DELETE FROM approvals WHERE id = $1`, es.approval}
 		}, "approvals row of session", func(es *editedStore) *probe { p := probe{sid: es.mailer}; return &p }},
+		{"changed tool re-pinned", func(es *editedStore) []any {
+			// The change that refuses the tool deleted, its definition
+			// made the pin: the rug pull would pass as unchanged.
+			return []any{`WITH d AS (DELETE FROM tool_changes WHERE id = $1 RETURNING session_id, tool, hash, definition)
+				UPDATE tool_pins p SET hash = d.hash, definition = d.definition FROM d WHERE p.session_id = d.session_id AND p.tool = d.tool`, es.toolChange}
+		}, "tool_pins row ", func(es *editedStore) *probe { p := gateway(es.lister)(); return &p }},
+		{"pin deleted", func(es *editedStore) []any {
+			return []any{`DELETE FROM tool_pins WHERE session_id = $1 AND tool = 'search'`, es.lister}
+		}, "tool_pins: evidence record", func(es *editedStore) *probe { p := gateway(es.lister)(); return &p }},
+		{"tool change deleted", func(es *editedStore) []any {
+			return []any{`DELETE FROM tool_changes WHERE id = $1`, es.toolChange}
+		}, "tool_changes: evidence record", func(es *editedStore) *probe { p := gateway(es.lister)(); return &p }},
+		{"tool change moved to another tool", func(es *editedStore) []any {
+			return []any{`UPDATE tool_changes SET tool = 'weather' WHERE id = $1`, es.toolChange}
+		}, "column tool", func(es *editedStore) *probe { p := gateway(es.lister)(); return &p }},
 		{"record body edited", func(es *editedStore) []any {
 			return []any{`UPDATE evidence SET body = convert_to(replace(` + body + `, '"effect":"deny"', '"effect":"allow"'), 'UTF8') WHERE type = 'decision' AND position($1 IN ` + body + `) > 0`, es.denied}
 		}, "no longer hashes to its leaf hash", func(*editedStore) *probe { return nil }},

@@ -14,7 +14,8 @@ import (
 )
 
 // Every operational row a server acts on — a session, a mandate version, a
-// decision, an observation, an approval — is bound to the evidence record
+// decision, an observation, an approval, a tool's pinned definition and a
+// recorded change of it — is bound to the evidence record
 // that describes it: the row keeps the record's leaf hash, and whenever a
 // backend loads the row it holds the row's columns against the record's
 // content. A row edited in the database behind the log's back (an effect
@@ -57,6 +58,8 @@ const (
 	RecordObservation   = "observation"
 	RecordApproval      = "approval"
 	RecordApprovalState = "approval_state"
+	RecordToolPin       = "tool_pin"
+	RecordToolChange    = "tool_change"
 )
 
 // Binding says how one table's rows are bound to their records: the record
@@ -97,6 +100,16 @@ var (
 	ApprovalBinding = Binding{
 		Table: "approvals", Types: []string{RecordApproval, RecordApprovalState},
 		Columns: map[string]string{"approval_id": "id"},
+	}
+	// A tool pin is the definition a session's calls to the tool are
+	// classified with and later listings are held against: a pin
+	// rewritten to a changed definition would hide a rug pull.
+	ToolPinBinding = Binding{Table: "tool_pins", Types: []string{RecordToolPin}}
+	// A tool change is what refuses calls to a tool whose definition
+	// changed: a deleted or renamed one would let them through.
+	ToolChangeBinding = Binding{
+		Table: "tool_changes", Types: []string{RecordToolChange},
+		Columns: map[string]string{"change_id": "id"},
 	}
 )
 
@@ -296,8 +309,10 @@ func short(h []byte) string {
 type Leaves struct {
 	Session, Mandate, Decision, Observation []byte
 	// Approvals are the leaves of c.Approvals, ApprovalChanges of
-	// c.ApprovalChanges, in order.
+	// c.ApprovalChanges, ToolPins of c.ToolPins and ToolChanges of
+	// c.ToolChanges, in order.
 	Approvals, ApprovalChanges [][]byte
+	ToolPins, ToolChanges      [][]byte
 }
 
 // LeavesOf finds the leaves of c's rows. A row whose record is missing gets
@@ -318,6 +333,10 @@ func LeavesOf(c *Change) Leaves {
 			l.Approvals = append(l.Approvals, r.LeafHash)
 		case RecordApprovalState:
 			l.ApprovalChanges = append(l.ApprovalChanges, r.LeafHash)
+		case RecordToolPin:
+			l.ToolPins = append(l.ToolPins, r.LeafHash)
+		case RecordToolChange:
+			l.ToolChanges = append(l.ToolChanges, r.LeafHash)
 		}
 	}
 	return l
@@ -344,6 +363,7 @@ type SessionLog struct {
 // SessionRows counts a session's rows in the bound tables.
 type SessionRows struct {
 	Mandates, Decisions, Observations, Approvals int
+	ToolPins, ToolChanges                        int
 	// Gaps counts the observations marked as gaps, held against the
 	// observation records that say gap (SessionLog.Gaps).
 	Gaps int
@@ -353,7 +373,8 @@ type SessionRows struct {
 // its creation record, its status and mandate version against the latest
 // records that set them, and its rows in the other tables against the
 // number of records of theirs (a deleted decision, mandate version,
-// observation or approval leaves a record without its row).
+// observation, approval, tool pin or tool change leaves a record without
+// its row).
 func CheckSession(s *Session, leaf []byte, lg SessionLog, rows SessionRows) error {
 	if err := SessionBinding.Check(s.ID, s, leaf, lg.Created); err != nil {
 		return err
@@ -399,6 +420,8 @@ func CheckSession(s *Session, leaf []byte, lg SessionLog, rows SessionRows) erro
 		{"decisions", RecordDecision, rows.Decisions},
 		{"observations", RecordObservation, rows.Observations},
 		{"approvals", RecordApproval, rows.Approvals},
+		{"tool_pins", RecordToolPin, rows.ToolPins},
+		{"tool_changes", RecordToolChange, rows.ToolChanges},
 	} {
 		if want := lg.Records[c.typ]; c.n != want {
 			return &TamperError{Table: c.table, Row: "of session " + s.ID, Detail: fmt.Sprintf("the table holds %d rows, the evidence log %d %s records: rows were deleted or inserted", c.n, want, c.typ)}

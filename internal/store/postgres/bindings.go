@@ -84,10 +84,25 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 	}); err != nil {
 		return err
 	}
+	if err := each("tool_pins", `SELECT `+toolPinCols+`, `+bound("tool_pins")+`, leaf FROM tool_pins ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+		var lr leafScanner
+		_, err := scanToolPin(lr.wrap(r))
+		return lr.leaf, err
+	}); err != nil {
+		return err
+	}
+	if err := each("tool_changes", `SELECT `+toolChangeCols+`, `+bound("tool_changes")+`, leaf FROM tool_changes ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+		var lr leafScanner
+		_, err := scanToolChange(lr.wrap(r))
+		return lr.leaf, err
+	}); err != nil {
+		return err
+	}
 	// Records whose row is gone. (An approval's row is bound to its last
 	// record; its deletion shows in its session's count of approvals.)
-	tables := map[string]string{store.RecordSession: "sessions", store.RecordMandate: "mandates", store.RecordDecision: "decisions", store.RecordObservation: "observations"}
-	rows, err := s.pool.Query(ctx, `SELECT COALESCE(idx, -1), type, session_id, leaf_hash FROM evidence WHERE type IN ('session', 'mandate', 'decision', 'observation') ORDER BY id`)
+	tables := map[string]string{store.RecordSession: "sessions", store.RecordMandate: "mandates", store.RecordDecision: "decisions", store.RecordObservation: "observations",
+		store.RecordToolPin: "tool_pins", store.RecordToolChange: "tool_changes"}
+	rows, err := s.pool.Query(ctx, `SELECT COALESCE(idx, -1), type, session_id, leaf_hash FROM evidence WHERE type IN ('session', 'mandate', 'decision', 'observation', 'tool_pin', 'tool_change') ORDER BY id`)
 	if err != nil {
 		return describe("verify rows", err)
 	}

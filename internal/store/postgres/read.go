@@ -66,19 +66,25 @@ const sessionLogQuery = `SELECT
 	(SELECT COUNT(*) FROM observations WHERE session_id = $1),
 	(SELECT COUNT(*) FROM approvals WHERE session_id = $1),
 	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'observation' AND convert_from(body, 'UTF8')::jsonb #>> '{content,gap}' = 'true'),
-	(SELECT COUNT(*) FROM observations WHERE session_id = $1 AND gap)`
+	(SELECT COUNT(*) FROM observations WHERE session_id = $1 AND gap),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'tool_pin'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'tool_change'),
+	(SELECT COUNT(*) FROM tool_pins WHERE session_id = $1),
+	(SELECT COUNT(*) FROM tool_changes WHERE session_id = $1)`
 
 // checkSession holds a session row against the evidence log
 // (store.CheckSession).
 func (s *Store) checkSession(ctx context.Context, b boundSession) (*store.Session, error) {
 	lg := store.SessionLog{Created: b.body, Records: map[string]int{}}
-	var m, d, o, a int
+	var m, d, o, a, tp, tc int
 	var rows store.SessionRows
 	if err := s.pool.QueryRow(ctx, sessionLogQuery, b.sess.ID).Scan(&lg.Status, &lg.Mandate, &m, &d, &o, &a,
-		&rows.Mandates, &rows.Decisions, &rows.Observations, &rows.Approvals, &lg.Gaps, &rows.Gaps); err != nil {
+		&rows.Mandates, &rows.Decisions, &rows.Observations, &rows.Approvals, &lg.Gaps, &rows.Gaps,
+		&tp, &tc, &rows.ToolPins, &rows.ToolChanges); err != nil {
 		return nil, describe("session "+b.sess.ID+": read its evidence", err)
 	}
 	lg.Records[store.RecordMandate], lg.Records[store.RecordDecision], lg.Records[store.RecordObservation], lg.Records[store.RecordApproval] = m, d, o, a
+	lg.Records[store.RecordToolPin], lg.Records[store.RecordToolChange] = tp, tc
 	if err := store.CheckSession(b.sess, b.leaf, lg, rows); err != nil {
 		return nil, err
 	}
@@ -366,40 +372,57 @@ func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Obser
 	return collect(ctx, s, "list gaps", q, a.vals, scanObservation)
 }
 
-// ListToolPins implements store.Store.
+const (
+	toolPinCols    = `session_id, tool, hash, definition, created_at`
+	toolChangeCols = `id, session_id, tool, pinned_hash, hash, definition, created_at`
+)
+
+// ListToolPins implements store.Store. Each pin is held against its
+// evidence record (store.ToolPinBinding) before it is returned.
 func (s *Store) ListToolPins(ctx context.Context, sessionID string) ([]*store.ToolPin, error) {
-	return collect(ctx, s, "list tool pins", `SELECT session_id, tool, hash, definition, created_at FROM tool_pins WHERE session_id = $1 ORDER BY ord`, []any{sessionID},
-		func(r pgx.Row) (*store.ToolPin, error) {
-			var (
-				p       store.ToolPin
-				def     []byte
-				created int64
-			)
-			if err := r.Scan(&p.SessionID, &p.Tool, &p.Hash, &def, &created); err != nil {
-				return nil, err
-			}
-			p.Definition = json.RawMessage(def)
-			p.CreatedAt = time.Unix(0, created).UTC()
-			return &p, nil
-		})
+	return collect(ctx, s, "list tool pins", `SELECT `+toolPinCols+`, `+bound("tool_pins")+` FROM tool_pins WHERE session_id = $1 ORDER BY ord`, []any{sessionID}, scanToolPin)
 }
 
-// ListToolChanges implements store.Store.
+func scanToolPin(r pgx.Row) (*store.ToolPin, error) {
+	var (
+		p          store.ToolPin
+		def        []byte
+		created    int64
+		leaf, body []byte
+	)
+	if err := r.Scan(&p.SessionID, &p.Tool, &p.Hash, &def, &created, &leaf, &body); err != nil {
+		return nil, err
+	}
+	p.Definition = json.RawMessage(def)
+	p.CreatedAt = time.Unix(0, created).UTC()
+	if err := store.ToolPinBinding.Check(p.SessionID+"/"+p.Tool, &p, leaf, body); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ListToolChanges implements store.Store. Each change is held against its
+// evidence record (store.ToolChangeBinding) before it is returned.
 func (s *Store) ListToolChanges(ctx context.Context, sessionID string) ([]*store.ToolChange, error) {
-	return collect(ctx, s, "list tool changes", `SELECT id, session_id, tool, pinned_hash, hash, definition, created_at FROM tool_changes WHERE session_id = $1 ORDER BY ord`, []any{sessionID},
-		func(r pgx.Row) (*store.ToolChange, error) {
-			var (
-				c       store.ToolChange
-				def     []byte
-				created int64
-			)
-			if err := r.Scan(&c.ID, &c.SessionID, &c.Tool, &c.PinnedHash, &c.Hash, &def, &created); err != nil {
-				return nil, err
-			}
-			c.Definition = json.RawMessage(def)
-			c.CreatedAt = time.Unix(0, created).UTC()
-			return &c, nil
-		})
+	return collect(ctx, s, "list tool changes", `SELECT `+toolChangeCols+`, `+bound("tool_changes")+` FROM tool_changes WHERE session_id = $1 ORDER BY ord`, []any{sessionID}, scanToolChange)
+}
+
+func scanToolChange(r pgx.Row) (*store.ToolChange, error) {
+	var (
+		c          store.ToolChange
+		def        []byte
+		created    int64
+		leaf, body []byte
+	)
+	if err := r.Scan(&c.ID, &c.SessionID, &c.Tool, &c.PinnedHash, &c.Hash, &def, &created, &leaf, &body); err != nil {
+		return nil, err
+	}
+	c.Definition = json.RawMessage(def)
+	c.CreatedAt = time.Unix(0, created).UTC()
+	if err := store.ToolChangeBinding.Check(c.ID, &c, leaf, body); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // CreateToken implements store.Store.

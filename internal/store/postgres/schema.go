@@ -269,6 +269,16 @@ var migrations = []string{
 	// Each decision keeps the provenance of its values (JSON, as
 	// store.Provenance; NULL for decisions made before).
 	`ALTER TABLE decisions ADD COLUMN provenance BYTEA;`,
+	// Tool pins and tool changes are bound to their records too (the
+	// gateway acts on them: a pin is what later listings are held against,
+	// a change what refuses the tool), as in the SQLite store. Rows made
+	// before are bound here.
+	`ALTER TABLE tool_pins ADD COLUMN leaf BYTEA;
+	ALTER TABLE tool_changes ADD COLUMN leaf BYTEA;
+	UPDATE tool_pins p SET leaf = e.leaf_hash FROM evidence e
+		WHERE e.type = 'tool_pin' AND e.session_id = p.session_id AND e.session_id <> '' AND convert_from(e.body, 'UTF8')::jsonb #>> '{content,tool}' = p.tool;
+	UPDATE tool_changes c SET leaf = e.leaf_hash FROM evidence e
+		WHERE e.type = 'tool_change' AND e.session_id = c.session_id AND e.session_id <> '' AND convert_from(e.body, 'UTF8')::jsonb #>> '{content,change_id}' = c.id;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -122,8 +122,8 @@ const (
 	stInsertMandate = `INSERT INTO mandates (session_id, version, body, source, created_by, created_at, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7)`
 	stInsertDecide  = `INSERT INTO decisions (id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at, call_id, signals, approval_id, judge, provenance, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`
 	stInsertObserve = `INSERT INTO observations (id, decision_id, session_id, output, origin, call_id, gap, gap_reason, tool, args, created_at, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`
-	stInsertPin     = `INSERT INTO tool_pins (session_id, tool, hash, definition, created_at) VALUES ($1,$2,$3,$4,$5)`
-	stInsertToolChg = `INSERT INTO tool_changes (id, session_id, tool, pinned_hash, hash, definition, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7)`
+	stInsertPin     = `INSERT INTO tool_pins (` + toolPinCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6)`
+	stInsertToolChg = `INSERT INTO tool_changes (` + toolChangeCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`
 	stInsertRecord  = `INSERT INTO evidence (type, session_id, origin, body, leaf_hash, created_at) VALUES ($1,$2,$3,$4,$5,$6)`
 	stNotify        = `SELECT pg_notify($1, '')`
 )
@@ -362,11 +362,11 @@ func queue(b *pgx.Batch, e *encoded) {
 		}
 		b.Queue(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, args, o.CreatedAt.UnixNano(), e.leaves.Observation)
 	}
-	for _, p := range c.ToolPins {
-		b.Queue(stInsertPin, p.SessionID, p.Tool, p.Hash, nonEmptyJSON(p.Definition), p.CreatedAt.UnixNano())
+	for i, p := range c.ToolPins {
+		b.Queue(stInsertPin, p.SessionID, p.Tool, p.Hash, nonEmptyJSON(p.Definition), p.CreatedAt.UnixNano(), store.At(e.leaves.ToolPins, i))
 	}
-	for _, tc := range c.ToolChanges {
-		b.Queue(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, nonEmptyJSON(tc.Definition), tc.CreatedAt.UnixNano())
+	for i, tc := range c.ToolChanges {
+		b.Queue(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, nonEmptyJSON(tc.Definition), tc.CreatedAt.UnixNano(), store.At(e.leaves.ToolChanges, i))
 	}
 	queueApprovals(b, e)
 	for _, r := range c.Evidence {

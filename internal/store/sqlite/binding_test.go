@@ -23,6 +23,11 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 	for _, c := range []*store.Change{newSession("s1"), decision("s1", 1), decision("s1", 2),
 		recorded(&store.Change{Observation: &store.Observation{ID: "o1", DecisionID: "s1-d1", SessionID: "s1", Output: json.RawMessage(`"ok"`), Origin: "observed", CreatedAt: now}}),
 		recorded(&store.Change{Approvals: []*store.Approval{{ID: "a1", SessionID: "s1", DecisionID: "s1-d2", Tool: "Read", ArgsHash: "h", State: store.ApprovalPending, Deadline: now.Add(time.Hour), Rev: 1, CreatedAt: now}}}),
+		recorded(&store.Change{ToolPins: []*store.ToolPin{
+			{SessionID: "s1", Tool: "search", Hash: "h1", Definition: json.RawMessage(`{"name":"search"}`), CreatedAt: now},
+			{SessionID: "s1", Tool: "fetch", Hash: "h2", Definition: json.RawMessage(`{"name":"fetch"}`), CreatedAt: now},
+		}}),
+		recorded(&store.Change{ToolChanges: []*store.ToolChange{{ID: "c1", SessionID: "s1", Tool: "search", PinnedHash: "h1", Hash: "h3", Definition: json.RawMessage(`{"name":"search","description":"evil"}`), CreatedAt: now}}}),
 	} {
 		if err := store.Apply(ctx, s, c); err != nil {
 			t.Fatal(err)
@@ -30,7 +35,8 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 	}
 	s.Close()
 	// Back to version 7: no leaf columns, none of their indexes, and none
-	// of what the migrations after the binding made (budgets, provenance).
+	// of what the migrations after the binding made (budgets, provenance,
+	// the tool pins' and changes' leaves).
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +45,7 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 		`DROP INDEX evidence_leaf`, `DROP INDEX evidence_session_type`, `DROP INDEX observations_session`,
 		`ALTER TABLE sessions DROP COLUMN leaf`, `ALTER TABLE mandates DROP COLUMN leaf`, `ALTER TABLE decisions DROP COLUMN leaf`,
 		`ALTER TABLE observations DROP COLUMN leaf`, `ALTER TABLE approvals DROP COLUMN leaf`,
+		`ALTER TABLE tool_pins DROP COLUMN leaf`, `ALTER TABLE tool_changes DROP COLUMN leaf`,
 		`DROP TABLE budgets`, `ALTER TABLE decisions DROP COLUMN provenance`, `PRAGMA user_version = 7`,
 	} {
 		if _, err := db.Exec(q); err != nil {
@@ -56,6 +63,12 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 	if _, err := s.GetApproval(ctx, "a1"); err != nil {
 		t.Fatalf("approval after the upgrade: %v", err)
 	}
+	if pins, err := s.ListToolPins(ctx, "s1"); err != nil || len(pins) != 2 {
+		t.Fatalf("tool pins after the upgrade: %d %v", len(pins), err)
+	}
+	if chg, err := s.ListToolChanges(ctx, "s1"); err != nil || len(chg) != 1 {
+		t.Fatalf("tool changes after the upgrade: %d %v", len(chg), err)
+	}
 	var problems []string
 	if err := s.VerifyRows(ctx, func(p string) { problems = append(problems, p) }); err != nil || len(problems) > 0 {
 		t.Fatalf("rows after the upgrade: %v %v", err, problems)
@@ -71,5 +84,15 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 	var te *store.TamperError
 	if _, err := s.GetDecision(ctx, "s1-d2"); !errors.As(err, &te) || te.Table != "decisions" || te.Row != "s1-d2" || te.Column != "effect" {
 		t.Fatalf("edited decision: %v", err)
+	}
+	s.Close()
+	db, _ = sql.Open("sqlite", path)
+	if _, err := db.Exec(`UPDATE tool_pins SET hash = 'h3' WHERE tool = 'search'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s = open(t, path, Options{})
+	if _, err := s.ListToolPins(ctx, "s1"); !errors.As(err, &te) || te.Table != "tool_pins" || te.Row != "s1/search" || te.Column != "hash" {
+		t.Fatalf("edited tool pin: %v", err)
 	}
 }

@@ -191,6 +191,17 @@ var migrations = []string{
 	// Each decision keeps the provenance of its values (JSON, as
 	// store.Provenance; NULL for decisions made before).
 	`ALTER TABLE decisions ADD COLUMN provenance BLOB;`,
+	// Tool pins and tool changes are bound to their records too (the
+	// gateway acts on them: a pin is what later listings are held against,
+	// a change what refuses the tool). Rows made before are bound here.
+	`ALTER TABLE tool_pins ADD COLUMN leaf BLOB;
+	ALTER TABLE tool_changes ADD COLUMN leaf BLOB;
+	UPDATE tool_pins SET leaf = m.leaf FROM (
+		SELECT session_id AS sid, json_extract(CAST(body AS TEXT), '$.content.tool') AS tool, leaf_hash AS leaf FROM evidence WHERE type = 'tool_pin' AND session_id != '') m
+		WHERE m.sid = tool_pins.session_id AND m.tool = tool_pins.tool;
+	UPDATE tool_changes SET leaf = m.leaf FROM (
+		SELECT json_extract(CAST(body AS TEXT), '$.content.change_id') AS id, leaf_hash AS leaf FROM evidence WHERE type = 'tool_change') m
+		WHERE m.id = tool_changes.id;`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

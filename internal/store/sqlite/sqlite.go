@@ -360,17 +360,23 @@ const sessionLogQuery = `SELECT
 	(SELECT COUNT(*) FROM observations WHERE session_id = ?1),
 	(SELECT COUNT(*) FROM approvals WHERE session_id = ?1),
 	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'observation' AND json_extract(CAST(body AS TEXT), '$.content.gap') = 1),
-	(SELECT COUNT(*) FROM observations WHERE session_id = ?1 AND gap = 1)`
+	(SELECT COUNT(*) FROM observations WHERE session_id = ?1 AND gap = 1),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'tool_pin'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'tool_change'),
+	(SELECT COUNT(*) FROM tool_pins WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM tool_changes WHERE session_id = ?1)`
 
 func (s *Store) checkSession(ctx context.Context, sess *store.Session, leaf, body []byte) error {
 	lg := store.SessionLog{Created: body, Records: map[string]int{}}
-	var m, d, o, a int
+	var m, d, o, a, tp, tc int
 	var rows store.SessionRows
 	if err := s.queryRow(ctx, sessionLogQuery, sess.ID).Scan(&lg.Status, &lg.Mandate, &m, &d, &o, &a,
-		&rows.Mandates, &rows.Decisions, &rows.Observations, &rows.Approvals, &lg.Gaps, &rows.Gaps); err != nil {
+		&rows.Mandates, &rows.Decisions, &rows.Observations, &rows.Approvals, &lg.Gaps, &rows.Gaps,
+		&tp, &tc, &rows.ToolPins, &rows.ToolChanges); err != nil {
 		return fmt.Errorf("session %s: read its evidence: %w", sess.ID, err)
 	}
 	lg.Records[store.RecordMandate], lg.Records[store.RecordDecision], lg.Records[store.RecordObservation], lg.Records[store.RecordApproval] = m, d, o, a
+	lg.Records[store.RecordToolPin], lg.Records[store.RecordToolChange] = tp, tc
 	return store.CheckSession(sess, leaf, lg, rows)
 }
 
@@ -677,52 +683,83 @@ func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Obser
 	return out, nil
 }
 
-// ListToolPins implements store.Store.
+const (
+	toolPinCols    = `session_id, tool, hash, definition, created_at`
+	toolChangeCols = `id, session_id, tool, pinned_hash, hash, definition, created_at`
+)
+
+// ListToolPins implements store.Store. Each pin is held against its
+// evidence record (store.ToolPinBinding) before it is returned.
 func (s *Store) ListToolPins(ctx context.Context, sessionID string) ([]*store.ToolPin, error) {
-	rows, err := s.query(ctx, `SELECT session_id, tool, hash, definition, created_at FROM tool_pins WHERE session_id = ? ORDER BY rowid`, sessionID)
+	rows, err := s.query(ctx, `SELECT `+toolPinCols+`, `+bound("tool_pins")+` FROM tool_pins WHERE session_id = ? ORDER BY rowid`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("list tool pins: %w", err)
 	}
 	defer rows.Close()
 	var out []*store.ToolPin
 	for rows.Next() {
-		var (
-			p       store.ToolPin
-			def     []byte
-			created int64
-		)
-		if err := rows.Scan(&p.SessionID, &p.Tool, &p.Hash, &def, &created); err != nil {
+		p, err := scanToolPin(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list tool pins: %w", err)
 		}
-		p.Definition = json.RawMessage(def)
-		p.CreatedAt = time.Unix(0, created).UTC()
-		out = append(out, &p)
+		out = append(out, p)
 	}
 	return out, rows.Err()
 }
 
-// ListToolChanges implements store.Store.
+func scanToolPin(r scanner) (*store.ToolPin, error) {
+	var (
+		p          store.ToolPin
+		def        []byte
+		created    int64
+		leaf, body []byte
+	)
+	if err := r.Scan(&p.SessionID, &p.Tool, &p.Hash, &def, &created, &leaf, &body); err != nil {
+		return nil, err
+	}
+	p.Definition = json.RawMessage(def)
+	p.CreatedAt = time.Unix(0, created).UTC()
+	if err := store.ToolPinBinding.Check(p.SessionID+"/"+p.Tool, &p, leaf, body); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ListToolChanges implements store.Store. Each change is held against its
+// evidence record (store.ToolChangeBinding) before it is returned.
 func (s *Store) ListToolChanges(ctx context.Context, sessionID string) ([]*store.ToolChange, error) {
-	rows, err := s.query(ctx, `SELECT id, session_id, tool, pinned_hash, hash, definition, created_at FROM tool_changes WHERE session_id = ? ORDER BY rowid`, sessionID)
+	rows, err := s.query(ctx, `SELECT `+toolChangeCols+`, `+bound("tool_changes")+` FROM tool_changes WHERE session_id = ? ORDER BY rowid`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("list tool changes: %w", err)
 	}
 	defer rows.Close()
 	var out []*store.ToolChange
 	for rows.Next() {
-		var (
-			c       store.ToolChange
-			def     []byte
-			created int64
-		)
-		if err := rows.Scan(&c.ID, &c.SessionID, &c.Tool, &c.PinnedHash, &c.Hash, &def, &created); err != nil {
+		c, err := scanToolChange(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list tool changes: %w", err)
 		}
-		c.Definition = json.RawMessage(def)
-		c.CreatedAt = time.Unix(0, created).UTC()
-		out = append(out, &c)
+		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+func scanToolChange(r scanner) (*store.ToolChange, error) {
+	var (
+		c          store.ToolChange
+		def        []byte
+		created    int64
+		leaf, body []byte
+	)
+	if err := r.Scan(&c.ID, &c.SessionID, &c.Tool, &c.PinnedHash, &c.Hash, &def, &created, &leaf, &body); err != nil {
+		return nil, err
+	}
+	c.Definition = json.RawMessage(def)
+	c.CreatedAt = time.Unix(0, created).UTC()
+	if err := store.ToolChangeBinding.Check(c.ID, &c, leaf, body); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // CreateToken implements store.Store.

@@ -19,10 +19,10 @@ func TestToolPinsAndChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1700000000, 0).UTC()
-	pins := &store.Change{ToolPins: []*store.ToolPin{
+	pins := recorded(&store.Change{ToolPins: []*store.ToolPin{
 		{SessionID: "s1", Tool: "b", Hash: "h-b", Definition: json.RawMessage(`{"name":"b"}`), CreatedAt: now},
 		{SessionID: "s1", Tool: "a", Hash: "h-a", Definition: json.RawMessage(`{"name":"a"}`), CreatedAt: now},
-	}}
+	}})
 	if err := store.Apply(ctx, s, pins); err != nil {
 		t.Fatal(err)
 	}
@@ -36,9 +36,9 @@ func TestToolPinsAndChanges(t *testing.T) {
 	if err := store.Apply(ctx, s, orphan); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("pin without session: got %v, want ErrConflict", err)
 	}
-	chg := &store.Change{ToolChanges: []*store.ToolChange{
+	chg := recorded(&store.Change{ToolChanges: []*store.ToolChange{
 		{ID: "c1", SessionID: "s1", Tool: "a", PinnedHash: "h-a", Hash: "h-a2", Definition: json.RawMessage(`{"name":"a","description":"new"}`), CreatedAt: now},
-	}}
+	}})
 	if err := store.Apply(ctx, s, chg); err != nil {
 		t.Fatal(err)
 	}

@@ -147,8 +147,8 @@ const (
 	stInsertDecision = `INSERT INTO decisions (` + decisionCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	stInsertObserve  = `INSERT INTO observations (` + observationCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
 	stInsertEvidence = `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`
-	stInsertToolPin  = `INSERT INTO tool_pins (session_id, tool, hash, definition, created_at) VALUES (?,?,?,?,?)`
-	stInsertToolChg  = `INSERT INTO tool_changes (id, session_id, tool, pinned_hash, hash, definition, created_at) VALUES (?,?,?,?,?,?,?)`
+	stInsertToolPin  = `INSERT INTO tool_pins (` + toolPinCols + `, leaf) VALUES (?,?,?,?,?,?)`
+	stInsertToolChg  = `INSERT INTO tool_changes (` + toolChangeCols + `, leaf) VALUES (?,?,?,?,?,?,?,?)`
 )
 
 func newWriter(ctx context.Context, s *Store) (*writer, error) {
@@ -484,13 +484,13 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 			return wrapWrite("observation "+o.ID, err)
 		}
 	}
-	for _, p := range c.ToolPins {
-		if _, err := t.exec(stInsertToolPin, p.SessionID, p.Tool, p.Hash, nonEmptyJSON(p.Definition), p.CreatedAt.UnixNano()); err != nil {
+	for i, p := range c.ToolPins {
+		if _, err := t.exec(stInsertToolPin, p.SessionID, p.Tool, p.Hash, nonEmptyJSON(p.Definition), p.CreatedAt.UnixNano(), store.At(e.leaves.ToolPins, i)); err != nil {
 			return wrapWrite(fmt.Sprintf("tool pin %s/%s", p.SessionID, p.Tool), err)
 		}
 	}
-	for _, tc := range c.ToolChanges {
-		if _, err := t.exec(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, nonEmptyJSON(tc.Definition), tc.CreatedAt.UnixNano()); err != nil {
+	for i, tc := range c.ToolChanges {
+		if _, err := t.exec(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, nonEmptyJSON(tc.Definition), tc.CreatedAt.UnixNano(), store.At(e.leaves.ToolChanges, i)); err != nil {
 			return wrapWrite("tool change "+tc.ID, err)
 		}
 	}
