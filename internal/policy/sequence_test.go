@@ -1,11 +1,14 @@
 package policy
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
 const retrySeq = `
@@ -170,5 +173,47 @@ sequences:
 	}
 	if v := pay("child", SequenceGroups{Session: child, Tree: tree}, now.Add(time.Hour)); v.Effect != Allow {
 		t.Errorf("past the window: %+v", v)
+	}
+}
+
+// TestScopeCreepPaths: reads in a sixteenth directory outside the task's
+// paths are asked about; more reads in directories already seen, and reads
+// inside the task's paths, do not count.
+func TestScopeCreepPaths(t *testing.T) {
+	p := builtinPolicy(t)
+	st := NewSequenceState()
+	now := time.Unix(1_700_000_000, 0)
+	n := 0
+	read := func(path string, outside bool) Verdict {
+		t.Helper()
+		a := &action.Action{Tool: "read_file", Kind: action.Read, Kinds: []action.Kind{action.Read}, Paths: []action.PathRef{{Path: path, Access: action.Read}}}
+		in := &Input{Action: a, Call: CallFacts{Tool: a.Tool}, Mandate: &mandate.Mandate{}, Scope: mandate.Report{PathsOutside: []string{}}}
+		if outside {
+			in.Scope.PathsOutside = []string{path}
+		}
+		in.Sequences = &SequenceCall{Groups: SequenceGroups{Session: st}, This: NewStepCall(a, "s", now)}
+		v, err := p.Evaluate(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		in.Sequences.Commit(fmt.Sprintf("d%d", n), v.Effect, now)
+		return v
+	}
+	for i := range 15 {
+		for _, f := range []string{"a.txt", "b.txt"} {
+			if v := read(fmt.Sprintf("/home/u/dir%d/%s", i, f), true); slices.Contains(v.Rules, "builtin.scope-creep-paths") {
+				t.Fatalf("directory %d: %v", i, v.Rules)
+			}
+		}
+		read(fmt.Sprintf("/w/proj/pkg%d/x.go", i), false)
+	}
+	if v := read("/home/u/dir3/c.txt", true); slices.Contains(v.Rules, "builtin.scope-creep-paths") {
+		t.Errorf("a directory already seen: %v", v.Rules)
+	}
+	v := read("/home/u/dir15/a.txt", true)
+	if !slices.Contains(v.Rules, "builtin.scope-creep-paths") || v.Effect == Allow ||
+		!strings.Contains(strings.Join(v.Reasons, " "), "read in 16 directories outside the task's paths") {
+		t.Errorf("the sixteenth directory: %s %v %q", v.Effect, v.Rules, v.Reasons)
 	}
 }
