@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/baseline"
@@ -33,9 +36,33 @@ const (
 	// catchUpSessions is how many recent sessions the first fold of a
 	// process looks at for decisions a crash left unfolded.
 	catchUpSessions = 500
-	// foldPace spaces the fold's rounds while sessions keep deciding.
-	foldPace = 250 * time.Millisecond
+	// foldPace spaces the fold's rounds while sessions keep deciding. A
+	// fold is one transaction per session whatever it learns, so its cost
+	// grows with the sessions deciding, not with their decisions; the
+	// signals see what it learned a round later (FlushBaselines skips the
+	// wait).
+	foldPace = time.Second
+	// maxHeldDecisions bounds the decisions held for one session's next
+	// fold; past it they are dropped and the fold reads the store.
+	maxHeldDecisions = 4096
 )
+
+// heldDecisions are one session's durable decisions waiting for the fold,
+// as this process committed them (redacted, as stored), in sequence order.
+// The fold learns them without reading them back from the store — which
+// cost a fifth of a busy server's CPU in decoding them and checking their
+// evidence binding again — whenever they are exactly the decisions after
+// the session's cursor; otherwise (another replica decided in the session,
+// a decision was committed elsewhere, a restart, too many held) it reads
+// the store as before. Either way each decision is learned once.
+type heldDecisions struct {
+	agent   store.Agent
+	workDir string
+	list    []*store.Decision
+	// incomplete: some were not held (dropped past the bound, or the
+	// session was queued without them); the fold reads the store.
+	incomplete bool
+}
 
 type behaviour struct {
 	e   *Engine
@@ -49,7 +76,10 @@ type behaviour struct {
 	mu       sync.Mutex
 	cond     *sync.Cond // signalled when the fold goes idle
 	profiles map[string]cachedProfile
-	pending  map[string]bool
+	// pending are the queued sessions, with the durable decisions this
+	// process made in them since their last fold (held, so the fold need
+	// not read them back from the store).
+	pending  map[string]*heldDecisions
 	queue    []string
 	running  bool
 	caughtUp bool
@@ -69,7 +99,7 @@ func newBehaviour(e *Engine, cfg *baseline.Config, opts *Options) (*behaviour, e
 			return nil, fmt.Errorf("engine: baseline knowledge: %w", err)
 		}
 	}
-	b := &behaviour{e: e, cfg: cfg, profiles: map[string]cachedProfile{}, pending: map[string]bool{}}
+	b := &behaviour{e: e, cfg: cfg, profiles: map[string]cachedProfile{}, pending: map[string]*heldDecisions{}}
 	b.cond = sync.NewCond(&b.mu)
 	b.bs, _ = e.store.(store.Baselines)
 	b.noLearn = opts.NoBaselineLearning
@@ -175,16 +205,27 @@ func decodeProfile(row *store.Baseline) (*baseline.Profile, error) {
 	return baseline.NewProfileFrom(p), nil
 }
 
-// learn queues a session whose decision just became durable for the fold.
-func (b *behaviour) learn(sessionID string) {
+// learn queues a session whose decision d just became durable for the
+// fold, holding d for it. agent and workDir are the session's (fixed when
+// it is made).
+func (b *behaviour) learn(agent store.Agent, workDir string, d *store.Decision) {
 	if b.bs == nil || b.noLearn {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.pending[sessionID] {
-		b.pending[sessionID] = true
-		b.queue = append(b.queue, sessionID)
+	h := b.pending[d.SessionID]
+	if h == nil {
+		h = &heldDecisions{agent: agent, workDir: workDir}
+		b.pending[d.SessionID] = h
+		b.queue = append(b.queue, d.SessionID)
+	}
+	switch {
+	case h.incomplete:
+	case len(h.list) >= maxHeldDecisions || !storedAsIs(d):
+		h.list, h.incomplete = nil, true
+	default:
+		h.list = append(h.list, d)
 	}
 	if !b.running {
 		b.running = true
@@ -205,9 +246,13 @@ func (b *behaviour) run() {
 		if sessions, err := b.e.store.ListSessions(ctx, store.SessionFilter{Limit: catchUpSessions}); err == nil {
 			b.mu.Lock()
 			for _, s := range sessions {
-				if !b.pending[s.ID] {
-					b.pending[s.ID] = true
+				if h := b.pending[s.ID]; h == nil {
+					b.pending[s.ID] = &heldDecisions{incomplete: true}
 					b.queue = append(b.queue, s.ID)
+				} else {
+					// Decisions a crash left unfolded may precede the
+					// held ones.
+					h.list, h.incomplete = nil, true
 				}
 			}
 			b.mu.Unlock()
@@ -222,6 +267,10 @@ func (b *behaviour) run() {
 			return
 		}
 		batch := b.queue
+		held := make([]*heldDecisions, len(batch))
+		for i, id := range batch {
+			held[i] = b.pending[id]
+		}
 		b.queue = nil
 		clear(b.pending)
 		b.mu.Unlock()
@@ -232,8 +281,8 @@ func (b *behaviour) run() {
 			// store's write load).
 			time.Sleep(foldPace)
 		}
-		for _, id := range batch {
-			if err := b.fold(ctx, id); err != nil && !errors.Is(err, store.ErrClosed) {
+		for i, id := range batch {
+			if err := b.foldHeld(ctx, id, held[i]); err != nil && !errors.Is(err, store.ErrClosed) {
 				b.e.log.Error("baseline fold failed; it is retried with the session's next decision", "session", id, "err", err)
 			}
 		}
@@ -263,7 +312,30 @@ func (e *Engine) FlushBaselines(ctx context.Context) error {
 	}
 }
 
-// fold learns a session's decisions after its cursor.
+// errNotHeld stops a fold of held decisions that are not exactly the ones
+// after the session's cursor; errNothingNew one that has nothing to learn.
+var (
+	errNotHeld    = errors.New("the held decisions do not follow the session's cursor")
+	errNothingNew = errors.New("nothing after the session's cursor")
+)
+
+// foldHeld learns a session's decisions after its cursor from the ones
+// held for it, or from the store when they do not cover them.
+func (b *behaviour) foldHeld(ctx context.Context, sessionID string, h *heldDecisions) error {
+	if h == nil || h.incomplete || len(h.list) == 0 {
+		return b.fold(ctx, sessionID)
+	}
+	// A session's concurrent calls become durable in one group commit and
+	// are handed to learn in any order.
+	slices.SortFunc(h.list, func(x, y *store.Decision) int { return cmp.Compare(x.Seq, y.Seq) })
+	err := b.foldDecisions(ctx, sessionID, h.agent, h.workDir, h.list, true)
+	if errors.Is(err, errNotHeld) {
+		return b.fold(ctx, sessionID)
+	}
+	return err
+}
+
+// fold learns a session's decisions after its cursor, read from the store.
 func (b *behaviour) fold(ctx context.Context, sessionID string) error {
 	sess, err := b.e.store.GetSession(ctx, sessionID)
 	if err != nil {
@@ -288,17 +360,40 @@ func (b *behaviour) fold(ctx context.Context, sessionID string) error {
 	if len(decisions) == 0 {
 		return nil
 	}
-	agent, version := sess.Agent.ID, versionOf(sess.Agent)
+	return b.foldDecisions(ctx, sessionID, sess.Agent, sess.WorkingDir, decisions, false)
+}
+
+// foldDecisions learns decisions (in sequence order) of a session into its
+// agent's profiles, those after the cursor only. With exact, they must be
+// every decision after the cursor (sequence numbers are consecutive), or
+// nothing is learned and errNotHeld says so.
+func (b *behaviour) foldDecisions(ctx context.Context, sessionID string, ag store.Agent, workDir string, decisions []*store.Decision, exact bool) error {
+	agent, version := ag.ID, versionOf(ag)
 	var (
 		learned    *baseline.Profile
 		previous   string
 		isNew      bool
 		checkDrift bool
 	)
-	err = b.bs.FoldBaseline(ctx, &store.BaselineFold{
+	err := b.bs.FoldBaseline(ctx, &store.BaselineFold{
 		SessionID: sessionID,
 		Keys:      []store.BaselineKey{{Agent: agent}, {Agent: agent, Version: version}},
 		Apply: func(cursor int, rows []*store.Baseline) (int, error) {
+			if exact {
+				want := cursor + 1
+				for _, d := range decisions {
+					if d.Seq <= cursor {
+						continue
+					}
+					if d.Seq != want {
+						return 0, errNotHeld
+					}
+					want++
+				}
+				if want == cursor+1 {
+					return 0, errNothingNew
+				}
+			}
 			all, ver, err := profilesOf(rows)
 			if err != nil {
 				return 0, err
@@ -307,15 +402,15 @@ func (b *behaviour) fold(ctx context.Context, sessionID string) error {
 			if rows[1].Profile == nil {
 				previous, isNew = all.AddVersion(version)
 				ver.Previous = previous
-				ver.Fingerprint = &baseline.Fingerprint{Model: sess.Agent.Model, SystemPromptHash: sess.Agent.SystemPromptHash,
-					ToolsetHash: sess.Agent.ToolsetHash, RetrievalSource: sess.Agent.RetrievalSource}
+				ver.Fingerprint = &baseline.Fingerprint{Model: ag.Model, SystemPromptHash: ag.SystemPromptHash,
+					ToolsetHash: ag.ToolsetHash, RetrievalSource: ag.RetrievalSource}
 			}
 			next := cursor
 			for _, d := range decisions {
 				if d.Seq <= cursor {
 					continue
 				}
-				ev := b.cfg.EventOf(sessionID, sess.WorkingDir, d.Tool, d.Effect, d.CreatedAt.Hour(), d.Action)
+				ev := b.cfg.EventOf(sessionID, workDir, d.Tool, d.Effect, d.CreatedAt.Hour(), d.Action)
 				all.Learn(b.cfg, ev, d.CreatedAt)
 				ver.Learn(b.cfg, ev, d.CreatedAt)
 				next = max(next, d.Seq)
@@ -331,18 +426,57 @@ func (b *behaviour) fold(ctx context.Context, sessionID string) error {
 			return next, nil
 		},
 	})
+	if errors.Is(err, errNothingNew) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	b.cache(agent, learned)
 	if isNew && previous != "" {
 		b.record(ctx, &store.BehaviourRecord{Type: "version", Agent: agent, Version: version, SessionID: sessionID,
-			Detail: mustJSON(map[string]any{"previous": previous, "agent": sess.Agent})})
+			Detail: mustJSON(map[string]any{"previous": previous, "agent": ag})})
 	}
 	if !checkDrift {
 		return nil
 	}
 	return b.checkDrift(ctx, agent, version)
+}
+
+// storedAsIs reports whether the fold reads d's learned fields back from
+// the store exactly as they are held: JSON replaces invalid UTF-8, so a
+// decision naming such a string is learned from the store instead.
+func storedAsIs(d *store.Decision) bool {
+	if !utf8.ValidString(d.Tool) || !utf8.ValidString(d.Effect) {
+		return false
+	}
+	a := d.Action
+	if a == nil {
+		return true
+	}
+	ok := utf8.ValidString(string(a.Kind))
+	for _, k := range a.Kinds {
+		ok = ok && utf8.ValidString(string(k))
+	}
+	for _, h := range a.Hosts {
+		ok = ok && utf8.ValidString(h)
+	}
+	for _, r := range a.Recipients {
+		ok = ok && utf8.ValidString(r.Address)
+	}
+	for _, acc := range a.Accounts {
+		ok = ok && utf8.ValidString(acc)
+	}
+	for _, p := range a.Paths {
+		ok = ok && utf8.ValidString(p.Path)
+	}
+	for _, c := range a.Commands {
+		ok = ok && utf8.ValidString(c.Name)
+		for _, arg := range c.Argv {
+			ok = ok && utf8.ValidString(arg)
+		}
+	}
+	return ok
 }
 
 func profilesOf(rows []*store.Baseline) (all, ver *baseline.Profile, err error) {

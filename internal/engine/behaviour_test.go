@@ -1,16 +1,22 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/baseline"
 	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/policy"
+	"github.com/mandate-dev/mandate/internal/redact"
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
 // coder runs one ordinary coding session of agent in version model and
@@ -240,5 +246,111 @@ func TestTraceSuppliedByFlow(t *testing.T) {
 	}
 	if tr.FirstDeparture == nil || tr.FirstDeparture.DecisionID != read.ID {
 		t.Fatalf("first departure: %+v", tr.FirstDeparture)
+	}
+}
+
+// TestHeldFoldIsTheStoredFold: a fold of the decisions held in memory
+// learns exactly what a fold reading them back from the store learns —
+// redacted values, times and all — on one workload run twice with one
+// clock and the same session ids.
+func TestHeldFoldIsTheStoredFold(t *testing.T) {
+	ctx := context.Background()
+	calls := [][2]string{
+		{"Read", "/work/proj/main.go"}, {"Bash", "go test ./..."}, {"Bash", "git status"},
+		{"Bash", "curl -H 'Authorization: Bearer ghp_0123456789abcdefghijklmnopqrstuvwxyzAB' https://api.github.com/user"},
+		{"Read", "/home/u/.ssh/id_rsa"}, {"Bash", "rm -rf /"}, {"Bash", "kubectl apply -f deploy.yaml"},
+	}
+	run := func(held bool) (all, ver []byte) {
+		st, err := sqlite.Open(ctx, ":memory:", sqlite.Options{Synchronous: "OFF"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		cls, _ := action.NewClassifier()
+		pol, _ := policy.Builtin()
+		clock := time.Date(2026, 11, 30, 22, 59, 0, 123456789, time.UTC)
+		red, err := redact.New(bytes.Repeat([]byte{7}, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(Options{Store: st, Classifier: cls, Policy: pol, Redactor: red, Recorder: evidence.NewRecorder(nil), NoBaselineLearning: !held, Now: func() time.Time {
+			clock = clock.Add(1500 * time.Millisecond)
+			return clock
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 6 {
+			id := mustSession(t, e, SessionRequest{ID: fmt.Sprintf("fold-%d", i), AgentID: "coder", Agent: store.Agent{ID: "coder", Model: "m-1"},
+				Intent: "Fix the failing test in /work/proj and run the tests.", WorkingDir: "/work/proj"})
+			for _, c := range calls {
+				args := map[string]any{"command": c[1]}
+				if c[0] == "Read" {
+					args = map[string]any{"file_path": c[1]}
+				}
+				if _, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: id, Tool: c[0], Args: args}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if held {
+				if err := e.FlushBaselines(ctx); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := e.beh.fold(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, err := e.loadProfile(ctx, "coder", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := e.loadProfile(ctx, "coder", versionOf(store.Agent{ID: "coder", Model: "m-1"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, _ = json.Marshal(a)
+		ver, _ = json.Marshal(v)
+		if a.Decided != 6*len(calls) {
+			t.Fatalf("held %v: %d decided calls learned, want %d", held, a.Decided, 6*len(calls))
+		}
+		return all, ver
+	}
+	heldAll, heldVer := run(true)
+	storedAll, storedVer := run(false)
+	if string(heldAll) != string(storedAll) || string(heldVer) != string(storedVer) {
+		t.Fatalf("held fold:\n%s\n%s\nstored fold:\n%s\n%s", heldAll, heldVer, storedAll, storedVer)
+	}
+}
+
+// TestHeldFoldFallsBack: held decisions that do not follow the session's
+// cursor (a gap: a decision this process did not hold) are not learned
+// from memory; the fold reads the store and learns each decision once.
+func TestHeldFoldFallsBack(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t, "")
+	e.beh.noLearn = true
+	id := mustSession(t, e, SessionRequest{AgentID: "coder", Agent: store.Agent{ID: "coder", Model: "m-1"}, WorkingDir: "/work/proj"})
+	var recs []*store.Decision
+	for _, c := range []string{"go test ./...", "git status", "go vet ./..."} {
+		d, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: id, Tool: "Bash", Args: map[string]any{"command": c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, d.rec)
+	}
+	ag := store.Agent{ID: "coder", Model: "m-1"}
+	// Only the last is held: seqs 1 and 2 are missing.
+	if err := e.beh.foldHeld(ctx, id, &heldDecisions{agent: ag, workDir: "/work/proj", list: recs[2:]}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := e.loadProfile(ctx, "coder", ""); err != nil || p.Decided != 3 {
+		t.Fatalf("after a fold with a gap: %+v, %v", p, err)
+	}
+	// Held again (a replica folded them first): nothing is learned twice.
+	if err := e.beh.foldHeld(ctx, id, &heldDecisions{agent: ag, workDir: "/work/proj", list: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := e.loadProfile(ctx, "coder", ""); p.Decided != 3 {
+		t.Fatalf("refolding held decisions counted again: %d", p.Decided)
 	}
 }

@@ -129,6 +129,7 @@ func (e *Engine) evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 		}
 	}
 	d, ch := e.recordLocked(l, req, raw, res, version, pol, now, time.Since(start))
+	agent, workDir := l.sess.Agent, l.sess.WorkingDir
 	l.mu.Unlock()
 
 	// The decision is already counted in the session's memory: if the
@@ -146,7 +147,9 @@ func (e *Engine) evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 		return nil, fmt.Errorf("persist decision: %w", err)
 	}
 	e.decisions.put(d.ID, indexed{session: d.SessionID, effect: string(d.Effect), tool: req.Tool, family: d.Action.Family})
-	e.beh.learn(d.SessionID)
+	if d.rec != nil {
+		e.beh.learn(agent, workDir, d.rec)
+	}
 	e.metrics.decided(req.Surface, string(d.Effect), time.Since(start))
 	e.logDecision(ctx, d, &req)
 	e.decided(d, res.ask)
