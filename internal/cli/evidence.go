@@ -433,7 +433,7 @@ func reportVerify(ctx context.Context, env Env, name string, st store.Store, v n
 	fmt.Fprintf(env.Stdout, "  records:     %d (%s)\n", rep.Records, countList(rep.Types))
 	fmt.Fprintf(env.Stdout, "  checkpoints: %d, every one signed by %s (%s) and matching the records\n", rep.Checkpoints, v.Name(), keyFrom)
 	if rep.Rows {
-		fmt.Fprintf(env.Stdout, "  rows:        every session, mandate, decision, observation and approval row matches its evidence record, none missing\n")
+		fmt.Fprintf(env.Stdout, "  rows:        every session, mandate, decision, observation, approval, tool pin and tool change row matches its evidence record, none missing\n")
 	}
 	if rep.Latest != nil {
 		fmt.Fprintf(env.Stdout, "  latest:      %d records, signed %s\n", rep.Latest.Size, rep.Latest.Time.Format(time.RFC3339))

@@ -18,7 +18,7 @@ import (
 // ends with its head, committed in the log at export, which lists every
 // record the session had; whoever holds the bundle and drops a record — the
 // last decision, the last mandate version, the status record, an
-// observation, the head itself — gets a bundle that `mandate evidence
+// observation, a tool pin or the change that broke one, the head itself — gets a bundle that `mandate evidence
 // verify FILE --key KEY` refuses, naming what is missing.
 
 // bundleRecord is one entry of a bundle as the cases see it.
@@ -111,8 +111,9 @@ func verifyBundleFile(t *testing.T, data []byte, vkey string) (int, string) {
 }
 
 // exportedSession is a session with every kind of record a bundle holds:
-// decisions with observations, an ask with its approval, a gap, a second
-// mandate version, and a status change last.
+// decisions with observations, an ask with its approval, a gap, two tool
+// pins and a change that broke one, a second mandate version, and a status
+// change last.
 func exportedSession(t *testing.T, in *instance) (string, []byte) {
 	t.Helper()
 	sid := in.session("mailer", "Send the Q3 summary to alice@example.com. Do not push to git.")
@@ -124,6 +125,8 @@ func exportedSession(t *testing.T, in *instance) (string, []byte) {
 		t.Fatalf("want an ask: %s", r.raw)
 	}
 	in.must(http.StatusOK, "POST", "/v1/observe", "admin", map[string]any{"session_id": sid, "call_id": "toolu_unknown", "tool": "Bash", "args": map[string]any{"command": "ls"}, "output": "x"})
+	in.must(http.StatusOK, "POST", "/v1/sessions/"+sid+"/tools", "admin", map[string]any{"tools": []any{searchTool, weatherTool}})
+	in.must(http.StatusOK, "POST", "/v1/sessions/"+sid+"/tools", "admin", map[string]any{"tools": []any{rugPulled, weatherTool}})
 	in.must(http.StatusOK, "POST", "/v1/sessions/"+sid+"/mandate", "user", map[string]any{"intent": "Also read the changelog"})
 	id, _ := in.decide("admin", sid, "Read", map[string]any{"file_path": "/home/dev/docs/CHANGELOG.md"})
 	in.must(http.StatusOK, "POST", "/v1/observe", "admin", map[string]any{"decision_id": id, "output": "changes"})
@@ -180,6 +183,8 @@ func TestBundleOmissionsFail(t *testing.T) {
 		{"the last observation", is(b.last("observation")), []string{"the session's last observation ("}},
 		{"the gap", func(_ int, r bundleRecord) bool { return r.typ == "observation" && r.content["gap"] == true }, []string{"(an observation record) is missing"}},
 		{"the approval", is(firstOf("approval")), []string{"(an approval record) is missing"}},
+		{"a tool pin", is(firstOf("tool_pin")), []string{"(a tool_pin record) is missing"}},
+		{"the tool change", is(firstOf("tool_change")), []string{"(a tool_change record) is missing"}},
 		{"the creation record", is(firstOf("session")), []string{"the session's creation record", "no session record"}},
 		{"the head", is(b.last("session_head")), []string{"no session head"}},
 		{"the head and the records after the mandate", func(i int, _ bundleRecord) bool { return i > b.last("mandate") }, []string{"no session head"}},
