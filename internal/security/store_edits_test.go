@@ -22,7 +22,8 @@ import (
 // Class: the store edited behind the log's back (issue 10.4). Someone with
 // write access to the database file changes an operational row — a deny
 // made an allow, a mandate widened, a session reopened, an observation
-// deleted — while the server is stopped. Every such edit must be named by
+// deleted, a changed tool re-pinned so its rug pull passes — while the
+// server is stopped. Every such edit must be named by
 // `mandate evidence verify --data` (table, row, column), and the restarted
 // server must never act on it: the session fails closed with the reason,
 // or the server refuses to start when a record's body was edited.
