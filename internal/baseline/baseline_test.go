@@ -385,12 +385,33 @@ func TestNoveltyDiscount(t *testing.T) {
 		settled.Learn(c, ev(s, "fetch", "fetch", "allow", "host:docs.example"), t0)
 		explorer.Learn(c, ev(s, "fetch", "fetch", "allow", fmt.Sprintf("host:site%d.example", i)), t0)
 	}
-	cur := Current{Event: ev("n", "fetch", "fetch", "allow", "host:paste.example"), PrevTool: "search"}
-	if r := c.Assess(settled, cur); !r.UnlikeSelf {
-		t.Fatalf("settled agent, new host: score %.2f %v", r.Score, r.Reasons)
-	}
-	if r := c.Assess(explorer, cur); r.UnlikeSelf || len(r.FirstSeen) != 1 {
-		t.Fatalf("exploring agent, new host: score %.2f %v (first seen %v)", r.Score, r.Reasons, r.FirstSeen)
+	newHost := ev("n", "fetch", "fetch", "allow", "host:paste.example")
+	newProgramToNewHost := ev("n", "fetch", "fetch", "allow", "host:paste.example", "program:nc")
+	exposed := []string{"after reading a secret"}
+	for _, tc := range []struct {
+		name       string
+		p          *Profile
+		cur        Current
+		unlikeSelf bool
+	}{
+		// Novelty alone is not unlike itself: agents try a new host once.
+		{"settled agent, new host", settled, Current{Event: newHost, PrevTool: "search"}, false},
+		{"settled agent, new host after reading a secret", settled, Current{Event: newHost, PrevTool: "search", Exposure: exposed}, true},
+		// Two independent departures in one call (a new program talking
+		// to a new host) are more than one exploration.
+		{"settled agent, new program to a new host", settled, Current{Event: newProgramToNewHost, PrevTool: "search"}, true},
+		{"settled agent, new send destination", settled, Current{Event: ev("n", "send", "send", "allow", "host:paste.example"), PrevTool: "search"}, true},
+		// An agent that goes somewhere new every session is not unlike
+		// itself when it does, exposed or not.
+		{"exploring agent, new host", explorer, Current{Event: newHost, PrevTool: "search"}, false},
+		{"exploring agent, new host after reading a secret", explorer, Current{Event: newHost, PrevTool: "search", Exposure: exposed}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.Assess(tc.p, tc.cur)
+			if r.UnlikeSelf != tc.unlikeSelf || len(r.FirstSeen) == 0 {
+				t.Fatalf("unlike self %v, want %v: score %.2f %v (first seen %v)", r.UnlikeSelf, tc.unlikeSelf, r.Score, r.Reasons, r.FirstSeen)
+			}
+		})
 	}
 }
 
@@ -417,6 +438,27 @@ func TestNewInVersion(t *testing.T) {
 	cur.Version = "v2"
 	if r := c.Assess(p, cur); signal(r, SignalNewInVersion) != nil {
 		t.Fatalf("a version past the monitoring minimum: %+v", r.Signals)
+	}
+}
+
+// TestNewInVersionHabit: a new version going back, in another session, to
+// a host it first used since the change is a habit it brought; using it
+// twice in one session is one exploration.
+func TestNewInVersionHabit(t *testing.T) {
+	c := cfg(t)
+	p := NewProfile("researcher", "")
+	p.AddVersion("v1")
+	ordinary(c, p, "a", 24)
+	p.AddVersion("v2")
+	p.Learn(c, ev("b-0", "fetch", "fetch", "allow", "host:paste.example"), t0)
+	ordinary(c, p, "b", 3)
+	again := Current{Event: ev("b-0", "fetch", "fetch", "allow", "host:paste.example"), PrevTool: "fetch", Version: "v2"}
+	if r := c.Assess(p, again); signal(r, SignalNewInVersion) != nil || r.UnlikeSelf {
+		t.Fatalf("the same session going back: %+v", r.Signals)
+	}
+	again.Event.Session = "b-9"
+	if r := c.Assess(p, again); signal(r, SignalNewInVersion) == nil || !r.UnlikeSelf {
+		t.Fatalf("another session going back: %+v", r.Signals)
 	}
 }
 

@@ -33,6 +33,7 @@ type Config struct {
 	Consequential []string `yaml:"consequential"`
 	RateKinds     []string `yaml:"rate_kinds"`
 	Strong        []string `yaml:"strong_destinations"`
+	Reach         []string `yaml:"reach_destinations"`
 	Signals       struct {
 		RareTool              float64 `yaml:"rare_tool"`
 		RareMinCalls          int     `yaml:"rare_min_calls"`
@@ -45,7 +46,9 @@ type Config struct {
 		NoveltySessions       int     `yaml:"novelty_sessions"`
 		Weights               struct {
 			FirstSeenConsequential float64 `yaml:"first_seen_consequential"`
+			FirstSeenReach         float64 `yaml:"first_seen_reach"`
 			FirstSeen              float64 `yaml:"first_seen"`
+			Exposed                float64 `yaml:"exposed"`
 			RareTool               float64 `yaml:"rare_tool"`
 			RareTransition         float64 `yaml:"rare_transition"`
 			Rate                   float64 `yaml:"rate"`
@@ -73,6 +76,21 @@ type Config struct {
 
 	consequential map[string]bool
 	strong        map[string]bool
+	reach         map[string]bool
+}
+
+// destTypes is a set of destination types from the file's key.
+func destTypes(key string, types []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, t := range types {
+		switch t {
+		case DestHost, DestRecipient, DestAccount, DestPath, DestProgram, DestSubcommand:
+			out[t] = true
+		default:
+			return nil, fmt.Errorf("%s: %q is not a destination type (host, recipient, account, path, program, subcommand)", key, t)
+		}
+	}
+	return out, nil
 }
 
 // Shortcut is a questionable shortcut a review looks for.
@@ -132,7 +150,8 @@ func (c *Config) check() error {
 		pos("review.min_sessions", c.Review.MinSessions),
 		unit("signals.rare_tool", s.RareTool), unit("signals.rare_transition", s.RareTransition),
 		unit("signals.unlike_self", s.UnlikeSelf), unit("signals.weights.first_seen_consequential", s.Weights.FirstSeenConsequential),
-		unit("signals.weights.first_seen", s.Weights.FirstSeen), unit("signals.weights.rare_tool", s.Weights.RareTool),
+		unit("signals.weights.first_seen", s.Weights.FirstSeen), unit("signals.weights.first_seen_reach", s.Weights.FirstSeenReach),
+		unit("signals.weights.exposed", s.Weights.Exposed), unit("signals.weights.rare_tool", s.Weights.RareTool),
 		unit("signals.weights.rare_transition", s.Weights.RareTransition), unit("signals.weights.rate", s.Weights.Rate),
 		unit("drift.divergence", d.Divergence), unit("drift.min_new_transition_share", d.MinNewTransitionShare),
 		unit("drift.min_new_transition_from_share", d.MinNewTransitionFromShare),
@@ -160,14 +179,12 @@ func (c *Config) check() error {
 	for _, k := range c.Consequential {
 		c.consequential[k] = true
 	}
-	c.strong = map[string]bool{}
-	for _, t := range c.Strong {
-		switch t {
-		case DestHost, DestRecipient, DestAccount, DestPath, DestProgram, DestSubcommand:
-			c.strong[t] = true
-		default:
-			return fmt.Errorf("strong_destinations: %q is not a destination type (host, recipient, account, path, program, subcommand)", t)
-		}
+	var err error
+	if c.strong, err = destTypes("strong_destinations", c.Strong); err != nil {
+		return err
+	}
+	if c.reach, err = destTypes("reach_destinations", c.Reach); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i := range c.Review.Shortcuts {

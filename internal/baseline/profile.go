@@ -68,6 +68,11 @@ type Profile struct {
 	Versions       []string       `json:"versions,omitempty"`
 	SinceVersion   int            `json:"since_version,omitempty"`
 	NewSinceChange map[string]int `json:"new_since_change,omitempty"`
+	// NewSinceFirst is, for each of NewSinceChange, the ordinal (Shape.N)
+	// of the session that used it first: going back to it in another
+	// session is a habit of the new version, using it twice in one
+	// session is not.
+	NewSinceFirst map[string]int `json:"new_since_first,omitempty"`
 }
 
 // DestUse is how many sessions used a destination, and the ordinal
@@ -110,7 +115,7 @@ func (p *Profile) AddVersion(v string) (previous string, added bool) {
 	}
 	p.Versions = append(p.Versions, v)
 	if previous != "" {
-		p.SinceVersion, p.NewSinceChange = 0, map[string]int{}
+		p.SinceVersion, p.NewSinceChange, p.NewSinceFirst = 0, map[string]int{}, map[string]int{}
 	}
 	return previous, true
 }
@@ -256,7 +261,12 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 				if p.NewSinceChange == nil {
 					p.NewSinceChange = map[string]int{}
 				}
-				bump(p.NewSinceChange, d, c.Learning.MaxDestinations, &p.Dropped)
+				if bump(p.NewSinceChange, d, c.Learning.MaxDestinations, &p.Dropped) {
+					if p.NewSinceFirst == nil {
+						p.NewSinceFirst = map[string]int{}
+					}
+					p.NewSinceFirst[d] = s.N
+				}
 			}
 		}
 		bump(p.Destinations, d, c.Learning.MaxDestinations, &p.Dropped)

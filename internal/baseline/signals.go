@@ -43,6 +43,12 @@ type Current struct {
 	Counts map[string]int
 	// Version is the session's agent version ("" unknown).
 	Version string
+	// Exposure says why the session's data flow makes a new destination
+	// riskier (the call carries sensitive or private data, the session
+	// read secrets, the destination came from open content or an
+	// injected instruction); empty when nothing does or the flow is
+	// unknown.
+	Exposure []string
 }
 
 // Result is what Assess found.
@@ -90,48 +96,95 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	var young []string
 	if p.Calls > 0 {
 		fresh := cur.Version != "" && len(p.Versions) > 1 && p.Versions[len(p.Versions)-1] == cur.Version && p.SinceVersion <= c.Lifecycle.MinSessions
+		this := -1 // this session's ordinal, once folded
+		if fresh {
+			for i := len(p.Shapes) - 1; i >= 0; i-- {
+				if p.Shapes[i].Session == ev.Session {
+					this = p.Shapes[i].N
+					break
+				}
+			}
+		}
 		for _, d := range ev.Destinations {
 			switch {
 			case p.Destinations[d] == 0:
 				r.FirstSeen = append(r.FirstSeen, d)
-			case fresh && p.NewSinceChange[d] > 0:
+			case fresh && p.NewSinceChange[d] > 0 && p.NewSinceFirst[d] != this:
 				young = append(young, d)
 			}
 		}
 	}
-	// weigh is a new destination's weight: more for a consequential call
-	// or a strong type, less the more often this agent goes somewhere new
-	// of that type.
-	weigh := func(dests []string) (float64, string) {
-		strong := slices.ContainsFunc(dests, func(d string) bool {
-			typ, _, _ := strings.Cut(d, ":")
-			return c.strong[typ]
-		})
-		w, what := c.Signals.Weights.FirstSeen, "destination"
-		if consequential || strong {
-			w, what = c.Signals.Weights.FirstSeenConsequential, ev.Kind+" destination"
-		}
-		novelty := 1.0
+	// weigh gives new destinations their parts, one per destination type:
+	// by what the call does there (consequential kinds, a new recipient or
+	// account: unlike itself alone; a new host or program: a new reach,
+	// not alone; anything else: little), times 1 - how often this agent
+	// goes somewhere new of that type. young destinations (first used
+	// since the version changed, and used again) weigh as a habit the new
+	// version brought, whatever the type.
+	weigh := func(dests []string, young bool) []part {
+		// A call has a handful of destinations: grouped by a scan, not a map.
+		var types [6]string
+		nt := 0
 		for _, d := range dests {
 			typ, _, _ := strings.Cut(d, ":")
-			novelty = min(novelty, c.novelty(p, typ, ev.Session))
+			if !slices.Contains(types[:nt], typ) && nt < len(types) {
+				types[nt] = typ
+				nt++
+			}
 		}
-		if novelty > 0 {
-			what += fmt.Sprintf(" (this agent went somewhere new of that kind in %.0f%% of its recent sessions)", 100*novelty)
+		out := make([]part, 0, nt)
+		for _, typ := range types[:nt] {
+			var ofType []string
+			for _, d := range dests {
+				if t, _, _ := strings.Cut(d, ":"); t == typ {
+					ofType = append(ofType, d)
+				}
+			}
+			w, what := c.Signals.Weights.FirstSeen, "destination"
+			switch {
+			case consequential || c.strong[typ] || young && c.reach[typ]:
+				w, what = c.Signals.Weights.FirstSeenConsequential, ev.Kind+" destination"
+			case c.reach[typ]:
+				w, what = c.Signals.Weights.FirstSeenReach, "new reach"
+			}
+			rate := c.novelty(p, typ, ev.Session)
+			if rate > 0 {
+				what += fmt.Sprintf(" (this agent went somewhere new of that kind in %.0f%% of its recent sessions)", 100*rate)
+			}
+			ds := strings.Join(ofType, ", ")
+			why := fmt.Sprintf("first use of %s %s by this agent (in %d learned calls)", what, ds, p.Calls)
+			if young {
+				why = fmt.Sprintf("%s %s used only since this agent's version changed %d sessions ago", what, ds, p.SinceVersion)
+			}
+			out = append(out, part{w * (1 - rate), why})
 		}
-		return w * (1 - novelty), what
+		return out
 	}
 	if len(r.FirstSeen) > 0 {
-		w, what := weigh(r.FirstSeen)
-		why := fmt.Sprintf("first use of %s %s by this agent (in %d learned calls)", what, strings.Join(r.FirstSeen, ", "), p.Calls)
+		ps := weigh(r.FirstSeen, false)
+		why := ps[0].why
+		for _, pt := range ps[1:] {
+			why += "; " + pt.why
+		}
 		r.Signals = append(r.Signals, Signal{Name: SignalFirstSeen, Value: jsonOf(r.FirstSeen), Reason: why})
-		parts = append(parts, part{w, why})
+		parts = append(parts, ps...)
 	}
 	if len(young) > 0 {
-		w, what := weigh(young)
-		why := fmt.Sprintf("%s %s used only since this agent's version changed %d sessions ago", what, strings.Join(young, ", "), p.SinceVersion)
+		ps := weigh(young, true)
+		why := ps[0].why
+		for _, pt := range ps[1:] {
+			why += "; " + pt.why
+		}
 		r.Signals = append(r.Signals, Signal{Name: SignalNewInVersion, Value: jsonOf(young), Reason: why})
-		parts = append(parts, part{w, why})
+		parts = append(parts, ps...)
+	}
+	// Exposure makes a new destination riskier, never an old one: the
+	// session's flow is not unusual for the agent by itself.
+	if len(cur.Exposure) > 0 && slices.ContainsFunc(append(r.FirstSeen[:len(r.FirstSeen):len(r.FirstSeen)], young...), func(d string) bool {
+		typ, _, _ := strings.Cut(d, ":")
+		return consequential || c.strong[typ] || c.reach[typ]
+	}) {
+		parts = append(parts, part{c.Signals.Weights.Exposed, "somewhere new " + strings.Join(cur.Exposure, " and ")})
 	}
 	a := c.Learning.Smoothing
 	toolProb, rareTool := 1.0, false

@@ -121,11 +121,11 @@ func versionOf(a store.Agent) string {
 
 // assessLocked compares a call with its agent's baseline, before the call
 // is counted in the session (l.mu held).
-func (e *Engine) assessLocked(ctx context.Context, l *live, tool string, a *action.Action, now time.Time) baseline.Result {
+func (e *Engine) assessLocked(ctx context.Context, l *live, tool string, a *action.Action, f *flow.Facts, now time.Time) baseline.Result {
 	b := e.beh
 	p := b.profile(ctx, l.sess.Agent.ID)
 	cur := baseline.Current{Event: b.cfg.EventOf(l.sess.ID, l.sess.WorkingDir, tool, "", now.Hour(), a), Counts: l.sess.State.Counts,
-		Version: versionOf(l.sess.Agent)}
+		Version: versionOf(l.sess.Agent), Exposure: exposureOf(f)}
 	for i := len(l.sess.State.Recent) - 1; i >= 0; i-- {
 		if r := l.sess.State.Recent[i]; r.Effect == "allow" {
 			cur.PrevTool, cur.PrevKind = r.Tool, r.Kind
@@ -145,8 +145,36 @@ type callBaseline struct {
 	now  time.Time
 }
 
-func (c *callBaseline) Assess(a *action.Action) baseline.Result {
-	return c.e.assessLocked(c.ctx, c.l, c.tool, a, c.now)
+func (c *callBaseline) Assess(a *action.Action, f *flow.Facts) baseline.Result {
+	return c.e.assessLocked(c.ctx, c.l, c.tool, a, f, c.now)
+}
+
+// exposureOf says what in a call's flow makes a new destination riskier:
+// data it carries from a sensitive or private read, secrets the session
+// read, a destination named by open content or an injected instruction.
+// Reading open content or the user's own data alone is not in it: a
+// research agent reads the web and a mail agent the user's mail every
+// session.
+func exposureOf(f *flow.Facts) []string {
+	if f == nil {
+		return nil
+	}
+	var out []string
+	switch {
+	case f.CarriesSensitive:
+		out = append(out, "carrying data from a sensitive read")
+	case f.CarriesPrivate:
+		out = append(out, "carrying the user's private data")
+	case len(f.SensitiveRead) > 0:
+		out = append(out, "after the session read secrets or sensitive data")
+	}
+	if len(f.OpenBody) > 0 {
+		out = append(out, "named in the body of open content")
+	}
+	if f.Injected || len(f.FollowsInjection) > 0 {
+		out = append(out, "following an injected instruction")
+	}
+	return out
 }
 
 // baselineFacts is what rules see of an assessment (`baseline`).

@@ -147,7 +147,7 @@ func BenchmarkBaselineSignals(b *testing.B) {
 	for b.Loop() {
 		e.beh.cache("dev", p) // fresh in the cache, as for a busy agent
 		t0 := time.Now()
-		e.assessLocked(ctx, l, "WebFetch", a, t0)
+		e.assessLocked(ctx, l, "WebFetch", a, nil, t0)
 		lat = append(lat, time.Since(t0))
 	}
 	percentiles(b, lat)

@@ -43,9 +43,11 @@ type Input struct {
 	Now       time.Time
 }
 
-// BaselineSource compares a classified call with its agent's history.
+// BaselineSource compares a classified call with its agent's history;
+// f is the call's flow facts (nil unknown), which make a new destination
+// riskier (baseline.Current.Exposure).
 type BaselineSource interface {
-	Assess(a *action.Action) baseline.Result
+	Assess(a *action.Action, f *flow.Facts) baseline.Result
 }
 
 // Result is a decided call with everything that led to the verdict.
@@ -99,7 +101,7 @@ func (d *Decider) DecideContext(ctx context.Context, in *Input) (res Result, err
 	}
 	var bl *policy.BaselineFacts
 	if in.Baseline != nil {
-		r := in.Baseline.Assess(&res.Action)
+		r := in.Baseline.Assess(&res.Action, res.Flow)
 		res.signals, bl = r.Signals, baselineFacts(r)
 	}
 	if in.Sequences != nil {

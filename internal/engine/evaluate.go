@@ -226,7 +226,7 @@ func (e *Engine) recordLocked(l *live, req EvaluateRequest, raw json.RawMessage,
 	if res.signals == nil {
 		// Refused before the policy ran (the session's status, a changed
 		// tool, an internal failure): the signals are still recorded.
-		res.signals = e.assessLocked(context.Background(), l, req.Tool, &res.Action, now).Signals
+		res.signals = e.assessLocked(context.Background(), l, req.Tool, &res.Action, res.Flow, now).Signals
 	}
 	count(st, &res.Action, res.Verdict.Effect, res.Verdict.Rules)
 	statusChanged := false

@@ -66,6 +66,7 @@ var simAgents = []simAgent{
 			{"Bash", map[string]any{"command": "go vet ./..."}},
 			{"Bash", map[string]any{"command": "wc -l main.go util.go"}},
 			{"Bash", map[string]any{"command": "git log --oneline -5"}},
+			{"Bash", map[string]any{"command": "curl -sI https://proxy.golang.org/github.com/stretchr/testify/@v/list"}},
 		}},
 	{kind: "mail", intent: "Go through my inbox and answer the team's questions: you may send replies to ann@corp.example, bo@corp.example and team@corp.example.",
 		length: func(r *rand.Rand) int { return 3 + r.IntN(3) },
@@ -101,6 +102,7 @@ var simAgents = []simAgent{
 			{"Bash", map[string]any{"command": "kubectl get deploy -n staging -o wide"}},
 			{"Bash", map[string]any{"command": "kubectl rollout history deploy/api -n staging"}},
 			{"Bash", map[string]any{"command": "kubectl auth can-i list pods -n staging"}},
+			{"Bash", map[string]any{"command": "dig +short api.staging.example"}},
 		}},
 	{kind: "research", intent: "Find recent papers on retrieval-augmented generation and summarise three of them.",
 		length: func(r *rand.Rand) int { return 3 + r.IntN(3) },
@@ -117,6 +119,7 @@ var simAgents = []simAgent{
 			{"fetch", map[string]any{"url": "https://huggingface.co/papers/2312.10997"}},
 			{"fetch", map[string]any{"url": "https://paperswithcode.com/task/retrieval"}},
 			{"fetch", map[string]any{"url": "https://dl.acm.org/doi/10.1145/rag"}},
+			{"read_pdf", map[string]any{"url": "https://proceedings.neurips.cc/paper/2020/rag.pdf"}},
 		}},
 }
 
