@@ -167,7 +167,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 		add("amount", "amount", Amount, formatAmount(am), amountKeys(am.Value, am.Currency))
 	}
 	for _, p := range a.Paths {
-		add("path", string(p.Access), Path, p.Path, []key{keyOf(Path, p.Path)})
+		add("path", string(p.Access), Path, p.Path, pathKeys(p.Path))
 	}
 	consequential := func(v *ValueFacts) bool {
 		switch v.Role {

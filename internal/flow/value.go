@@ -299,3 +299,42 @@ func normKey(k string) string {
 }
 
 func (v *vocabulary) role(field string) keyRole { return v.roles[normKey(field)] }
+
+// homePrefixes are the shapes of a user's home directory in an absolute
+// path: /home/<user>/, /Users/<user>/ (macOS), /root/.
+var homePrefixes = []string{"/home/", "/Users/"}
+
+// homeAlias is the key a path under a home directory also answers to: the
+// same path written from "~". A session whose home directory is unknown
+// keeps "~/notes/todo.md" in an output as it is written (nothing to expand
+// it to), and a call then names /home/dana/notes/todo.md: the alias lets
+// the two meet. With the home known every "~/" is expanded when scanned,
+// so no "~/" value is left for the alias to meet. "" when p is not under a
+// home directory.
+func homeAlias(p string) key {
+	p = path.Clean(p)
+	rest, ok := strings.CutPrefix(p, "/root/")
+	if !ok {
+		for _, pre := range homePrefixes {
+			if r, found := strings.CutPrefix(p, pre); found {
+				if _, after, cut := strings.Cut(r, "/"); cut && after != "" {
+					rest, ok = after, true
+				}
+				break
+			}
+		}
+	}
+	if !ok || rest == "" {
+		return ""
+	}
+	return keyOf(Path, "~/"+rest)
+}
+
+// pathKeys are the keys a call's path is looked up by: itself, then its
+// form from "~".
+func pathKeys(p string) []key {
+	if a := homeAlias(p); a != "" {
+		return []key{keyOf(Path, p), a}
+	}
+	return []key{keyOf(Path, p)}
+}
