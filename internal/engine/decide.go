@@ -69,6 +69,9 @@ type Result struct {
 	// seq is the call's part in the sequence rules, committed once the
 	// decision is recorded.
 	seq *policy.SequenceCall
+	// draws are what an allowed call takes from its delegation tree's
+	// budgets (treecaps.go).
+	draws []plannedDraw
 }
 
 // InternalErrorReason is the reason given when Mandate itself fails on a

@@ -119,6 +119,9 @@ type Engine struct {
 	retired map[string][]*live
 	// decisions maps recent decision ids to their sessions.
 	decisions *decisionIndex
+	// inflight counts draws on delegation trees' budgets not yet
+	// committed (treecaps.go).
+	inflight inflight
 	// tools holds sessions' tool pins (tools.go).
 	tools toolCache
 	// appr is the approval queue (approvals.go).

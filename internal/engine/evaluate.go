@@ -122,11 +122,21 @@ func (e *Engine) evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 	now := e.now().UTC()
 	res, version, pol := e.decideLocked(ctx, l, req, now)
 	if res.Verdict.Effect == policy.Ask {
+		// Nobody is asked about a call its delegation tree's caps
+		// refuse anyway.
+		e.holdTreeCaps(ctx, l, &res)
+	}
+	if res.Verdict.Effect == policy.Ask {
 		// The approval queue (and the judge) may answer; l may be
 		// released and taken again meanwhile.
 		if l, res, version, pol, now, err = e.resolveAsk(ctx, l, req, raw, res, version, pol, now); err != nil {
 			return nil, err
 		}
+	}
+	if res.Verdict.Effect == policy.Allow {
+		// Read now, just before the decision is submitted, so that the
+		// draws stand on the budgets as they are.
+		e.holdTreeCaps(ctx, l, &res)
 	}
 	d, ch := e.recordLocked(l, req, raw, res, version, pol, now, time.Since(start))
 	agent, workDir := l.sess.Agent, l.sess.WorkingDir
@@ -329,7 +339,8 @@ func (e *Engine) submitDecision(l *live, req EvaluateRequest, raw json.RawMessag
 		l.countersSaved = now
 	}
 	res.ask.attach(c, d)
-	ch := e.submitLocked(l, c)
+	keys := e.drawsFor(c, d, res.draws, now)
+	ch := e.settleDraws(keys, e.submitLocked(l, c))
 	d.rec = c.Decision // redacted by now
 	return d, ch
 }

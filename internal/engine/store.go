@@ -26,6 +26,8 @@ type Store interface {
 	ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Observation, error)
 	ListToolPins(ctx context.Context, sessionID string) ([]*store.ToolPin, error)
 	ListToolChanges(ctx context.Context, sessionID string) ([]*store.ToolChange, error)
+	// GetBudget reads a delegation tree's budget (treecaps.go).
+	GetBudget(ctx context.Context, sessionID, dim string) (*store.Budget, error)
 }
 
 var _ Store = store.Store(nil)

@@ -30,6 +30,13 @@ var (
 	// changed since the change was decided (through another replica of a
 	// shared store). The caller reloads the session and decides again.
 	ErrStale = fmt.Errorf("%w: the session changed since this was decided", ErrConflict)
+	// ErrBudget fails a change whose Draws no longer hold: a budget of
+	// the session's delegation tree moved since the change was decided
+	// (another call of the tree drew from it, perhaps through another
+	// replica), or the draw would take it past its cap. Nothing of the
+	// change is written. It is a kind of ErrStale: the caller reloads
+	// and decides again, against the budget as it now stands.
+	ErrBudget = fmt.Errorf("%w (a delegation tree's budget moved or would pass its cap)", ErrStale)
 )
 
 // Session lifecycle states.
@@ -306,6 +313,10 @@ type Change struct {
 	// Behaviour are baseline events (a new agent version, a drift verdict,
 	// a reset or freeze); they are kept in the evidence log only.
 	Behaviour []*BehaviourRecord
+	// Draws are what an allowed call takes from the budgets of its
+	// delegation tree (budget.go); each commits with the change or fails
+	// it with ErrBudget.
+	Draws []*Draw
 }
 
 // Guard makes a change conditional on the state it was decided on, so that
@@ -382,6 +393,10 @@ type Store interface {
 	// ListToolChanges its recorded changes, oldest first.
 	ListToolPins(ctx context.Context, sessionID string) ([]*ToolPin, error)
 	ListToolChanges(ctx context.Context, sessionID string) ([]*ToolChange, error)
+	// GetBudget returns what the delegation tree under a session has
+	// drawn on one capped dimension (Used 0 when nothing yet), held
+	// against the latest draw the evidence log records for it.
+	GetBudget(ctx context.Context, sessionID, dim string) (*Budget, error)
 
 	CreateToken(ctx context.Context, t *Token) error
 	TokenByHash(ctx context.Context, hash []byte) (*Token, error)

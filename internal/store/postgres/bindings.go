@@ -98,6 +98,9 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 	}); err != nil {
 		return err
 	}
+	if err := s.verifyBudgets(ctx, report); err != nil {
+		return err
+	}
 	// Records whose row is gone. (An approval's row is bound to its last
 	// record; its deletion shows in its session's count of approvals.)
 	tables := map[string]string{store.RecordSession: "sessions", store.RecordMandate: "mandates", store.RecordDecision: "decisions", store.RecordObservation: "observations",

@@ -43,6 +43,8 @@ func describe(what string, err error) error {
 			// using up an approval another replica used first is decided
 			// again (and an answer that lost is a conflict).
 			return fmt.Errorf("postgres: %s: %w (%s)", what, store.ErrStale, pe.Message)
+		case pe.Code == "MD004":
+			return fmt.Errorf("postgres: %s: %w (%s)", what, store.ErrBudget, pe.Message)
 		case pe.Code == "MD002":
 			return fmt.Errorf("postgres: %s: %w (%s)", what, store.ErrNotFound, pe.Message)
 		case pe.Code == "23505" || pe.Code == "23503":

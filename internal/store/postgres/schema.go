@@ -256,10 +256,9 @@ var migrations = []string{
 			RAISE EXCEPTION 'approval % not found', p_id USING ERRCODE = 'MD002';
 		END IF;
 	END $$;`,
-	// 5: budgets a delegation tree was to share. Nothing reads or writes
-	// the table since the tree budgets were withdrawn (drawn outside the
-	// decision's transaction, a replica's retry drew twice); it stays
-	// because migrations are history.
+	// 5: budgets a delegation tree shares (store/budget.go). A first
+	// version drew outside the decision's transaction and was withdrawn;
+	// the table is used again, with its leaf, from the migration below.
 	`CREATE TABLE budgets (
 		session_id TEXT NOT NULL,
 		dim TEXT NOT NULL,
@@ -279,6 +278,32 @@ var migrations = []string{
 		WHERE e.type = 'tool_pin' AND e.session_id = p.session_id AND e.session_id <> '' AND convert_from(e.body, 'UTF8')::jsonb #>> '{content,tool}' = p.tool;
 	UPDATE tool_changes c SET leaf = e.leaf_hash FROM evidence e
 		WHERE e.type = 'tool_change' AND e.session_id = c.session_id AND e.session_id <> '' AND convert_from(e.body, 'UTF8')::jsonb #>> '{content,change_id}' = c.id;`,
+	// Each budget row keeps the leaf hash of the latest draw record on it
+	// (store.CheckBudget); rows the withdrawn version left were drawn
+	// outside their decisions' transactions and have no record: they go.
+	// mandate_draw applies one draw of a change, under the budget row's
+	// lock, only if the budget still stands at p_from (no row: 0) and
+	// p_to is within p_cap; otherwise it raises MD004 (store.ErrBudget)
+	// and the batch's change fails whole.
+	`DELETE FROM budgets;
+	ALTER TABLE budgets ADD COLUMN leaf BYTEA;
+	CREATE FUNCTION mandate_draw(p_session TEXT, p_dim TEXT, p_from DOUBLE PRECISION, p_to DOUBLE PRECISION, p_cap DOUBLE PRECISION, p_leaf BYTEA) RETURNS void
+	LANGUAGE plpgsql AS $$
+	DECLARE have DOUBLE PRECISION;
+	BEGIN
+		IF p_cap IS NOT NULL AND p_to > p_cap THEN
+			RAISE EXCEPTION 'budget % of session % would reach %, past its cap of %', p_dim, p_session, p_to, p_cap USING ERRCODE = 'MD004';
+		END IF;
+		IF p_from = 0 THEN
+			INSERT INTO budgets (session_id, dim, used, leaf) VALUES (p_session, p_dim, p_to, p_leaf) ON CONFLICT (session_id, dim) DO NOTHING;
+		ELSE
+			UPDATE budgets SET used = p_to, leaf = p_leaf WHERE session_id = p_session AND dim = p_dim AND used = p_from;
+		END IF;
+		IF NOT FOUND THEN
+			SELECT used INTO have FROM budgets WHERE session_id = p_session AND dim = p_dim;
+			RAISE EXCEPTION 'budget % of session % stands at %, not % as decided', p_dim, p_session, COALESCE(have, 0), p_from USING ERRCODE = 'MD004';
+		END IF;
+	END $$;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -82,7 +82,7 @@ func clone(t *testing.T, dsn string) (string, *pgx.Conn) {
 	to := pgtest.DSN(t)
 	c := pgtest.Conn(t, dsn)
 	from, dst := searchPath(t, dsn), searchPath(t, to)
-	for _, tbl := range []string{"mandate_schema", "sessions", "mandates", "decisions", "observations", "tokens", "tool_pins", "tool_changes", "approvals", "evidence", "evidence_head", "checkpoints", "replicas"} {
+	for _, tbl := range []string{"mandate_schema", "sessions", "mandates", "decisions", "observations", "tokens", "tool_pins", "tool_changes", "approvals", "evidence", "evidence_head", "checkpoints", "replicas", "budgets"} {
 		if _, err := c.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s.%s (LIKE %s.%s INCLUDING ALL); INSERT INTO %s.%s SELECT * FROM %s.%s`, dst, tbl, from, tbl, dst, tbl, from, tbl)); err != nil {
 			t.Fatalf("clone %s: %v", tbl, err)
 		}

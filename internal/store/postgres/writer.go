@@ -34,6 +34,11 @@ type encoded struct {
 func encode(c *store.Change) (*encoded, error) {
 	e := &encoded{c: c, leaves: store.LeavesOf(c)}
 	var err error
+	for _, d := range c.Draws {
+		if err := store.CheckDraw(d); err != nil {
+			return nil, err
+		}
+	}
 	if s := c.Session; s != nil {
 		if e.state, err = json.Marshal(s.State); err != nil {
 			return nil, fmt.Errorf("encode session state: %w", err)
@@ -369,6 +374,7 @@ func queue(b *pgx.Batch, e *encoded) {
 		b.Queue(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, nonEmptyJSON(tc.Definition), tc.CreatedAt.UnixNano(), store.At(e.leaves.ToolChanges, i))
 	}
 	queueApprovals(b, e)
+	queueDraws(b, c)
 	for _, r := range c.Evidence {
 		b.Queue(stInsertRecord, r.Type, r.SessionID, r.Origin, r.Body, r.LeafHash, r.CreatedAt.UnixNano())
 	}

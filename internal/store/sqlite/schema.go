@@ -177,11 +177,10 @@ var migrations = []string{
 		SELECT COALESCE(json_extract(CAST(body AS TEXT), '$.content.approval.approval_id'), json_extract(CAST(body AS TEXT), '$.content.approval_id')) AS id, leaf_hash AS leaf, MAX(idx)
 		FROM evidence WHERE type IN ('approval', 'approval_state') GROUP BY 1) m
 		WHERE m.id = approvals.id;`,
-	// Budgets a delegation tree was to share. Nothing reads or writes the
-	// table since the tree budgets were withdrawn (drawn outside the
-	// decision's transaction, a replica's retry drew twice); it stays
-	// because migrations are history. It held what the calls of a
-	// session's subtree drew from its caps.
+	// Budgets a delegation tree shares: what the calls of a session's
+	// subtree drew from its caps (store/budget.go). A first version drew
+	// outside the decision's transaction and was withdrawn; the table is
+	// used again, with its leaf, from the migration below.
 	`CREATE TABLE budgets (
 		session_id TEXT NOT NULL,
 		dim TEXT NOT NULL,
@@ -202,6 +201,11 @@ var migrations = []string{
 	UPDATE tool_changes SET leaf = m.leaf FROM (
 		SELECT json_extract(CAST(body AS TEXT), '$.content.change_id') AS id, leaf_hash AS leaf FROM evidence WHERE type = 'tool_change') m
 		WHERE m.id = tool_changes.id;`,
+	// Each budget row keeps the leaf hash of the latest draw record on it
+	// (store.CheckBudget). Rows the withdrawn version left were drawn
+	// outside their decisions' transactions and have no record: they go.
+	`DELETE FROM budgets;
+	ALTER TABLE budgets ADD COLUMN leaf BLOB;`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -497,6 +497,9 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 	if err := applyApprovals(t, e); err != nil {
 		return err
 	}
+	if err := applyDraws(t, c); err != nil {
+		return err
+	}
 	for _, r := range c.Evidence {
 		r.Index = w.nextIdx
 		if _, err := t.exec(stInsertEvidence, r.Index, r.Type, r.SessionID, r.Origin, r.Body, r.LeafHash, r.CreatedAt.UnixNano()); err != nil {

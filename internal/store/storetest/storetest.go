@@ -79,6 +79,9 @@ func Run(t *testing.T, b Backend) {
 		{"GuardPipelined", testGuardPipelined},
 		{"GuardAcrossReplicas", testGuardReplicas},
 		{"EvidenceAcrossReplicas", testEvidenceAcrossReplicas},
+		// budgets.go
+		{"Budgets", testBudgets},
+		{"BudgetsAcrossReplicas", testBudgetReplicas},
 		// approvals.go
 		{"Approvals", testApprovals},
 		{"ApprovalRace", testApprovalRace},

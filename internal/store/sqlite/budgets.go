@@ -1,0 +1,179 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// Budgets of delegation trees (store/budget.go): a change's draws are
+// applied in its transaction, after its guard, each only if its budget
+// still stands at the draw's From; a budget is read back with the latest
+// draw record the log holds for it, and held against it.
+
+// applyDraws writes c's draws, or fails the change with store.ErrBudget.
+// A budget's first draw inserts its row; no row is ever at 0 (a draw
+// always adds), so a row another change inserted first fails the insert.
+func applyDraws(t *txn, c *store.Change) error {
+	leaves := store.DrawLeaves(c)
+	for i, d := range c.Draws {
+		if err := store.CheckDraw(d); err != nil {
+			return err
+		}
+		leaf := store.At(leaves, i)
+		var res sql.Result
+		var err error
+		if d.From == 0 {
+			res, err = t.tx.ExecContext(t.ctx, `INSERT INTO budgets (session_id, dim, used, leaf) VALUES (?,?,?,?) ON CONFLICT (session_id, dim) DO NOTHING`, d.SessionID, d.Dim, d.To, leaf)
+		} else {
+			res, err = t.tx.ExecContext(t.ctx, `UPDATE budgets SET used = ?, leaf = ? WHERE session_id = ? AND dim = ? AND used = ?`, d.To, leaf, d.SessionID, d.Dim, d.From)
+		}
+		if err != nil {
+			return wrapWrite(fmt.Sprintf("budget %s of session %s", d.Dim, d.SessionID), err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			var have float64
+			if err := t.tx.QueryRowContext(t.ctx, `SELECT used FROM budgets WHERE session_id = ? AND dim = ?`, d.SessionID, d.Dim).Scan(&have); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("budget %s of session %s: %w", d.Dim, d.SessionID, err)
+			}
+			return store.BudgetMoved(d, have)
+		}
+	}
+	return nil
+}
+
+// budgetQuery reads a budget row and the latest draw record on it in one
+// statement, so both come from one snapshot: read apart, a draw committed
+// between them would look like a row set back.
+const budgetQuery = `SELECT b.used, b.leaf, e.type, e.body, e.leaf_hash
+	FROM (SELECT 1) one
+	LEFT JOIN budgets b ON b.session_id = ?1 AND b.dim = ?2
+	LEFT JOIN (SELECT type, body, leaf_hash FROM evidence
+		WHERE session_id = ?1 AND session_id != '' AND type = 'draw' AND instr(body, ?3) > 0 ORDER BY idx DESC LIMIT 1) e ON 1`
+
+// GetBudget implements store.Store.
+func (s *Store) GetBudget(ctx context.Context, sessionID, dim string) (*store.Budget, error) {
+	var (
+		used             sql.NullFloat64
+		leaf             []byte
+		typ              sql.NullString
+		body, recordLeaf []byte
+	)
+	if err := s.pool.QueryRowContext(ctx, budgetQuery, sessionID, dim, store.DrawPattern(dim)).Scan(&used, &leaf, &typ, &body, &recordLeaf); err != nil {
+		return nil, fmt.Errorf("budget %s of session %s: %w", dim, sessionID, err)
+	}
+	b := &store.Budget{SessionID: sessionID, Dim: dim}
+	row := b
+	if !used.Valid {
+		row = nil
+	} else {
+		b.Used = used.Float64
+	}
+	var latest *store.EvidenceRecord
+	if typ.Valid {
+		latest = &store.EvidenceRecord{Type: typ.String, SessionID: sessionID, Body: body, LeafHash: recordLeaf}
+	}
+	if err := store.CheckBudget(sessionID, dim, row, leaf, latest); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func scanDrawRecord(r scanner) (*store.EvidenceRecord, error) {
+	var (
+		rec     store.EvidenceRecord
+		created int64
+	)
+	err := r.Scan(&rec.Index, &rec.Type, &rec.SessionID, &rec.Origin, &rec.Body, &rec.LeafHash, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec.CreatedAt = time.Unix(0, created).UTC()
+	return &rec, nil
+}
+
+// verifyBudgets holds every budget row against the latest draw record on
+// it, and reports draws whose budget has no row (VerifyRows).
+func (s *Store) verifyBudgets(ctx context.Context, report func(problem string)) error {
+	type key struct{ session, dim string }
+	type row struct {
+		b    store.Budget
+		leaf []byte
+	}
+	rows := map[key]*row{}
+	q, err := s.pool.QueryContext(ctx, `SELECT session_id, dim, used, leaf FROM budgets`)
+	if err != nil {
+		return fmt.Errorf("verify budgets: %w", err)
+	}
+	for q.Next() {
+		r := &row{}
+		if err := q.Scan(&r.b.SessionID, &r.b.Dim, &r.b.Used, &r.leaf); err != nil {
+			q.Close()
+			return fmt.Errorf("verify budgets: %w", err)
+		}
+		rows[key{r.b.SessionID, r.b.Dim}] = r
+	}
+	q.Close()
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("verify budgets: %w", err)
+	}
+	latest := map[key]*store.EvidenceRecord{}
+	q, err = s.pool.QueryContext(ctx, `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE type = 'draw' ORDER BY idx`)
+	if err != nil {
+		return fmt.Errorf("verify budgets: %w", err)
+	}
+	for q.Next() {
+		rec, err := scanDrawRecord(q)
+		if err != nil {
+			q.Close()
+			return fmt.Errorf("verify budgets: %w", err)
+		}
+		var env struct {
+			Content store.Draw `json:"content"`
+		}
+		if err := json.Unmarshal(rec.Body, &env); err != nil {
+			report(fmt.Sprintf("budgets: draw record %d does not decode: %v: %v", rec.Index, err, store.ErrTampered))
+			continue
+		}
+		latest[key{env.Content.SessionID, env.Content.Dim}] = rec
+	}
+	q.Close()
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("verify budgets: %w", err)
+	}
+	keys := make([]key, 0, len(rows)+len(latest))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	for k := range latest {
+		if _, ok := rows[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].session != keys[j].session {
+			return keys[i].session < keys[j].session
+		}
+		return keys[i].dim < keys[j].dim
+	})
+	for _, k := range keys {
+		var b *store.Budget
+		var leaf []byte
+		if r := rows[k]; r != nil {
+			b, leaf = &r.b, r.leaf
+		}
+		if err := store.CheckBudget(k.session, k.dim, b, leaf, latest[k]); err != nil {
+			report(err.Error())
+		}
+	}
+	return nil
+}
