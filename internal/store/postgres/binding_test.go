@@ -37,10 +37,16 @@ func TestMigrationBindsExistingToolPins(t *testing.T) {
 	storetest.Sync(ctx, t, s)
 	s.Close()
 	// Back to version 6: undo what migration 7 and every later one made
-	// (a migration appended after 7 must be undone here too).
+	// (a migration appended after 8 must be undone here too).
+	if v := SchemaVersion(); v != 8 {
+		t.Fatalf("schema version %d: undo the migrations after 8 below, then raise this", v)
+	}
 	c := pgtest.Conn(t, dsn)
 	for _, q := range []string{
-		`ALTER TABLE tool_pins DROP COLUMN leaf`, `ALTER TABLE tool_changes DROP COLUMN leaf`, `UPDATE mandate_schema SET version = 6`,
+		`ALTER TABLE tool_pins DROP COLUMN leaf`, `ALTER TABLE tool_changes DROP COLUMN leaf`,
+		// migration 8: budgets bound to their draw records
+		`DROP FUNCTION mandate_draw(TEXT, TEXT, DOUBLE PRECISION, DOUBLE PRECISION, DOUBLE PRECISION, BYTEA)`, `ALTER TABLE budgets DROP COLUMN leaf`,
+		`UPDATE mandate_schema SET version = 6`,
 	} {
 		if _, err := c.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
