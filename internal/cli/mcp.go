@@ -129,7 +129,15 @@ func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags
 		if token == "" {
 			return errors.New("--server needs a token: --token or MANDATE_TOKEN (a user or hook token)")
 		}
-		backend = &mcpgw.ClientBackend{Client: client.New(server, token)}
+		c := client.New(server, token)
+		// The session is created at the client's first tools/list or
+		// call (its version then carries clientInfo and the tool-set
+		// hash); a Mandate that cannot be reached, or refuses the
+		// token, must still fail at once, before the upstream starts.
+		if _, err := c.Whoami(ctx); err != nil {
+			return fmt.Errorf("create the session: cannot reach Mandate at %s: %w", server, err)
+		}
+		backend = &mcpgw.ClientBackend{Client: c}
 	} else {
 		cfg, err := f.inst.config(env, log)
 		if err != nil {
@@ -146,19 +154,17 @@ func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags
 		backend = &mcpgw.EngineBackend{Engine: a.Engine, Source: "user",
 			Default: auth.Principal{TokenID: "mcp-stdio", Role: auth.RoleAdmin, Name: "mandate mcp stdio"}}
 	}
-	// The session is created before the upstream starts, so a Mandate that
-	// cannot be reached fails at once; the stdio session's version has no
-	// tool-set hash (the HTTP gateway's sessions have one).
-	sid, err := backend.EnsureSession(ctx, spec)
-	if err != nil {
-		return fmt.Errorf("create the session: %w", err)
-	}
-	log.Info("mandate session", "session", sid, "agent", f.agent)
+	// The session is created at the client's first tools/list or call,
+	// after its initialize: its agent version then carries the client's
+	// clientInfo and the hash of the tools the gateway shows, as the HTTP
+	// gateway's sessions do (docs/behaviour.md).
+	sessions := &mcpgw.StdioSession{Backend: backend, Spec: spec,
+		OnCreate: func(id string) { log.Info("mandate session", "session", id, "agent", f.agent) }}
 
 	g, err := mcpgw.New(ctx, mcpgw.Options{
 		Upstreams:             []mcpgw.Upstream{{Name: upstreamNameFor(argv[0]), Command: argv[0], Args: argv[1:]}},
 		Backend:               backend,
-		Sessions:              mcpgw.StaticSession(sid),
+		Sessions:              sessions,
 		CallTimeout:           f.callTimeout,
 		MaxObserveBytes:       f.maxObserve,
 		ApprovalWait:          f.approvalWait,
@@ -172,6 +178,7 @@ func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags
 		return err
 	}
 	defer g.Close()
+	sessions.Toolset = g.ToolsetHash
 	err = g.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil

@@ -43,3 +43,58 @@ func TestSessionFingerprint(t *testing.T) {
 		t.Fatalf("a changed CLAUDE.md kept the hash %q", changed)
 	}
 }
+
+// TestSessionToolset: the session's tool-set hash is the tool set the
+// settings configure — the tools permission rules name, the MCP servers of
+// .mcp.json — so allowing another tool or adding an MCP server is a new
+// version of the agent, and the same configuration is the same one.
+func TestSessionToolset(t *testing.T) {
+	h, a := inProcess(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(name string) string {
+		t.Helper()
+		answer(t, h, event(t, hook.EventSessionStart, map[string]any{"session_id": sid(t, name), "cwd": dir, "source": "startup"}))
+		s, err := a.Store.GetSession(ctx, hook.MainSessionID(sid(t, name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Agent.ToolsetHash
+	}
+	if got := start("none"); got != "" {
+		t.Fatalf("no settings, tool set %q", got)
+	}
+	write(".claude/settings.json", `{"permissions": {"allow": ["Bash(go test:*)", "Read"], "deny": ["WebFetch"]}}`)
+	first := start("a")
+	if !strings.HasPrefix(first, "sha256:") {
+		t.Fatalf("tool set of settings that allow tools: %q", first)
+	}
+	// The same tools in other rules and order: the same tool set.
+	write(".claude/settings.json", `{"permissions": {"deny": ["WebFetch(domain:x.example)"], "allow": ["Read", "Bash(go build:*)", "Bash(go test:*)"]}}`)
+	if got := start("b"); got != first {
+		t.Fatalf("same tools, tool set %q, want %q", got, first)
+	}
+	write(".mcp.json", `{"mcpServers": {"github": {"command": "gh-mcp"}}}`)
+	withMCP := start("c")
+	if withMCP == first || withMCP == "" {
+		t.Fatalf("an MCP server added kept the tool set %q", withMCP)
+	}
+	write(".claude/settings.json", `{"permissions": {"allow": ["Read", "Bash(go test:*)", "WebFetch"]}}`)
+	if got := start("d"); got == withMCP || got == "" {
+		t.Fatalf("WebFetch allowed instead of denied kept the tool set %q", got)
+	}
+	write(".claude/settings.json", `{not json`)
+	if got := start("e"); !strings.HasPrefix(got, "sha256:") {
+		t.Fatalf("unparsable settings must leave .mcp.json's servers: %q", got)
+	}
+}

@@ -53,3 +53,51 @@ func TestSessionFingerprint(t *testing.T) {
 		t.Fatalf("agent version: %+v, want model fp-client/2.0 and tool-set %s", got, hash)
 	}
 }
+
+// TestStdioSessionFingerprint: the stdio gateway's session is created at
+// the client's first tools/list, after initialize, so it records the same
+// version as an HTTP one — clientInfo and the tool-set hash — and a client
+// that changes its version is a new version of the agent.
+func TestStdioSessionFingerprint(t *testing.T) {
+	ctx := context.Background()
+	a := openApp(t)
+	be := &EngineBackend{Engine: a.Engine, Default: gatewayAdmin}
+	connect := func(version string) *StdioSession {
+		sessions := &StdioSession{Backend: be, Spec: SessionSpec{AgentID: "stdio-agent", Intent: "Greet Ada."}}
+		up, _ := inMemory("peer")
+		g, err := New(ctx, Options{Upstreams: []Upstream{up}, Backend: be, Sessions: sessions, CallTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		sessions.Toolset = g.ToolsetHash
+		ct, st := mcp.NewInMemoryTransports()
+		go g.Run(ctx, st)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "fp-client", Version: version}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if sessions.ID() != "" {
+			t.Fatalf("session created before the client asked for anything: %s", sessions.ID())
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if sessions.ID() == "" {
+			t.Fatal("no session after tools/list")
+		}
+		s, err := a.Store.GetSession(ctx, sessions.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Agent; got.ID != "stdio-agent" || got.Model != "fp-client/"+version || got.ToolsetHash != g.ToolsetHash() || !strings.HasPrefix(got.ToolsetHash, "sha256:") {
+			t.Fatalf("agent version: %+v, want fp-client/%s and tool-set %s", got, version, g.ToolsetHash())
+		}
+		return sessions
+	}
+	one, two := connect("1.0"), connect("1.1")
+	if one.ID() == two.ID() {
+		t.Fatal("two connections shared a session")
+	}
+}
