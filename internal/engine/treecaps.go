@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -221,6 +222,10 @@ func (e *Engine) holdTreeCaps(ctx context.Context, l *live, res *Result) {
 	if err != nil {
 		e.log.Error("delegation tree's budgets not read; denying", "session", l.sess.ID, "err", err)
 		res.Verdict, res.draws = DenyInternal(), nil
+		if errors.Is(err, store.ErrTampered) {
+			// The reason is the budget row edited behind the log's back.
+			res.Verdict.Reasons = append(res.Verdict.Reasons, err.Error())
+		}
 	}
 }
 

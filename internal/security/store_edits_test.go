@@ -43,7 +43,10 @@ type editedStore struct {
 	denied, allowed, asked    string
 	approval, answeredApprove string
 	lister, toolChange        string
-	vkey                      string
+	// shopper caps spending at 100 EUR; buyer, delegated from it, paid
+	// 20 EUR and then 30 EUR from the tree's budget.
+	shopper, buyer string
+	vkey           string
 }
 
 // The lister's tools: search and weather as first listed, and search as
@@ -112,6 +115,13 @@ func makeEditedStoreOn(t *testing.T, dsn string) *editedStore {
 		t.Fatalf("the lister's tools: %v %+v", err, tools)
 	}
 	es.toolChange = tools.Changes[0].ID
+	es.shopper = in.session("shopper", "Buy a USB-C charger for at most 100 EUR in total")
+	es.buyer = in.sessionAs("user", map[string]any{"agent_id": "shopper", "intent": "Buy the USB-C charger", "parent_session_id": es.shopper})
+	for _, price := range []string{"20 EUR", "30 EUR"} {
+		if _, eff := in.decide("admin", es.buyer, "checkout", map[string]any{"item": "usb-c charger", "price": price}); eff != "allow" {
+			t.Fatalf("the sub-agent's payment of %s was %s before any edit", price, eff)
+		}
+	}
 	es.vkey = in.a.Evidence.Key().VerifierKey()
 	in.close()
 	return es
@@ -284,6 +294,20 @@ func TestStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 			return []string{q(`INSERT INTO tool_changes (id, session_id, tool, pinned_hash, hash, definition, created_at, leaf)
 				SELECT 'forged', session_id, 'weather', pinned_hash, hash, definition, created_at, leaf FROM tool_changes WHERE id = ?`, es.toolChange)}
 		}, "tool_changes row forged", gateway(es.lister)},
+		// The budgets a delegation tree shares: a budget set back lets
+		// the tree spend again what it spent.
+		{"tree budget reset", func() []string {
+			return []string{q(`UPDATE budgets SET used = 0 WHERE session_id = ?`, es.shopper)}
+		}, "budgets row " + es.shopper + " spend:EUR, column used", func() probe { return call(es.shopper, "checkout", pay60) }},
+		{"tree budget set back to an earlier draw", func() []string {
+			return []string{q(`UPDATE budgets SET used = 20, leaf = (SELECT leaf_hash FROM evidence WHERE type = 'draw' AND session_id = ? ORDER BY idx LIMIT 1) WHERE session_id = ?`, es.shopper, es.shopper)}
+		}, "budgets row " + es.shopper + " spend:EUR, column leaf", func() probe { return call(es.shopper, "checkout", pay60) }},
+		{"tree budget deleted", func() []string {
+			return []string{q(`DELETE FROM budgets WHERE session_id = ?`, es.shopper)}
+		}, "budgets row " + es.shopper + " spend:EUR", func() probe { return call(es.shopper, "checkout", pay60) }},
+		{"sub-agent's budget unbound", func() []string {
+			return []string{q(`UPDATE budgets SET leaf = NULL WHERE session_id = ?`, es.buyer)}
+		}, "budgets row " + es.buyer + " spend:EUR, column leaf", func() probe { return call(es.buyer, "checkout", pay10) }},
 		{"record body edited", func() []string {
 			return []string{q(`UPDATE evidence SET body = CAST(replace(CAST(body AS TEXT), '"effect":"deny"', '"effect":"allow"') AS BLOB) WHERE type = 'decision' AND instr(CAST(body AS TEXT), ?) > 0`, es.denied)}
 		}, "no longer hashes to its leaf hash", nil},
@@ -411,6 +435,11 @@ func (p probe) check(t *testing.T, in *instance) {
 }
 
 var (
+	// pay60 by the shopper, who spent nothing itself, would take its
+	// tree past the 100 EUR cap only on the budget as the log has it
+	// (50 spent by the buyer); pay10 fits either way.
+	pay60   = map[string]any{"item": "usb-c charger", "price": "60 EUR"}
+	pay10   = map[string]any{"item": "usb-c charger", "price": "10 EUR"}
 	gitPush = map[string]any{"command": "git push origin main"}
 	toEve   = map[string]any{"to": "eve@competitor.example", "subject": "Q3"}
 )
