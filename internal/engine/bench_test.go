@@ -152,3 +152,30 @@ func BenchmarkBaselineSignals(b *testing.B) {
 	}
 	percentiles(b, lat)
 }
+
+// BenchmarkEvaluateTreeCap is a sub-agent's payment under its parent's
+// spend cap: the policy, then the read of both budgets and the two draws
+// committed with the decision (treecaps.go).
+func BenchmarkEvaluateTreeCap(b *testing.B) {
+	e, _ := newEngine(b, "")
+	mustSession(b, e, SessionRequest{ID: "p", AgentID: "shopper", Intent: "Buy USB-C chargers for at most 1000000000 EUR in total"})
+	mustSession(b, e, SessionRequest{ID: "c", AgentID: "shopper", ParentID: "p", Intent: "Buy the USB-C chargers"})
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cputime.Total()
+	for b.Loop() {
+		t0 := time.Now()
+		d, err := e.Evaluate(ctx, admin, pay("c", "1 EUR"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d.Effect != policy.Allow {
+			b.Fatalf("%s %v %q", d.Effect, d.Rules, d.Reasons)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	cpuPerOp(b, cpu0)
+	percentiles(b, lat)
+}

@@ -17,6 +17,12 @@ import (
 // still stands at the draw's From; a budget is read back with the latest
 // draw record the log holds for it, and held against it.
 
+// The writer's draw statements (prepared with its others).
+const (
+	stInsertBudget = `INSERT INTO budgets (session_id, dim, used, leaf) VALUES (?,?,?,?) ON CONFLICT (session_id, dim) DO NOTHING`
+	stDrawBudget   = `UPDATE budgets SET used = ?, leaf = ? WHERE session_id = ? AND dim = ? AND used = ?`
+)
+
 // applyDraws writes c's draws, or fails the change with store.ErrBudget.
 // A budget's first draw inserts its row; no row is ever at 0 (a draw
 // always adds), so a row another change inserted first fails the insert.
@@ -30,9 +36,9 @@ func applyDraws(t *txn, c *store.Change) error {
 		var res sql.Result
 		var err error
 		if d.From == 0 {
-			res, err = t.tx.ExecContext(t.ctx, `INSERT INTO budgets (session_id, dim, used, leaf) VALUES (?,?,?,?) ON CONFLICT (session_id, dim) DO NOTHING`, d.SessionID, d.Dim, d.To, leaf)
+			res, err = t.exec(stInsertBudget, d.SessionID, d.Dim, d.To, leaf)
 		} else {
-			res, err = t.tx.ExecContext(t.ctx, `UPDATE budgets SET used = ?, leaf = ? WHERE session_id = ? AND dim = ? AND used = ?`, d.To, leaf, d.SessionID, d.Dim, d.From)
+			res, err = t.exec(stDrawBudget, d.To, leaf, d.SessionID, d.Dim, d.From)
 		}
 		if err != nil {
 			return wrapWrite(fmt.Sprintf("budget %s of session %s", d.Dim, d.SessionID), err)
@@ -65,7 +71,7 @@ func (s *Store) GetBudget(ctx context.Context, sessionID, dim string) (*store.Bu
 		typ              sql.NullString
 		body, recordLeaf []byte
 	)
-	if err := s.pool.QueryRowContext(ctx, budgetQuery, sessionID, dim, store.DrawPattern(dim)).Scan(&used, &leaf, &typ, &body, &recordLeaf); err != nil {
+	if err := s.queryRow(ctx, budgetQuery, sessionID, dim, store.DrawPattern(dim)).Scan(&used, &leaf, &typ, &body, &recordLeaf); err != nil {
 		return nil, fmt.Errorf("budget %s of session %s: %w", dim, sessionID, err)
 	}
 	b := &store.Budget{SessionID: sessionID, Dim: dim}

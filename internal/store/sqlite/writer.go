@@ -156,7 +156,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 	// Prepare on the pool before taking its only connection: the
 	// statements stay prepared on that connection, and each transaction
 	// reuses them instead of parsing SQL per row.
-	for _, q := range []string{stGuardHead, stExpectState, stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg, stInsertApproval, stUpdateApproval} {
+	for _, q := range []string{stGuardHead, stExpectState, stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg, stInsertApproval, stUpdateApproval, stInsertBudget, stDrawBudget} {
 		st, err := s.write.PrepareContext(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prepare: %w", err)
