@@ -83,6 +83,9 @@ type approvals struct {
 	// kick wakes the expiry loop when a deadline earlier than the one it
 	// sleeps towards appears.
 	kick chan struct{}
+	// cache holds what asks read of a session's approvals (nil: off;
+	// approvals_cache.go).
+	cache *approvalCache
 }
 
 func newApprovals(st Store, opts ApprovalOptions) *approvals {
@@ -97,6 +100,9 @@ func newApprovals(st Store, opts ApprovalOptions) *approvals {
 		a.opts.RecentCalls = JudgeRecentCalls
 	}
 	a.st, _ = st.(store.Approvals)
+	if _, shared := st.(store.ApprovalWatcher); !shared && a.st != nil {
+		a.cache = newApprovalCache()
+	}
 	return a
 }
 
@@ -264,7 +270,7 @@ func (e *Engine) redactCall(raw json.RawMessage, res *Result) (*store.Decision, 
 // approval was made that the judge may see.
 func (e *Engine) matchAsk(ctx context.Context, l *live, req EvaluateRequest, res *Result, hash string, pol *policy.Policy, now time.Time) (bool, error) {
 	a := e.appr
-	list, err := a.st.CallApprovals(ctx, l.sess.ID, req.Tool, hash)
+	list, err := a.callApprovals(ctx, l.sess.ID, req.Tool, hash)
 	if err != nil {
 		return false, err
 	}
@@ -297,7 +303,7 @@ func (e *Engine) matchAsk(ctx context.Context, l *live, req EvaluateRequest, res
 			return false, nil
 		}
 	}
-	grants, err := a.st.SessionGrants(ctx, l.sess.ID)
+	grants, err := a.sessionGrants(ctx, l.sess.ID)
 	if err != nil {
 		return false, err
 	}

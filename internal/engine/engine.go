@@ -210,7 +210,18 @@ func (e *Engine) submit(c *store.Change) <-chan error {
 		ch <- err
 		return ch
 	}
-	return e.store.Submit(c)
+	done := e.appr.changing(c)
+	if done == nil {
+		return e.store.Submit(c)
+	}
+	// The approvals cache learns the outcome before the caller does.
+	in, out := e.store.Submit(c), make(chan error, 1)
+	go func() {
+		err := <-in
+		done()
+		out <- err
+	}()
+	return out
 }
 
 func (e *Engine) prepare(c *store.Change) error {
