@@ -89,3 +89,41 @@ func TestTreeCapSharedBySubagents(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeCountCap: count caps count the items of the whole tree. Under
+// "delete at most 3 files", a sub-agent's rm of two files leaves the
+// parent one: its own rm of two is denied for the tree's cap, an rm of one
+// is allowed, and then nothing more — also not for the sub-agent.
+func TestTreeCountCap(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t, "")
+	mustSession(t, e, SessionRequest{ID: "p", AgentID: "cleaner", WorkingDir: "/w", Intent: "Delete at most 3 files in /w/tmp"})
+	mustSession(t, e, SessionRequest{ID: "c", AgentID: "cleaner", ParentID: "p", WorkingDir: "/w", Intent: "Delete the old files in /w/tmp"})
+	rm := func(session, files string) *Decision {
+		t.Helper()
+		d, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: session, Tool: "Bash", Args: map[string]any{"command": "rm " + files}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		session, files string
+		want           policy.Effect
+		rule           string
+	}{
+		{"c", "/w/tmp/a /w/tmp/b", policy.Allow, ""},
+		{"p", "/w/tmp/c /w/tmp/d", policy.Deny, RuleTreeCap},
+		// Another file: retrying the refused one is refused as a retry.
+		{"p", "/w/tmp/e", policy.Allow, ""},
+		{"c", "/w/tmp/d", policy.Deny, RuleTreeCap},
+	} {
+		d := rm(tc.session, tc.files)
+		if d.Effect != tc.want || (tc.rule != "" && (len(d.Rules) != 1 || d.Rules[0] != tc.rule)) {
+			t.Errorf("%s: rm %s: %s %v %q, want %s %s", tc.session, tc.files, d.Effect, d.Rules, d.Reasons, tc.want, tc.rule)
+		}
+		if tc.rule == RuleTreeCap && !strings.Contains(d.Reasons[0], "cap of 3 delete") {
+			t.Errorf("%s: the reason does not name the cap: %q", tc.session, d.Reasons)
+		}
+	}
+}
