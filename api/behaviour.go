@@ -147,6 +147,10 @@ type SessionSummary struct {
 	// (a first-seen destination, a rare tool or transition, a rate).
 	Signals        []Fact     `json:"signals"`
 	FirstDeparture *Departure `json:"first_departure"`
+	// Narrative is the judge model's account of these facts, when asked
+	// for (?narrative=1) — model-written, beside the facts, never mixed
+	// with them.
+	Narrative *Narrative `json:"narrative,omitempty"`
 }
 
 // Fact is a fact and the decisions that show it.
@@ -176,6 +180,24 @@ type AgentReview struct {
 	// first; Growing says it grew session after session.
 	Scope   []int `json:"scope"`
 	Growing bool  `json:"growing"`
+	// Narrative is the judge model's account of these facts, when asked
+	// for (?narrative=1) — model-written, beside the facts, never mixed
+	// with them.
+	Narrative *Narrative `json:"narrative,omitempty"`
+}
+
+// Narrative is a model-written account of a summary's or a review's facts.
+// It is labelled as such (ModelWritten is always true), names the model,
+// and is an evidence record (behaviour, type "narrative") with the digest
+// of the facts it was written from. Error says why there is none (no judge
+// model configured, the model failed); the facts stand either way.
+type Narrative struct {
+	ModelWritten bool      `json:"model_written"`
+	Model        string    `json:"model,omitempty"`
+	Text         string    `json:"text,omitempty"`
+	FactsDigest  string    `json:"facts_digest"`
+	CreatedAt    time.Time `json:"created_at"`
+	Error        string    `json:"error,omitempty"`
 }
 
 // Pattern is one repeated finding of a review.

@@ -67,6 +67,9 @@ func (s *Server) agentDrift(w http.ResponseWriter, r *http.Request, p auth.Princ
 
 func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	rev, err := s.eng.AgentReview(r.Context(), p, r.PathValue("id"))
+	if err == nil && wantNarrative(r) {
+		rev.Narrative = s.eng.Narrative(r.Context(), p, "agent", rev.Agent, "", rev)
+	}
 	s.reply(w, r, http.StatusOK, rev, err)
 }
 
@@ -86,5 +89,18 @@ func (s *Server) traceDecision(w http.ResponseWriter, r *http.Request, p auth.Pr
 
 func (s *Server) sessionSummary(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	sum, err := s.eng.SessionSummary(r.Context(), p, r.PathValue("id"))
+	if err == nil && wantNarrative(r) {
+		sum.Narrative = s.eng.Narrative(r.Context(), p, "session", sum.AgentID, sum.SessionID, sum)
+	}
 	s.reply(w, r, http.StatusOK, sum, err)
+}
+
+// wantNarrative: the request asks for the judge model's narrative beside
+// the facts (?narrative=1).
+func wantNarrative(r *http.Request) bool {
+	switch r.URL.Query().Get("narrative") {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
 }
