@@ -53,6 +53,12 @@ type anchor struct {
 	// me before deleting anything"): treated as ruled out for something
 	// the draft cannot name, so a person decides those calls.
 	askFirst bool
+	// held marks a granting verb whose object is named resources only,
+	// which the scope holds (objectHeld).
+	held bool
+	// objectless marks a granting verb with no word after it in its
+	// segment ("schließe oder bearbeite | aber keine Issues").
+	objectless bool
 }
 
 // segState is what one segment's analysis found.
@@ -67,18 +73,23 @@ type segState struct {
 	nouns      []*anchor // every noun, negated or not, for counts
 	readOnly   string    // the phrase that made the segment read-only
 	roWhy      string
-	roPos      int      // where that phrase is
-	nothing    string   // a "nothing else" phrase
-	nothingPos int      // where it is; -1 when there is none
-	embedded   []int    // embedded-question markers ("whether", "ob")
-	self       [][2]int // the user speaking of themself ("I'll", "ich")
-	needless   [][2]int // "no need to", "pas besoin de"
-	askFirst   [][2]int // "ask me before", "frag mich, bevor"
-	exceptions [][2]int // "outside", "except", "außer"
-	today      [][2]int // "today" phrases, settled once anchors are known
+	roPos      int    // where that phrase is
+	nothing    string // a "nothing else" phrase
+	nothingPos int    // where it is; -1 when there is none
+	// nothingPlaces: the phrase is about places and people ("nowhere
+	// else"), which named recipients and paths hold.
+	nothingPlaces bool
+	embedded      []int    // embedded-question markers ("whether", "ob")
+	self          [][2]int // the user speaking of themself ("I'll", "ich")
+	needless      [][2]int // "no need to", "pas besoin de"
+	askFirst      [][2]int // "ask me before", "frag mich, bevor"
+	exceptions    [][2]int // "outside", "except", "außer"
+	today         [][2]int // "today" phrases, settled once anchors are known
 	// qualifiers are item conditions ("only", "older than", "except" with
 	// no entity after it) and keep verbs ("but keep …"), see itemcond.go.
 	qualifiers []qualifier
+	// onlyVerbs are the verbs an "only" qualifies ("only delete …").
+	onlyVerbs []*anchor
 	// cuts are conjunctions that start a new clause within the segment
 	// ("don't touch prod/ and fix src/foo.go"): a negation does not reach
 	// past them.
@@ -121,7 +132,9 @@ func (b *build) analyse(toks []token) *segState {
 			st.readOnly, st.roWhy, st.roPos = b.span(toks, i, i+n), roPhrase, i
 		}
 	})
-	scan(roleNothingElse, func(_ *entry, i, n int) { st.nothing, st.nothingPos = b.span(toks, i, i+n), i })
+	scan(roleNothingElse, func(e *entry, i, n int) {
+		st.nothing, st.nothingPos, st.nothingPlaces = b.span(toks, i, i+n), i, e.cond == condElsewhere
+	})
 	b.findItemConditions(st, free, mark)
 	scan(roleEmbedded, func(_ *entry, i, _ int) { st.embedded = append(st.embedded, i) })
 	scan(roleLimit, func(_ *entry, i, n int) { st.limits = append(st.limits, [3]int{i, i + n, 0}) })
@@ -152,6 +165,7 @@ func (b *build) analyse(toks []token) *segState {
 		mark(i, n)
 		i += n - 1
 	}
+	b.onlyPairs(st, mark)
 	scan(roleRestrictor, func(_ *entry, i, _ int) { st.restrict = append(st.restrict, i) })
 	scan(roleSelf, func(_ *entry, i, n int) { st.self = append(st.self, [2]int{i, i + n}) })
 	b.findAnchors(st, free, mark)
@@ -434,7 +448,7 @@ func (b *build) verbHere(st *segState, i int, e *entry) bool {
 		return true
 	}
 	prev := st.toks[i-1]
-	if prev.kind == tokWord && b.is(prev, roleDeterminer) {
+	if prev.kind == tokWord && b.is(prev, roleDeterminer) && !b.pronounAfterNegation(st, i-1) {
 		return false
 	}
 	if !e.ambiguous {
@@ -512,4 +526,62 @@ func editDistance1(a, b string) bool {
 		return true
 	}
 	return false
+}
+
+// pronounAfterNegation reports whether the determiner-like word at j
+// follows a negation right before it: "ne l'envoie pas", "no lo envíes",
+// "non la mandare" — an object pronoun, and the word after it a verb.
+func (b *build) pronounAfterNegation(st *segState, j int) bool {
+	for _, n := range st.negBef {
+		if n[1] == j {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyPairReach is how many words after a "ne" its "que" is looked for.
+const onlyPairReach = 4
+
+// onlyPairs turns a negation word that means "only" with a word after the
+// verb ("ne supprime que les fichiers…") into an item condition: the
+// negation is taken back and the tail is a restrictor qualifying the verb.
+// A real negation word in between ("ne supprime pas que…") keeps it a
+// negation.
+func (b *build) onlyPairs(st *segState, mark func(i, n int)) {
+	toks := st.toks
+	for k := 0; k < len(st.negBef); k++ {
+		n := st.negBef[k]
+		e := b.onlyPairAt(toks, n[0])
+		if e == nil {
+			continue
+		}
+		for j := n[1] + 1; j < len(toks) && j <= n[1]+onlyPairReach; j++ {
+			if slices.ContainsFunc(st.negAft, func(x [2]int) bool { return x[0] > n[0] && x[0] <= j }) {
+				break
+			}
+			// "qu'à": the elided tail is one token with its apostrophe.
+			elided := len(e.tail) == 1 && toks[j].kind == tokWord && strings.TrimSuffix(toks[j].text, "'") == strings.TrimSuffix(e.tail[0], "'")
+			if !(elided || wordsAt(toks, j, e.tail)) || st.consumed[j] {
+				continue
+			}
+			st.negBef = slices.Delete(st.negBef, k, k+1)
+			st.negAft = slices.DeleteFunc(st.negAft, func(x [2]int) bool { return x == n })
+			k--
+			mark(j, len(e.tail))
+			st.qualifiers = append(st.qualifiers, qualifier{from: j, to: j + len(e.tail), only: true})
+			break
+		}
+	}
+}
+
+func (b *build) onlyPairAt(toks []token, i int) *entry {
+	for _, l := range b.langs {
+		for _, e := range l.index[toks[i].text] {
+			if e.role == roleOnlyPair && wordsAt(toks, i, e.words) {
+				return e
+			}
+		}
+	}
+	return nil
 }

@@ -142,6 +142,8 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		}
 	}
 
+	b.negatedRest(st, inherited, len(uses) > 0)
+
 	// Negated verbs and nouns without entities deny their kinds.
 	for _, a := range st.anchors {
 		if !a.negated || withEntities[a] {
@@ -199,6 +201,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			}
 			b.denyNarrow(k, phrase, b.span(toks, from, to), why, narrow)
 		}
+		b.denyObjectNouns(st, a, phrase, b.span(toks, from, to), limited)
 	}
 
 	if st.readOnly != "" && b.accessLevel(st, inherited) {
@@ -253,10 +256,94 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		}
 	}
 	b.deliveredAs(st, inherited)
+	for _, a := range st.anchors {
+		if granting(a) {
+			a.held = b.objectHeld(st, a)
+			a.objectless = !slices.ContainsFunc(st.toks[a.end:], func(t token) bool { return t.kind == tokWord || t.kind == tokEntity })
+		}
+	}
 	if st.nothing != "" {
 		b.nothingElse = st.nothing
 		b.recognise(st.nothing, "nothing beyond what was named", "restrictor: the scope holds only the resources named")
+		b.nothingElseQualifies(st, inherited)
 	}
+}
+
+// granting reports whether an anchor is a verb that grants its kinds.
+func granting(a *anchor) bool {
+	return a != nil && !a.negated && !a.noGrant && !a.noun && !a.anyKind && !a.self && len(a.kinds) > 0
+}
+
+// condElsewhere marks a "nothing else" about places and people.
+const condElsewhere = "elsewhere"
+
+// objectHeld reports whether a granting verb's object, up to the end of
+// its clause, the next verb or a "nothing else", names a resource the
+// scope holds ("update README.md", "email bob@example.com", "delete the
+// temporary files in /tmp/cache/"): then "nothing else" is what the scope
+// already says. "Delete the branch feature/old in acme/web" names none.
+func (b *build) objectHeld(st *segState, a *anchor) bool {
+	_, to := st.clauseOf(a.pos)
+	if st.nothingPos > a.pos && st.nothingPos < to {
+		to = st.nothingPos
+	}
+	for j := a.end; j < to; j++ {
+		if b.anchorBetween(st, j, j+1) {
+			break // the next verb's object is its own
+		}
+		if t := st.toks[j]; t.kind == tokEntity {
+			if k := b.ents[t.ent].kind; k != entAmount && k != entQuote {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nothingElseQualifies reads a "nothing else" that restricts a verb to
+// items no scope entry holds ("delete the branch feature/old in acme/web,
+// nothing else": a branch is not a scope entry). Granting the verb's kind
+// would allow the "else" the user ruled out, denying it would forbid what
+// they asked for: its kinds are put to a person, call by call. A verb whose
+// object is named resources only is held by the scope already.
+func (b *build) nothingElseQualifies(st *segState, inherited *anchor) {
+	from, _ := st.clauseOf(st.nothingPos)
+	var verbs []*anchor
+	for _, a := range st.anchors {
+		if a.pos >= from && a.pos < st.nothingPos && granting(a) {
+			verbs = append(verbs, a)
+		}
+	}
+	if len(verbs) == 0 && !slices.ContainsFunc(st.anchors, func(a *anchor) bool { return !a.noun }) && granting(inherited) {
+		verbs = append(verbs, inherited)
+	}
+	sc := b.m.Scope
+	if st.nothingPlaces && len(sc.Paths)+len(sc.Recipients)+len(sc.Hosts)+len(sc.Accounts) > 0 {
+		return // "…, and no one else": the recipients and paths named hold it
+	}
+	for _, a := range verbs {
+		if a.held {
+			continue
+		}
+		for _, k := range a.kinds {
+			if k == action.Read || k == action.Fetch {
+				continue // reading other things is not consequential
+			}
+			b.qualify1(k, st.nothing, a.word)
+		}
+	}
+}
+
+// qualify1 records that kind k, asked for by verb, is restricted by a
+// phrase the draft cannot check on every call: settleQualified puts it to
+// a person.
+func (b *build) qualify1(k action.Kind, phrase, verb string) {
+	q, ok := b.qualified[k]
+	if !ok {
+		q = qualification{phrase: phrase, verb: verb}
+	}
+	q.olderDays = 0 // a condition Mandate cannot check: always asked
+	b.qualified[k] = q
 }
 
 // addressee returns the recipient (an address or a channel) that a verb
@@ -522,4 +609,64 @@ func nameLike(s string) bool {
 	}
 	r, _ := utf8.DecodeRuneInString(words[0])
 	return unicode.IsUpper(r)
+}
+
+// negatedRest reads a negation in a clause with no verb, noun or entity of
+// its own ("ändere die Notizen aber nicht", "fix the tests but not the
+// logic"): it rules out the sentence's last verb for what the clause
+// names, one thing the draft cannot name. Ignoring it would grant what
+// the user excluded; the verb's consequential kinds are denied narrowly,
+// which settles them to a person where they are also asked for.
+func (b *build) negatedRest(st *segState, inherited *anchor, entities bool) {
+	if len(st.negBef)+len(st.negAft) == 0 || entities || len(st.limits) > 0 || !granting(inherited) ||
+		len(st.self) > 0 || len(st.needless) > 0 {
+		// "…, je n'en ai plus besoin": the user speaking of themself.
+		return
+	}
+	for _, a := range st.anchors {
+		if !a.noun || !inherited.objectless {
+			// A verb of its own; or a negated noun after a verb that has
+			// its object ("fix the bug, but no PR"): the noun's own
+			// prohibition. After a verb that ends its clause
+			// ("bearbeite aber keine Issues") the noun is its object.
+			return
+		}
+	}
+	n := st.negBef
+	if len(n) == 0 {
+		n = st.negAft
+	}
+	phrase := b.span(st.toks, 0, len(st.toks))
+	why := fmt.Sprintf("negation %q in a clause without a verb, continuing verb %q: one thing it acts on is ruled out", b.span(st.toks, n[0][0], n[0][1]), inherited.word)
+	for _, k := range b.negKinds(inherited) {
+		if k == action.Read || k == action.Fetch {
+			continue // reading some things only is not consequential
+		}
+		b.denyNarrow(k, phrase, phrase, why, narrowObject)
+	}
+}
+
+// denyObjectNouns binds a prohibition to the kind its object is about:
+// "don't edit any existing issues" rules out changing issues, which are
+// sent, not written (an issue's update is a send); "don't delete the
+// comments" likewise. The object nouns (object_nouns: one thing a kind
+// acts on) of a negated verb, in its clause and before the next verb,
+// deny their kinds too, narrowly: one thing the draft cannot name.
+func (b *build) denyObjectNouns(st *segState, a *anchor, phrase, clause string, limited map[action.Kind]bool) {
+	if a.noun || a.anyKind || a.self {
+		return
+	}
+	_, to := st.clauseOf(a.pos)
+	for _, nn := range st.nouns {
+		if nn.pos < a.end || nn.pos >= to || !nn.narrow || b.anchorBetween(st, a.end, nn.pos) {
+			continue
+		}
+		for _, k := range nn.kinds {
+			if k == action.Read || limited[k] || slices.Contains(b.negKinds(a), k) {
+				continue
+			}
+			b.denyNarrow(k, phrase+" … "+nn.word, clause,
+				fmt.Sprintf("%s, its object %q (%s): changing that one thing is ruled out", b.negWhy(a), nn.word, k), narrowObject)
+		}
+	}
 }

@@ -103,8 +103,10 @@ var qualifiedCases = []compileCase{
 		allow: []action.Kind{r}},
 	{text: "Trie les mails de la compta et dis-moi s'il y a une facture à payer", lang: "fr",
 		allow: []action.Kind{r, w}},
+	// "Create" takes its object's kind: a share link is sent (sharing a
+	// link is a send call); the user's own "I'll send it" grants nothing.
 	{text: "Create a share link for /Clients/Acme/, I'll send it to Acme myself", lang: "en",
-		allow: []action.Kind{r, w}, paths: []string{"/Clients/Acme/**"}},
+		allow: []action.Kind{r, s}, paths: []string{"/Clients/Acme/**"}},
 	{text: "send Lukas 23,50 € on paypal for dinner", lang: "en",
 		allow: []action.Kind{r, s, p}, ask: []action.Kind{w}, spend: "23.5 EUR"},
 	// Writing is asked for, and ruled out for "the production code", which

@@ -88,6 +88,11 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 	}
 	for _, q := range qs {
 		from, to := st.clauseOf(q.from)
+		if q.only {
+			if a := b.qualifiedAnchor(st, q, from, to, inherited); a != nil {
+				st.onlyVerbs = append(st.onlyVerbs, a)
+			}
+		}
 		if q.only && b.onlyNames(st, q.to, to) {
 			continue // "reply only to dana@x.com": the scope holds what was named
 		}
@@ -335,4 +340,43 @@ func (b *build) settleExtensions() {
 		}
 	}
 	b.m.Scope.Paths = rest
+}
+
+// narrowByOnly reads "clean up my Downloads folder, only delete files
+// older than a year": an "only" on one verb says that is all the sentence
+// asks of a broader verb sharing its kind ("clean up" writes and deletes;
+// only deleting is asked). The broader verb's other kinds are not granted
+// unless something else in the words asks for them (before: the kinds
+// granted before the sentence). A verb sharing no kind with the "only"
+// verb ("… and email Bob") keeps its grant.
+func (b *build) narrowByOnly(anchors, only []*anchor, before []action.Kind) {
+	consequential := func(k action.Kind) bool { return k != action.Read && k != action.Fetch }
+	shares := func(a, o *anchor) bool {
+		return slices.ContainsFunc(a.kinds, func(k action.Kind) bool { return consequential(k) && slices.Contains(o.kinds, k) })
+	}
+	for _, o := range only {
+		if !granting(o) {
+			continue
+		}
+		narrowed := map[*anchor]bool{}
+		for _, a := range anchors {
+			if a != o && granting(a) && shares(a, o) {
+				narrowed[a] = true
+			}
+		}
+		for a := range narrowed {
+			for _, k := range a.kinds {
+				if !consequential(k) || slices.Contains(o.kinds, k) || slices.Contains(before, k) || !slices.Contains(b.m.Allow, k) {
+					continue
+				}
+				if slices.ContainsFunc(anchors, func(x *anchor) bool { return !narrowed[x] && granting(x) && slices.Contains(x.kinds, k) }) {
+					continue // asked for by another verb of the sentence
+				}
+				b.m.Allow = slices.DeleteFunc(b.m.Allow, func(x action.Kind) bool { return x == k })
+				delete(b.allowBy, k)
+				b.recognise(o.word, "drop allow "+string(k),
+					fmt.Sprintf("only %q (%s) is asked of %q: its %s is not granted", o.word, kindsString(o.kinds), a.word, k))
+			}
+		}
+	}
 }

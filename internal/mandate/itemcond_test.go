@@ -11,8 +11,10 @@ import (
 // language; "only" before reading, before names or before "as a PR" does
 // not.
 var itemConditionCases = []compileCase{
+	// "Only delete": all the clean-up asks is deleting, so its write is
+	// not granted (narrowByOnly).
 	{text: "Clean up my Downloads folder, only delete files older than a year.", lang: "en",
-		allow: []action.Kind{r, w}, ask: []action.Kind{d}, paths: []string{"~/Downloads/**"}},
+		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/Downloads/**"}},
 	{text: "Unsubscribe me from the newsletters, but keep everything from my bank.", lang: "en",
 		allow: []action.Kind{r}, ask: []action.Kind{d}},
 	{text: "Archive the old threads unless they are starred", lang: "en",

@@ -44,16 +44,19 @@ type langTable struct {
 		// recipient ("reply to no one"): the kind as a whole is ruled out.
 		Nobody []string `yaml:"nobody"`
 	} `yaml:"negations"`
-	Nouns         map[string][]string `yaml:"nouns"`
-	ObjectNouns   map[string][]string `yaml:"object_nouns"`
-	Restrictors   []string            `yaml:"restrictors"`
-	ReadOnly      []string            `yaml:"read_only"`
-	NothingElse   []string            `yaml:"nothing_else"`
-	ClauseBreaks  []string            `yaml:"clause_breaks"`
-	Conjunctions  []string            `yaml:"conjunctions"`
-	Limits        []string            `yaml:"limits"`
-	NegatedLimits []string            `yaml:"negated_limits"`
-	Numbers       map[string]int      `yaml:"numbers"`
+	Nouns       map[string][]string `yaml:"nouns"`
+	ObjectNouns map[string][]string `yaml:"object_nouns"`
+	Restrictors []string            `yaml:"restrictors"`
+	ReadOnly    []string            `yaml:"read_only"`
+	NothingElse []string            `yaml:"nothing_else"`
+	// Elsewhere are the "nothing else"s about places and people ("nowhere
+	// else", "no one else"): the recipients and paths named hold them.
+	Elsewhere     []string       `yaml:"elsewhere"`
+	ClauseBreaks  []string       `yaml:"clause_breaks"`
+	Conjunctions  []string       `yaml:"conjunctions"`
+	Limits        []string       `yaml:"limits"`
+	NegatedLimits []string       `yaml:"negated_limits"`
+	Numbers       map[string]int `yaml:"numbers"`
 	Expiry        struct {
 		Markers []string `yaml:"markers"`
 		Units   []struct {
@@ -126,6 +129,10 @@ type langTable struct {
 	// ("but keep everything from my bank"): deleting and changing are put
 	// to a person.
 	Keep []string `yaml:"keep"`
+	// OnlyPairs are negation words that mean "only" with the word after
+	// the verb ("ne supprime que les vieux fichiers"): not a negation, an
+	// item condition on the verb.
+	OnlyPairs []string `yaml:"only_pairs"`
 }
 
 // role is what a lexicon phrase does.
@@ -175,6 +182,7 @@ const (
 	roleKeep          // "but keep …": some items are spared
 	roleAgeUnit       // "year", "Tage": the unit of an age, n days
 	roleAnyItems      // "files", "alles": items of any sort
+	roleOnlyPair      // "ne … que": a negation word that, with its tail, means "only"
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -330,7 +338,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		if gap {
 			// "let … know": a verb whose object stands inside it.
 			e.tail = lx.phraseWords(tail)
-			if (e.role != roleVerb && e.role != roleHandsOff) || len(e.tail) == 0 || strings.Contains(tail, "…") {
+			if (e.role != roleVerb && e.role != roleHandsOff && e.role != roleOnlyPair) || len(e.tail) == 0 || strings.Contains(tail, "…") {
 				return fmt.Errorf("%q: a gap (…) needs a verb with words on both sides", phrase)
 			}
 			for _, w := range e.tail {
@@ -396,6 +404,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.Restrictors, entry{role: roleRestrictor}},
 		{t.ReadOnly, entry{role: roleReadOnly}},
 		{t.NothingElse, entry{role: roleNothingElse}},
+		{t.Elsewhere, entry{role: roleNothingElse, cond: condElsewhere}},
 		{t.ClauseBreaks, entry{role: roleBreak}},
 		{t.Conjunctions, entry{role: roleConj}},
 		{t.Limits, entry{role: roleLimit}},
@@ -422,6 +431,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.AskFirst, entry{role: roleAskFirst}},
 		{t.ItemConditions, entry{role: roleItemCondition}},
 		{t.Keep, entry{role: roleKeep}},
+		{t.OnlyPairs, entry{role: roleOnlyPair}},
 		{t.OlderThan, entry{role: roleItemCondition, cond: condOlder}},
 		{t.AnyItems, entry{role: roleAnyItems}},
 	} {

@@ -47,6 +47,17 @@ func (b *build) negate(st *segState) {
 				nn.neg = b.span(st.toks, n[0], n[1])
 			}
 		}
+		if !nn.negated && !slices.ContainsFunc(st.anchors, func(a *anchor) bool { return !a.noun }) {
+			// "niemand bekommt eine Erstattung", "nobody gets a refund":
+			// "nobody" as the subject of a clause with no verb the lexicon
+			// knows rules out the thing it names.
+			for _, n := range st.negAft {
+				if e, _ := b.at(st.toks, n[0], roleNegAfter); e != nil && e.general && n[1] <= nn.pos && nn.pos-n[1] <= 4 {
+					nn.negated, nn.negStart, nn.negEnd = true, n[0], n[1]
+					nn.neg = b.span(st.toks, n[0], n[1])
+				}
+			}
+		}
 		if nn.negated && b.unneeded(st, nn) {
 			// "no message needed": no need for it, which rules nothing out.
 			b.recognise(b.span(st.toks, nn.negStart, nn.end+1), "nothing ruled out", fmt.Sprintf("noun %q is not needed, which does not forbid it", nn.word))

@@ -199,6 +199,8 @@ func (b *build) sentence(sent sentence) {
 		b.conditional = true
 	}
 	var inherited *anchor
+	var anchors, only []*anchor
+	before := slices.Clone(b.m.Allow)
 	for _, seg := range segs {
 		st := b.analyse(seg.toks)
 		if question != "" {
@@ -215,7 +217,10 @@ func (b *build) sentence(sent sentence) {
 		for _, a := range st.anchors {
 			inherited = a
 		}
+		anchors = append(anchors, st.anchors...)
+		only = append(only, st.onlyVerbs...)
 	}
+	b.narrowByOnly(anchors, only, before)
 }
 
 // webCue returns the word or entity that makes the sentence about the web

@@ -1,0 +1,123 @@
+package mandate
+
+import (
+	"testing"
+
+	"github.com/mandate-dev/mandate/internal/action"
+)
+
+// Never wider than the words: a restriction the draft cannot hold makes
+// the kinds it qualifies ask, in every language.
+
+// "Nothing else" after a verb whose object names nothing the scope holds.
+var nothingElseUnheldCases = []compileCase{
+	{text: "Delete the branch feature/old-login in acme/web, nothing else.", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Lösche den Branch feature/alt in acme/web, sonst nichts.", lang: "de",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Supprime la branche feature/ancienne dans acme/web, rien d'autre.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Borra la rama feature/vieja en acme/web, nada más.", lang: "es",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Elimina il branch feature/vecchio in acme/web, nient'altro.", lang: "it",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	// A named path or recipient holds it: the scope says "nothing else".
+	{text: "Delete the temporary files in /tmp/cache/, nothing else.", lang: "en",
+		allow: []action.Kind{r, d}, paths: []string{"/tmp/cache/**"}},
+	// "Nowhere else", "no one else" restrict places and people, which
+	// named recipients hold whatever the message is.
+	{text: "Pubblica l'annuncio in #generale e da nessun'altra parte.", lang: "it",
+		allow: []action.Kind{r, s}, recipients: []string{"#generale"}},
+	{text: "Post the announcement in #general and nowhere else.", lang: "en",
+		allow: []action.Kind{r, s}, recipients: []string{"#general"}},
+	{text: "Post the announcement and nowhere else.", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{s}},
+}
+
+// A negation in a clause with no verb of its own ("…, aber nicht") rules
+// out the sentence's last verb for one thing: asked, not granted.
+var negatedRestCases = []compileCase{
+	{text: "Schreib die Zusammenfassung nach notizen/zusammenfassung.md, ändere die Notizen aber nicht.", lang: "de",
+		allow: []action.Kind{r}, ask: []action.Kind{w}, paths: []string{"notizen/zusammenfassung.md"}},
+	{text: "Fix the tests in ./pkg, but not the parser.", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{w}, paths: []string{"pkg/**"}},
+	{text: "Rangez le dossier ~/docs, mais pas les factures.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{w}, paths: []string{"~/docs/**"}},
+	// Reading is never ruled out by it.
+	{text: "Read my mail, but not the private folder.", lang: "en",
+		allow: []action.Kind{r}},
+}
+
+// "Nobody" as a subject rules out what it names ("nobody gets a refund").
+var nobodySubjectCases = []compileCase{
+	{text: "Answer the customer tickets, but nobody gets a refund.", lang: "en",
+		allow: []action.Kind{r, s}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
+	{text: "Beantworte die Kundenanfragen, aber niemand bekommt eine Erstattung.", lang: "de",
+		allow: []action.Kind{r, s}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
+	{text: "Contesta los tickets de los clientes, pero nadie recibe un reembolso.", lang: "es",
+		allow: []action.Kind{r, s}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
+	{text: "Rispondi ai ticket dei clienti, ma nessuno riceve un rimborso.", lang: "it",
+		allow: []action.Kind{r, s}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
+}
+
+// An object pronoun after a negation is no article: "ne l'envoie pas".
+var pronounAfterNegationCases = []compileCase{
+	{text: "Prépare un brouillon de réponse au propriétaire, mais ne l'envoie pas.", lang: "fr",
+		allow: []action.Kind{r, w}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
+	{text: "Prepara una bozza per il cliente, ma non la mandare.", lang: "it",
+		allow: []action.Kind{r, w}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
+	{text: "Prepara el borrador para el cliente, pero no lo envíes.", lang: "es",
+		allow: []action.Kind{r, w}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
+	{text: "Rédige la réponse au client, mais ne la publie pas.", lang: "fr",
+		allow: []action.Kind{r, w}, deny: []action.Kind{s}, prohibit: []string{"send:"}},
+}
+
+func TestCompileNothingElseUnheld(t *testing.T)    { runCompileCases(t, nothingElseUnheldCases) }
+func TestCompileNegatedRest(t *testing.T)          { runCompileCases(t, negatedRestCases) }
+func TestCompileNobodySubject(t *testing.T)        { runCompileCases(t, nobodySubjectCases) }
+func TestCompilePronounAfterNegation(t *testing.T) { runCompileCases(t, pronounAfterNegationCases) }
+
+// "Create" takes its object's kind, as "open" and "file" do: creating an
+// issue is sending one; creating a file is writing.
+var createObjectCases = []compileCase{
+	{text: "Do not push anything. Create a GitHub issue in acme/web describing the flaky checkout test.", lang: "en",
+		allow: []action.Kind{r, s}, prohibit: []string{"send:operation:push"}},
+	{text: "Create a new file notes/todo.md with the open points.", lang: "en",
+		allow: []action.Kind{r, w}, paths: []string{"notes/todo.md"}},
+	{text: "Erstelle ein Issue in acme/web zum Login-Fehler.", lang: "de",
+		allow: []action.Kind{r, s}},
+	{text: "Crea un issue en acme/web sobre el error.", lang: "es",
+		allow: []action.Kind{r, s}},
+}
+
+// A negated verb's object noun binds the prohibition to the noun's kind:
+// "don't edit existing issues" is about issues (sent), not only writes.
+var objectNounProhibitionCases = []compileCase{
+	{text: "Open a new issue in acme/web for the login crash. Don't close or edit any existing issues.", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{w, s}},
+	{text: "Ouvre un ticket dans acme/web pour le crash, sans fermer ni modifier les tickets existants.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{w, s}},
+	{text: "Erstelle ein Issue in acme/web zum Login-Fehler, schließe oder bearbeite aber keine bestehenden Issues.", lang: "de",
+		allow: []action.Kind{r}, ask: []action.Kind{w, s}},
+	// A noun of an act ("messages") does not: deleting them is deleting.
+	{text: "Reply to Dana, don't delete any messages.", lang: "en",
+		allow: []action.Kind{r, s}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+}
+
+// "Only" on one verb narrows a broader verb of its sentence to it;
+// "ne … que" is "only", not a negation.
+var onlyNarrowsCases = []compileCase{
+	{text: "Fais le ménage dans mon dossier Téléchargements, ne supprime que les fichiers de plus d'un an.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/Téléchargements/**"}},
+	{text: "Limpia mi carpeta de Descargas, borra solo los archivos de más de un año.", lang: "es",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Ne supprime que les fichiers temporaires de ~/tmp.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/tmp/**"}},
+	// A verb sharing no kind with the "only" verb keeps its grant.
+	{text: "Clean up my Downloads folder and email bob@example.com, only delete files older than a year.", lang: "en",
+		allow: []action.Kind{r, s}, ask: []action.Kind{d}, paths: []string{"~/Downloads/**"}, recipients: []string{"bob@example.com"}},
+}
+
+func TestCompileCreateObject(t *testing.T)          { runCompileCases(t, createObjectCases) }
+func TestCompileObjectNounProhibition(t *testing.T) { runCompileCases(t, objectNounProhibitionCases) }
+func TestCompileOnlyNarrows(t *testing.T)           { runCompileCases(t, onlyNarrowsCases) }
