@@ -29,6 +29,7 @@ func (s *Server) behaviourRoutes() {
 	}, s.agentDrift)
 	s.handle(openapi.Operation{
 		Method: "GET", Path: "/v1/agents/{id}/review", Roles: readers, Summary: "What the agent's latest sessions show together: repeated asks, denies and shortcuts, growing scope",
+		Params:    []openapi.Param{{Name: "narrative", Description: `"1": add the judge model's narrative beside the facts, labelled model-written (an evidence record)`, Enum: []string{"1", "true", "yes"}}},
 		Responses: []openapi.Response{{Status: 200, Body: api.AgentReview{}}},
 		Errors:    with(commonErrors, 404),
 	}, s.agentReview)
@@ -45,6 +46,7 @@ func (s *Server) behaviourRoutes() {
 	}, s.traceDecision)
 	s.handle(openapi.Operation{
 		Method: "GET", Path: "/v1/sessions/{id}/summary", Roles: readers, Summary: "A session as facts: kinds, destinations, asks and answers, denies, gaps, signals, first departure",
+		Params:    []openapi.Param{{Name: "narrative", Description: `"1": add the judge model's narrative beside the facts, labelled model-written (an evidence record)`, Enum: []string{"1", "true", "yes"}}},
 		Responses: []openapi.Response{{Status: 200, Body: api.SessionSummary{}}},
 		Errors:    with(commonErrors, 404),
 	}, s.sessionSummary)
