@@ -41,6 +41,9 @@ type Input struct {
 	// evaluates no sequence rule.
 	Sequences *policy.SequenceGroups
 	Now       time.Time
+	// Classified, if set, is Call already classified (the engine does it
+	// before taking the session's lock); the decider uses it as is.
+	Classified *action.Action
 }
 
 // BaselineSource compares a classified call with its agent's history;
@@ -93,7 +96,11 @@ func (d *Decider) DecideContext(ctx context.Context, in *Input) (res Result, err
 			err = fmt.Errorf("decide %s: panic: %v", in.Call.Tool, r)
 		}
 	}()
-	res.Action = d.Classifier.ClassifyContext(ctx, in.Call)
+	if in.Classified != nil {
+		res.Action = *in.Classified
+	} else {
+		res.Action = d.Classifier.ClassifyContext(ctx, in.Call)
+	}
 	m := in.Mandate
 	if m == nil {
 		m = &mandate.Mandate{}

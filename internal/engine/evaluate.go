@@ -111,6 +111,7 @@ func (e *Engine) evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 	if err != nil {
 		return nil, err
 	}
+	pre := e.preclassify(ctx, req)
 	l, err := e.acquire(ctx, req.SessionID)
 	if err != nil {
 		return nil, err
@@ -120,7 +121,7 @@ func (e *Engine) evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 		return nil, notServed(p, "session "+req.SessionID, l.sess.Agent.ID)
 	}
 	now := e.now().UTC()
-	res, version, pol := e.decideLocked(ctx, l, req, now)
+	res, version, pol := e.decideWith(ctx, l, req, now, pre)
 	if res.Verdict.Effect == policy.Ask {
 		// Nobody is asked about a call its delegation tree's caps
 		// refuse anyway.
@@ -174,13 +175,31 @@ func (e *Engine) evaluate(ctx context.Context, p auth.Principal, req EvaluateReq
 
 // decideLocked runs the pure pipeline in the session's context. Failures
 // become a deny; they never escape as an allow.
-// Classification runs with the lock held; internal/action bounds its work
-// (bounds.go) and stops it when ctx ends, so the lock is held briefly.
 func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest, now time.Time) (Result, int, *policy.Policy) {
+	return e.decideWith(ctx, l, req, now, nil)
+}
+
+// decideWith is decideLocked with the call perhaps classified already,
+// before the lock was taken (preclassify): its classification is used when
+// the session's classification context is still the one it was made in,
+// and otherwise the call is classified here, with the lock held
+// (internal/action bounds that work, bounds.go, and stops it when ctx
+// ends).
+func (e *Engine) decideWith(ctx context.Context, l *live, req EvaluateRequest, now time.Time, pre *preclassified) (Result, int, *policy.Policy) {
 	pol := e.policy.Load()
 	d := &Decider{Classifier: e.cls, Policy: pol}
 	tools, toolWhy, toolErr := e.toolContextLocked(ctx, l, req.Tool)
-	call := action.Call{Tool: req.Tool, Args: req.Args, WorkingDir: l.sess.WorkingDir, HomeDir: l.sess.HomeDir, Tools: tools}
+	cc := l.classifyContextLocked(tools)
+	call := cc.call(req)
+	if pre != nil && pre.cc != cc {
+		pre = nil // the tools changed meanwhile
+	}
+	classify := func() action.Action {
+		if pre != nil {
+			return pre.act
+		}
+		return e.cls.ClassifyContext(ctx, call)
+	}
 	s := l.snap.Load()
 	version := 0
 	if s.own != nil {
@@ -188,7 +207,7 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 	}
 	why, err := e.blocked(ctx, l)
 	if err == nil && why != "" {
-		return Result{Action: e.cls.ClassifyContext(ctx, call), Verdict: policy.Verdict{
+		return Result{Action: classify(), Verdict: policy.Verdict{
 			Effect: policy.Deny, Rules: []string{ruleSessionStatus}, Reasons: []string{why},
 		}}, version, pol
 	}
@@ -196,7 +215,7 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 		err = toolErr
 	}
 	if err == nil && toolWhy != "" {
-		return Result{Action: e.cls.ClassifyContext(ctx, call), Verdict: policy.Verdict{
+		return Result{Action: classify(), Verdict: policy.Verdict{
 			Effect: policy.Deny, Rules: []string{RuleToolChanged}, Reasons: []string{toolWhy},
 		}}, version, pol
 	}
@@ -213,6 +232,9 @@ func (e *Engine) decideLocked(ctx context.Context, l *live, req EvaluateRequest,
 			in := e.inputFor(&l.sess, m, t, &req, tools, now)
 			in.Baseline = &callBaseline{e: e, ctx: ctx, l: l, tool: req.Tool, now: now}
 			in.Sequences = e.sequenceGroupsLocked(ctx, l, pol)
+			if pre != nil {
+				in.Classified = &pre.act
+			}
 			res, err = d.DecideContext(ctx, in)
 			res.cf, res.tools = in.Flow.(*callFlow), tools
 		}

@@ -49,6 +49,10 @@ type live struct {
 	// seq is the session's sequence state (sequences.go; guarded by mu
 	// for its creation, by itself for its content).
 	seq *policy.SequenceState
+	// classify is what its calls are classified with, as the latest
+	// decision saw it: read without mu, to classify a call before the
+	// lock is taken (classify.go).
+	classify atomic.Pointer[classifyContext]
 }
 
 // snapshot is a session's status and own mandate at one moment.
