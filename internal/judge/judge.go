@@ -173,42 +173,14 @@ func (j *Judge) Judge(ctx context.Context, q *engine.JudgeQuestion) (*store.Judg
 	if err != nil {
 		return finish(fmt.Errorf("encode the question: %w", err))
 	}
-	req := openai.ChatCompletionRequest{
-		Model:       j.cfg.Model,
-		Temperature: 0,
-		// max_tokens, not max_completion_tokens: the local servers this is
-		// for (llama.cpp, Ollama, older vLLM) read the former.
-		//lint:ignore SA1019 see above
-		MaxTokens: j.cfg.MaxTokens,
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: System},
-			{Role: openai.ChatMessageRoleUser, Content: string(question)},
-		},
-		ResponseFormat: &openai.ChatCompletionResponseFormat{
-			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "mandate_judgement", Schema: json.RawMessage(schema), Strict: true},
-		},
+	content, hash, err := j.complete(ctx, System, "mandate_judgement", schema, question, j.cfg.MaxTokens)
+	ex.PromptHash = hash
+	if errors.Is(err, errTimeout) {
+		return finish(fmt.Errorf("no answer within %s; left to a person", j.cfg.Timeout))
 	}
-	body, err := json.Marshal(req)
 	if err != nil {
-		return finish(fmt.Errorf("encode the request: %w", err))
+		return finish(err)
 	}
-	sum := sha256.Sum256(body)
-	ex.PromptHash = hex.EncodeToString(sum[:])
-
-	cctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
-	defer cancel()
-	resp, err := j.client.CreateChatCompletion(cctx, req)
-	if err != nil {
-		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return finish(fmt.Errorf("no answer within %s; left to a person", j.cfg.Timeout))
-		}
-		return finish(fmt.Errorf("the judge endpoint failed: %s", clean(err)))
-	}
-	if len(resp.Choices) == 0 {
-		return finish(errors.New("the judge answered no choice"))
-	}
-	content := resp.Choices[0].Message.Content
 	ex.Answer = bound(content, maxAnswer)
 	v, err := Parse(content)
 	if err != nil {
@@ -216,6 +188,51 @@ func (j *Judge) Judge(ctx context.Context, q *engine.JudgeQuestion) (*store.Judg
 	}
 	op.Decision, op.Reason = v.Decision, v.Reason
 	return finish(nil)
+}
+
+// errTimeout is complete's error when the endpoint did not answer within
+// the configured timeout; each caller says what that means for it.
+var errTimeout = errors.New("judge timeout")
+
+// complete asks the endpoint one question under a strict JSON schema and
+// returns the first choice's content and the hash of the request sent (the
+// evidence names the exact prompt). Judging and narrating share it.
+func (j *Judge) complete(ctx context.Context, system, name, schema string, question []byte, maxTokens int) (content, promptHash string, err error) {
+	req := openai.ChatCompletionRequest{
+		Model:       j.cfg.Model,
+		Temperature: 0,
+		// max_tokens, not max_completion_tokens: the local servers this is
+		// for (llama.cpp, Ollama, older vLLM) read the former.
+		//lint:ignore SA1019 see above
+		MaxTokens: maxTokens,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: system},
+			{Role: openai.ChatMessageRoleUser, Content: string(question)},
+		},
+		ResponseFormat: &openai.ChatCompletionResponseFormat{
+			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name, Schema: json.RawMessage(schema), Strict: true},
+		},
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return "", "", fmt.Errorf("encode the request: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	promptHash = hex.EncodeToString(sum[:])
+	cctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
+	defer cancel()
+	resp, err := j.client.CreateChatCompletion(cctx, req)
+	if err != nil {
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return "", promptHash, errTimeout
+		}
+		return "", promptHash, fmt.Errorf("the judge endpoint failed: %s", clean(err))
+	}
+	if len(resp.Choices) == 0 {
+		return "", promptHash, errors.New("the judge answered no choice")
+	}
+	return resp.Choices[0].Message.Content, promptHash, nil
 }
 
 // Parse reads a judge's answer strictly: one JSON object with exactly the

@@ -2,15 +2,11 @@ package judge
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mandate-dev/mandate/internal/engine"
 )
@@ -61,39 +57,15 @@ func (j *Judge) Narrate(ctx context.Context, q *engine.NarrativeQuestion) engine
 	if err != nil {
 		return fail(fmt.Errorf("encode the facts: %w", err))
 	}
-	req := openai.ChatCompletionRequest{
-		Model:       j.cfg.Model,
-		Temperature: 0,
-		//lint:ignore SA1019 max_tokens: the local servers this is for read it (judge.go)
-		MaxTokens: max(j.cfg.MaxTokens, 512),
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: NarrativeSystem},
-			{Role: openai.ChatMessageRoleUser, Content: string(question)},
-		},
-		ResponseFormat: &openai.ChatCompletionResponseFormat{
-			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "mandate_narrative", Schema: json.RawMessage(narrativeSchema), Strict: true},
-		},
+	content, hash, err := j.complete(ctx, NarrativeSystem, "mandate_narrative", narrativeSchema, question, max(j.cfg.MaxTokens, 512))
+	a.PromptHash = hash
+	if errors.Is(err, errTimeout) {
+		return fail(fmt.Errorf("no narrative within %s", j.cfg.Timeout))
 	}
-	body, err := json.Marshal(req)
 	if err != nil {
-		return fail(fmt.Errorf("encode the request: %w", err))
+		return fail(err)
 	}
-	sum := sha256.Sum256(body)
-	a.PromptHash = hex.EncodeToString(sum[:])
-	cctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
-	defer cancel()
-	resp, err := j.client.CreateChatCompletion(cctx, req)
-	if err != nil {
-		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return fail(fmt.Errorf("no narrative within %s", j.cfg.Timeout))
-		}
-		return fail(fmt.Errorf("the judge endpoint failed: %s", clean(err)))
-	}
-	if len(resp.Choices) == 0 {
-		return fail(errors.New("the judge answered no choice"))
-	}
-	text, err := ParseNarrative(resp.Choices[0].Message.Content)
+	text, err := ParseNarrative(content)
 	if err != nil {
 		return fail(err)
 	}
