@@ -447,6 +447,9 @@ func (b *build) verbHere(st *segState, i int, e *entry) bool {
 	if i == 0 {
 		return true
 	}
+	if b.copulaBefore(st, i) {
+		return false // "que le build est réparé": a state, not a request
+	}
 	prev := st.toks[i-1]
 	if prev.kind == tokWord && b.is(prev, roleDeterminer) && !b.pronounAfterNegation(st, i-1) {
 		return false
@@ -463,6 +466,18 @@ func (b *build) verbHere(st *segState, i int, e *entry) bool {
 		}
 	}
 	return slices.Contains(st.restrict, i-1) || b.is(prev, roleCue)
+}
+
+// copulaBefore reports whether a copula ("est", "is", "a été") ends right
+// before token i. A negation in between ("is not deleted") keeps the verb
+// a verb, so a prohibition written that way still holds.
+func (b *build) copulaBefore(st *segState, i int) bool {
+	for j := max(0, i-3); j < i; j++ {
+		if e, n := b.at(st.toks, j, roleCopula); e != nil && j+n == i {
+			return true
+		}
+	}
+	return false
 }
 
 // typo returns the verb a word most likely misspells: one edit (or one

@@ -109,8 +109,10 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 				u.ent.why += "; " + u.exception
 			}
 			b.scopeEntity(u.ent, u.a)
-			// Buying on a named shop means reaching it.
-			if k := u.ent.kind; (k == entURL || k == entDomain) && u.a != nil && !u.a.noun && !u.a.anyKind && !u.a.noGrant &&
+			// Buying on a named shop means reaching it. An entity spared
+			// by an exception ("non scrivere a nessuno fuori da x.example")
+			// is what the prohibition leaves open, not a place asked for.
+			if k := u.ent.kind; (k == entURL || k == entDomain) && u.exception == "" && u.a != nil && !u.a.noun && !u.a.anyKind && !u.a.noGrant &&
 				!slices.Contains(u.a.kinds, action.Read) && !slices.Contains(u.a.kinds, action.Send) {
 				b.allow(action.Fetch, u.ent.raw, fmt.Sprintf("host named for verb %q: reaching it is a fetch", u.a.word))
 			}

@@ -83,6 +83,10 @@ type langTable struct {
 		After  []string `yaml:"after"`
 	} `yaml:"no_need"`
 	SubjectMarkers []string `yaml:"subject_markers"`
+	// Copulas are the finite forms of "to be" before a participle that
+	// describes a state ("le build est réparé", "the build is fixed"): a
+	// verb form right after one is not a request.
+	Copulas []string `yaml:"copulas"`
 	Subordinators  []string `yaml:"subordinators"`
 	Branches       []string `yaml:"branches"`
 	BranchPreps    []string `yaml:"branch_prepositions"`
@@ -183,6 +187,7 @@ const (
 	roleAgeUnit       // "year", "Tage": the unit of an age, n days
 	roleAnyItems      // "files", "alles": items of any sort
 	roleOnlyPair      // "ne … que": a negation word that, with its tail, means "only"
+	roleCopula        // "est", "is": a verb form right after it is a state
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -421,6 +426,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.NoNeed.Before, entry{role: roleNeedless}},
 		{t.NoNeed.After, entry{role: roleUnneeded}},
 		{t.SubjectMarkers, entry{role: roleSubjectMark}},
+		{t.Copulas, entry{role: roleCopula}},
 		{t.Subordinators, entry{role: roleSubordinator}},
 		{t.Branches, entry{role: roleBranch}},
 		{t.BranchPreps, entry{role: roleBranchPrep}},
@@ -694,6 +700,26 @@ type token struct {
 	start, end int    // byte offsets in the original text
 	ent        int    // index into the entity list for tokEntity
 	n          int    // value of a number
+	// inName marks a word glued to another by "/" ("acme/web"): part of
+	// a name such as a repository slug, not a word of the sentence.
+	inName bool
+}
+
+// slashJoined reports whether the word text[i:j] is joined to another word
+// by a "/" with no space ("web" in "acme/web"). Only cues consult it: a
+// word inside a name does not make a sentence about the web.
+func slashJoined(text string, i, j int) bool {
+	if i > 1 && text[i-1] == '/' {
+		if r, _ := utf8.DecodeLastRuneInString(text[:i-1]); isWordRune(r) {
+			return true
+		}
+	}
+	if j < len(text)-1 && text[j] == '/' {
+		if r, _ := utf8.DecodeRuneInString(text[j+1:]); isWordRune(r) {
+			return true
+		}
+	}
+	return false
 }
 
 func isWordRune(r rune) bool {
@@ -747,7 +773,7 @@ func (lx *lexicon) tokenize(text string, ents []entity) []token {
 				break
 			}
 			w := fold(text[i:j])
-			t := token{kind: tokWord, text: w, start: i, end: j}
+			t := token{kind: tokWord, text: w, start: i, end: j, inName: slashJoined(text, i, j)}
 			if isDigits(w) {
 				t.kind = tokNumber
 				t.n = atoiCapped(w)

@@ -21,11 +21,21 @@ func (b *build) limits(st *segState, inherited *anchor) map[action.Kind]bool {
 			continue // "more than 3" only limits after a negation
 		}
 		phrase := b.span(toks, l[0], l[1])
-		for j := l[1]; j < len(toks) && j <= l[1]+4; j++ {
+		// "10 messages au maximum", "3 files max": a limit phrase that
+		// ends its clause reads the count before it.
+		from, stop := l[1], min(len(toks), l[1]+5)
+		span := func(j int) string { return b.span(toks, l[0], j+1) }
+		if _, to := st.clauseOf(l[0]); l[1] == to || (l[1] < len(toks) && toks[l[1]].kind != tokWord && toks[l[1]].kind != tokNumber && toks[l[1]].kind != tokEntity) {
+			if j := b.countBefore(st, l[0]); j >= 0 {
+				from, stop = j, j+1
+				span = func(j int) string { return b.span(toks, j, l[1]) }
+			}
+		}
+		for j := from; j < stop; j++ {
 			t := toks[j]
 			if t.kind == tokEntity && b.ents[t.ent].kind == entAmount {
 				e := b.ents[t.ent]
-				b.spend = append(b.spend, spendCandidate{money: e.money, phrase: b.span(toks, l[0], j+1), why: fmt.Sprintf("limit phrase %q + amount", phrase)})
+				b.spend = append(b.spend, spendCandidate{money: e.money, phrase: span(j), why: fmt.Sprintf("limit phrase %q + amount", phrase)})
 				covered[action.Pay] = true
 				used[j] = true
 				break
@@ -43,7 +53,7 @@ func (b *build) limits(st *segState, inherited *anchor) map[action.Kind]bool {
 			var what string
 			var a *anchor // the verb the limit is about
 			for _, x := range st.anchors {
-				if x.pos < l[0] && !x.noun {
+				if x.pos < min(l[0], j) && !x.noun {
 					a = x
 				}
 			}
@@ -73,7 +83,7 @@ func (b *build) limits(st *segState, inherited *anchor) map[action.Kind]bool {
 				}
 			}
 			for _, k := range kinds {
-				b.count(k, n, b.span(toks, l[0], j+1), fmt.Sprintf("limit phrase %q + number %d + %s", phrase, n, what))
+				b.count(k, n, span(j), fmt.Sprintf("limit phrase %q + number %d + %s", phrase, n, what))
 				covered[k] = true
 			}
 			break
@@ -99,6 +109,32 @@ func (b *build) limits(st *segState, inherited *anchor) map[action.Kind]bool {
 		}
 	}
 	return covered
+}
+
+// countBefore returns the index of the number or amount a postfix limit
+// phrase at i caps: right before it ("50 € maximum") or before the one
+// noun it counts ("10 messages au maximum"); -1 when there is none.
+func (b *build) countBefore(st *segState, i int) int {
+	num := func(j int) bool {
+		if j < 0 {
+			return false
+		}
+		t := st.toks[j]
+		if t.kind == tokNumber || (t.kind == tokEntity && b.ents[t.ent].kind == entAmount) {
+			return true
+		}
+		e, _ := b.at(st.toks, j, roleNumber)
+		return e != nil
+	}
+	if num(i - 1) {
+		return i - 1
+	}
+	for _, nn := range st.nouns {
+		if nn.end == i && num(nn.pos-1) {
+			return nn.pos - 1
+		}
+	}
+	return -1
 }
 
 // actedOn returns the verb's consequential kinds when a counted noun names

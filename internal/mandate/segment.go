@@ -234,7 +234,8 @@ func (b *build) webCue(segs []segment) string {
 				}
 				continue
 			}
-			if e, n := b.at(seg.toks, i, roleWeb); e != nil {
+			// "acme/web" names a repository, not the web.
+			if e, n := b.at(seg.toks, i, roleWeb); e != nil && !t.inName {
 				return b.span(seg.toks, i, i+n)
 			}
 		}

@@ -121,3 +121,62 @@ var onlyNarrowsCases = []compileCase{
 func TestCompileCreateObject(t *testing.T)          { runCompileCases(t, createObjectCases) }
 func TestCompileObjectNounProhibition(t *testing.T) { runCompileCases(t, objectNounProhibitionCases) }
 func TestCompileOnlyNarrows(t *testing.T)           { runCompileCases(t, onlyNarrowsCases) }
+
+// A word inside a name ("acme/web") is no cue: the sentence is not about
+// the web, so reading grants no fetch.
+var slugNotCueCases = []compileCase{
+	{text: "Review the open pull requests in acme/web.", lang: "en",
+		allow: []action.Kind{r}},
+	{text: "Überprüfe die offenen Pull Requests in acme/web.", lang: "de",
+		allow: []action.Kind{r}},
+	{text: "Revisa los pull requests abiertos en acme/web.", lang: "es",
+		allow: []action.Kind{r}},
+	{text: "Compare the prices on the web.", lang: "en",
+		allow: []action.Kind{r, f}},
+}
+
+// An entity an exception spares in a negated clause is what the
+// prohibition leaves open, not a place asked for: no fetch of it.
+var exceptionEntityCases = []compileCase{
+	{text: "Non scrivere a nessuno fuori da azienda.example. Manda il verbale al team.", lang: "it",
+		allow: []action.Kind{r, s}, deny: []action.Kind{w}, prohibit: []string{"write:"}, hosts: []string{"azienda.example"}},
+	{text: "Schreib niemandem außerhalb von firma.example. Schick das Protokoll an das Team.", lang: "de",
+		allow: []action.Kind{r, s}, deny: []action.Kind{w}, prohibit: []string{"write:"}, hosts: []string{"firma.example"}},
+	// Where the verb reaches the host (buying on a shop), it is fetched.
+	{text: "Buy the cable on shop.example.", lang: "en",
+		allow: []action.Kind{r, f, p}, ask: []action.Kind{w}, hosts: []string{"shop.example"}},
+	{text: "Edit nothing outside docs.example.", lang: "en",
+		allow: []action.Kind{r}, deny: []action.Kind{w}, prohibit: []string{"write:"}, hosts: []string{"docs.example"}},
+}
+
+// A verb form right after a copula is a state, not a request.
+var copulaStateCases = []compileCase{
+	{text: "Préviens l'équipe dans #dev que le build est réparé.", lang: "fr",
+		allow: []action.Kind{r, s}, recipients: []string{"#dev"}},
+	{text: "Tell the team in #dev that the build is fixed.", lang: "en",
+		allow: []action.Kind{r, s}, recipients: []string{"#dev"}},
+	{text: "Avisa al equipo en #dev de que el build está arreglado.", lang: "es",
+		allow: []action.Kind{r, s}, recipients: []string{"#dev"}},
+	{text: "Avvisa il team in #dev che la build è stata riparata.", lang: "it",
+		allow: []action.Kind{r, s}, recipients: []string{"#dev"}},
+	// A negation between them keeps the verb: the prohibition holds.
+	{text: "Make sure prod is not deleted.", lang: "en",
+		allow: []action.Kind{r}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+}
+
+// A limit phrase that ends its clause reads the count before it.
+var postfixLimitCases = []compileCase{
+	{text: "Archive les vieilles newsletters, 10 messages au maximum.", lang: "fr",
+		allow: []action.Kind{r, w}, counts: map[action.Kind]int{w: 10}},
+	{text: "Send the reminders, 5 emails max.", lang: "en",
+		allow: []action.Kind{r, s}, counts: map[action.Kind]int{s: 5}},
+	{text: "Archiviere die alten Newsletter, 10 Nachrichten maximal.", lang: "de",
+		allow: []action.Kind{r, w}, counts: map[action.Kind]int{w: 10}},
+	{text: "Archiva los boletines viejos, 10 mensajes como máximo.", lang: "es",
+		allow: []action.Kind{r, w}, counts: map[action.Kind]int{w: 10}},
+}
+
+func TestCompileSlugNotCue(t *testing.T)      { runCompileCases(t, slugNotCueCases) }
+func TestCompileExceptionEntity(t *testing.T) { runCompileCases(t, exceptionEntityCases) }
+func TestCompileCopulaState(t *testing.T)     { runCompileCases(t, copulaStateCases) }
+func TestCompilePostfixLimit(t *testing.T)    { runCompileCases(t, postfixLimitCases) }
