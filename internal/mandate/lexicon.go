@@ -86,13 +86,13 @@ type langTable struct {
 	// Copulas are the finite forms of "to be" before a participle that
 	// describes a state ("le build est réparé", "the build is fixed"): a
 	// verb form right after one is not a request.
-	Copulas []string `yaml:"copulas"`
-	Subordinators  []string `yaml:"subordinators"`
-	Branches       []string `yaml:"branches"`
-	BranchPreps    []string `yaml:"branch_prepositions"`
-	Enclitics      []string `yaml:"enclitics"`
-	EncliticFill   []string `yaml:"enclitic_restore"`
-	GeneralVerbs   []string `yaml:"general_verbs"`
+	Copulas       []string `yaml:"copulas"`
+	Subordinators []string `yaml:"subordinators"`
+	Branches      []string `yaml:"branches"`
+	BranchPreps   []string `yaml:"branch_prepositions"`
+	Enclitics     []string `yaml:"enclitics"`
+	EncliticFill  []string `yaml:"enclitic_restore"`
+	GeneralVerbs  []string `yaml:"general_verbs"`
 	// Separable are the particles a verb may leave at the end of its
 	// clause ("Lade Paula zum Fest ein" is "lade ein").
 	Separable    []string `yaml:"separable_particles"`
