@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // Approval rows keep their whole content as JSON in body, as in the SQLite
@@ -39,36 +39,15 @@ const (
 	stNotifyApproval = `SELECT pg_notify($1, $2)`
 )
 
-func (e *encoded) encodeApprovals() error {
-	for _, a := range e.c.Approvals {
-		b, err := json.Marshal(a)
-		if err != nil {
-			return fmt.Errorf("encode approval %s: %w", a.ID, err)
-		}
-		e.approvals = append(e.approvals, b)
-	}
-	for _, ac := range e.c.ApprovalChanges {
-		if ac.Approval == nil {
-			return errors.New("encode approval change: no approval")
-		}
-		b, err := json.Marshal(ac.Approval)
-		if err != nil {
-			return fmt.Errorf("encode approval %s: %w", ac.Approval.ID, err)
-		}
-		e.approvalChanges = append(e.approvalChanges, b)
-	}
-	return nil
-}
-
 // queueApprovals adds a change's approval rows to the batch.
-func queueApprovals(b *pgx.Batch, e *encoded) {
-	for i, a := range e.c.Approvals {
+func queueApprovals(b *pgx.Batch, e *sqlstore.Encoded) {
+	for i, a := range e.C.Approvals {
 		b.Queue(stInsertApproval, a.ID, a.SessionID, a.DecisionID, a.Tool, a.ArgsHash, a.State, a.Scope,
-			a.Deadline.UnixNano(), a.Rev, a.CreatedAt.UnixNano(), e.approvals[i], store.At(e.leaves.Approvals, i))
+			a.Deadline.UnixNano(), a.Rev, a.CreatedAt.UnixNano(), e.Approvals[i], store.At(e.Leaves.Approvals, i))
 	}
-	for i, ac := range e.c.ApprovalChanges {
+	for i, ac := range e.C.ApprovalChanges {
 		a := ac.Approval
-		b.Queue(stUpdateApproval, a.ID, a.State, a.Scope, a.Deadline.UnixNano(), a.Rev, e.approvalChanges[i], store.At(e.leaves.ApprovalChanges, i))
+		b.Queue(stUpdateApproval, a.ID, a.State, a.Scope, a.Deadline.UnixNano(), a.Rev, e.ApprovalChanges[i], store.At(e.Leaves.ApprovalChanges, i))
 	}
 }
 
@@ -77,41 +56,13 @@ func queueApprovals(b *pgx.Batch, e *encoded) {
 // an earlier state of its approval than the log's last (an answer or a use
 // rolled back) is refused. Records are ordered by id, their commit order:
 // a later state of one approval is committed after the earlier one.
-const approvalCols = `approvals.id, approvals.session_id, approvals.decision_id, approvals.tool, approvals.args_hash, approvals.state, approvals.scope, approvals.deadline, approvals.rev, approvals.body, ` +
-	`approvals.leaf, (SELECT e.body FROM evidence e WHERE e.leaf_hash = approvals.leaf LIMIT 1),
+const approvalCols = sqlstore.ApprovalCols + `,
 	(SELECT json_agg(convert_from(l.body, 'UTF8')::json ORDER BY l.id) FROM evidence l WHERE l.session_id = approvals.session_id AND l.session_id <> '' AND l.type = 'approval_state'
 		AND l.id > (SELECT MAX(e.id) FROM evidence e WHERE e.leaf_hash = approvals.leaf) AND position(approvals.id IN convert_from(l.body, 'UTF8')) > 0)`
 
-func scanApproval(r pgx.Row) (*store.Approval, error) {
-	var (
-		c                  store.ApprovalColumns
-		deadline           int64
-		body, leaf, record []byte
-		later              []byte
-	)
-	if err := r.Scan(&c.ID, &c.SessionID, &c.DecisionID, &c.Tool, &c.ArgsHash, &c.State, &c.Scope, &deadline, &c.Rev, &body, &leaf, &record, &later); err != nil {
-		return nil, err
-	}
-	c.Deadline = time.Unix(0, deadline).UTC()
-	var a store.Approval
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, fmt.Errorf("decode approval: %w", err)
-	}
-	var laterBodies []json.RawMessage
-	if len(later) > 0 {
-		if err := json.Unmarshal(later, &laterBodies); err != nil {
-			return nil, fmt.Errorf("approval %s: read its later records: %w", c.ID, err)
-		}
-	}
-	if err := store.CheckApproval(&a, c, leaf, record, laterBodies); err != nil {
-		return nil, err
-	}
-	return &a, nil
-}
-
 // GetApproval implements store.Approvals.
 func (s *Store) GetApproval(ctx context.Context, id string) (*store.Approval, error) {
-	a, err := scanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, id))
+	a, err := sqlstore.ScanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("approval %q: %w", id, store.ErrNotFound)
 	}
@@ -124,36 +75,36 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*store.Approval, er
 // ListApprovals implements store.Approvals. Ids are time-ordered (UUIDv7),
 // so id order is creation order.
 func (s *Store) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.Approval, error) {
-	var a args
+	a := sqlstore.Where{Numbered: true}
 	if f.SessionID != "" {
-		a.add("session_id = ?", f.SessionID)
+		a.Add("session_id = ?", f.SessionID)
 	}
 	if f.State != "" {
-		a.add("state = ?", f.State)
+		a.Add("state = ?", f.State)
 	}
 	if f.Before != "" {
-		a.add("id < ?", f.Before)
+		a.Add("id < ?", f.Before)
 	}
-	q := `SELECT ` + approvalCols + ` FROM approvals` + a.clause() + ` ORDER BY id DESC LIMIT ` + a.next(limit(f.Limit))
-	return collect(ctx, s, "list approvals", q, a.vals, scanApproval)
+	q := `SELECT ` + approvalCols + ` FROM approvals` + a.Clause() + ` ORDER BY id DESC LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
+	return collect(ctx, s, "list approvals", q, a.Args, sqlstore.ScanApproval)
 }
 
 // CallApprovals implements store.Approvals.
 func (s *Store) CallApprovals(ctx context.Context, sessionID, tool, argsHash string) ([]*store.Approval, error) {
 	return collect(ctx, s, "approvals for a call", `SELECT `+approvalCols+` FROM approvals WHERE session_id = $1 AND tool = $2 AND args_hash = $3 ORDER BY id DESC LIMIT 64`,
-		[]any{sessionID, tool, argsHash}, scanApproval)
+		[]any{sessionID, tool, argsHash}, sqlstore.ScanApproval)
 }
 
 // SessionGrants implements store.Approvals.
 func (s *Store) SessionGrants(ctx context.Context, sessionID string) ([]*store.Approval, error) {
 	return collect(ctx, s, "session approvals", `SELECT `+approvalCols+` FROM approvals WHERE session_id = $1 AND state IN ('approved', 'denied') AND scope = 'session' ORDER BY id LIMIT 1000`,
-		[]any{sessionID}, scanApproval)
+		[]any{sessionID}, sqlstore.ScanApproval)
 }
 
 // DueApprovals implements store.Approvals.
 func (s *Store) DueApprovals(ctx context.Context, t time.Time, n int) ([]*store.Approval, error) {
 	return collect(ctx, s, "due approvals", `SELECT `+approvalCols+` FROM approvals WHERE state = 'pending' AND deadline <= $1 ORDER BY deadline LIMIT $2`,
-		[]any{t.UnixNano(), limit(n)}, scanApproval)
+		[]any{t.UnixNano(), sqlstore.Limit(n)}, sqlstore.ScanApproval)
 }
 
 // NextDeadline implements store.Approvals.

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // baselineSchema is the migration that adds the baseline tables (see the
@@ -124,7 +125,7 @@ func (e *applyError) Error() string { return e.err.Error() }
 
 const baselineCols = `agent, version, profile, revision, updated_at`
 
-func scanBaseline(r pgx.Row) (*store.Baseline, error) {
+func scanBaseline(r sqlstore.Scanner) (*store.Baseline, error) {
 	var (
 		b       store.Baseline
 		updated int64

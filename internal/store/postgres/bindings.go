@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // VerifyRows holds every operational row against the evidence log, as
@@ -17,7 +18,7 @@ import (
 // evidence verify --store' adds to the log's own verification.
 func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) error {
 	leaves := map[string]map[string]bool{} // table -> row leaves
-	each := func(table, q string, scan func(pgx.Row) (leaf []byte, err error)) error {
+	each := func(table, q string, scan func(sqlstore.Scanner) (leaf []byte, err error)) error {
 		leaves[table] = map[string]bool{}
 		rows, err := s.pool.Query(ctx, q)
 		if err != nil {
@@ -38,10 +39,10 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 	// Each scan reads the row's leaf again at the end, so that a row
 	// refused by its check still counts as present. Sessions are checked
 	// after their rows are read (a check is a query of its own).
-	var sessions []boundSession
-	if err := each("sessions", `SELECT `+sessionCols+`, `+bound("sessions")+`, leaf FROM sessions ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+	var sessions []sqlstore.BoundSession
+	if err := each("sessions", `SELECT `+sqlstore.SessionCols+`, `+sqlstore.Bound("sessions")+`, leaf FROM sessions ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
 		var lr leafScanner
-		b, err := scanSessionRow(lr.wrap(r))
+		b, err := sqlstore.ScanSession(lr.wrap(r))
 		if err == nil {
 			sessions = append(sessions, b)
 		}
@@ -56,44 +57,44 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 			return err
 		}
 	}
-	if err := each("mandates", `SELECT `+mandateCols+`, `+bound("mandates")+`, leaf FROM mandates ORDER BY session_id, version`, func(r pgx.Row) ([]byte, error) {
+	if err := each("mandates", `SELECT `+sqlstore.MandateCols+`, `+sqlstore.Bound("mandates")+`, leaf FROM mandates ORDER BY session_id, version`, func(r sqlstore.Scanner) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanMandate(lr.wrap(r))
+		_, err := sqlstore.ScanMandate(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("decisions", `SELECT `+decisionCols+`, `+bound("decisions")+`, leaf FROM decisions ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+	if err := each("decisions", `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+`, leaf FROM decisions ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
 		var lr leafScanner
 		_, err := s.scanDecision(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("observations", `SELECT `+observationCols+`, `+bound("observations")+`, leaf FROM observations ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+	if err := each("observations", `SELECT `+sqlstore.ObservationCols+`, `+sqlstore.Bound("observations")+`, leaf FROM observations ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanObservation(lr.wrap(r))
+		_, err := sqlstore.ScanObservation(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("approvals", `SELECT `+approvalCols+`, approvals.leaf FROM approvals ORDER BY id`, func(r pgx.Row) ([]byte, error) {
+	if err := each("approvals", `SELECT `+approvalCols+`, approvals.leaf FROM approvals ORDER BY id`, func(r sqlstore.Scanner) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanApproval(lr.wrap(r))
+		_, err := sqlstore.ScanApproval(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("tool_pins", `SELECT `+toolPinCols+`, `+bound("tool_pins")+`, leaf FROM tool_pins ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+	if err := each("tool_pins", `SELECT `+sqlstore.ToolPinCols+`, `+sqlstore.Bound("tool_pins")+`, leaf FROM tool_pins ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanToolPin(lr.wrap(r))
+		_, err := sqlstore.ScanToolPin(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("tool_changes", `SELECT `+toolChangeCols+`, `+bound("tool_changes")+`, leaf FROM tool_changes ORDER BY ord`, func(r pgx.Row) ([]byte, error) {
+	if err := each("tool_changes", `SELECT `+sqlstore.ToolChangeCols+`, `+sqlstore.Bound("tool_changes")+`, leaf FROM tool_changes ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanToolChange(lr.wrap(r))
+		_, err := sqlstore.ScanToolChange(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
@@ -139,7 +140,7 @@ type leafScanner struct {
 	leaf []byte
 }
 
-func (l *leafScanner) wrap(r pgx.Row) pgx.Row { l.r = r.(pgx.Rows); return l }
+func (l *leafScanner) wrap(r sqlstore.Scanner) pgx.Row { l.r = r.(pgx.Rows); return l }
 
 func (l *leafScanner) Scan(dst ...any) error {
 	if n := len(l.r.FieldDescriptions()); len(dst) != n-1 {

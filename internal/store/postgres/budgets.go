@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // Budgets of delegation trees (store/budget.go). A change's draws run as
@@ -52,7 +53,7 @@ func queueDraws(b *pgx.Batch, c *store.Change) {
 const latestDraw = `SELECT type, session_id, body, leaf_hash FROM evidence
 	WHERE session_id = $1 AND session_id <> '' AND type = 'draw' AND position($3::bytea in body) > 0 ORDER BY id DESC LIMIT 1`
 
-func scanDraw(r pgx.Row) (*store.EvidenceRecord, error) {
+func scanDraw(r sqlstore.Scanner) (*store.EvidenceRecord, error) {
 	var rec store.EvidenceRecord
 	err := r.Scan(&rec.Type, &rec.SessionID, &rec.Body, &rec.LeafHash)
 	if errors.Is(err, pgx.ErrNoRows) {

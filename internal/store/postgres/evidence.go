@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // The evidence reads see integrated records only: those the integrator has
@@ -25,23 +26,9 @@ func (s *Store) EvidenceSize(ctx context.Context) (uint64, error) {
 	return n, nil
 }
 
-const recordCols = `idx, type, session_id, origin, body, leaf_hash, created_at`
-
-func scanRecord(r pgx.Row) (*store.EvidenceRecord, error) {
-	var (
-		rec     store.EvidenceRecord
-		created int64
-	)
-	if err := r.Scan(&rec.Index, &rec.Type, &rec.SessionID, &rec.Origin, &rec.Body, &rec.LeafHash, &created); err != nil {
-		return nil, err
-	}
-	rec.CreatedAt = time.Unix(0, created).UTC()
-	return &rec, nil
-}
-
 // EvidenceRange implements store.Store.
 func (s *Store) EvidenceRange(ctx context.Context, from, to uint64) ([]*store.EvidenceRecord, error) {
-	return collect(ctx, s, "evidence range", `SELECT `+recordCols+` FROM evidence WHERE idx >= $1 AND idx < $2 ORDER BY idx`, []any{int64(from), int64(to)}, scanRecord)
+	return collect(ctx, s, "evidence range", `SELECT `+sqlstore.RecordCols+` FROM evidence WHERE idx >= $1 AND idx < $2 ORDER BY idx`, []any{int64(from), int64(to)}, sqlstore.ScanRecord)
 }
 
 // EvidenceLeafHashes implements store.Store. A missing index in the range is
@@ -85,7 +72,7 @@ func (s *Store) EvidenceFrom(ctx context.Context, from uint64, limit int) ([]*st
 	if limit <= 0 {
 		limit = 1000
 	}
-	return collect(ctx, s, "evidence from", `SELECT `+recordCols+` FROM evidence WHERE idx >= $1 ORDER BY idx LIMIT $2`, []any{int64(from), limit}, scanRecord)
+	return collect(ctx, s, "evidence from", `SELECT `+sqlstore.RecordCols+` FROM evidence WHERE idx >= $1 ORDER BY idx LIMIT $2`, []any{int64(from), limit}, sqlstore.ScanRecord)
 }
 
 // SessionEvidence implements store.Store.
@@ -93,7 +80,7 @@ func (s *Store) SessionEvidence(ctx context.Context, sessionID string) ([]*store
 	if sessionID == "" {
 		return nil, errors.New("session evidence: a session id is required")
 	}
-	return collect(ctx, s, "session evidence", `SELECT `+recordCols+` FROM evidence WHERE session_id = $1 AND session_id <> '' AND idx IS NOT NULL ORDER BY idx`, []any{sessionID}, scanRecord)
+	return collect(ctx, s, "session evidence", `SELECT `+sqlstore.RecordCols+` FROM evidence WHERE session_id = $1 AND session_id <> '' AND idx IS NOT NULL ORDER BY idx`, []any{sessionID}, sqlstore.ScanRecord)
 }
 
 // AddCheckpoint implements store.Store.
@@ -111,7 +98,7 @@ func (s *Store) AddCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 
 const checkpointCols = `id, size, root_hash, note, created_at`
 
-func scanCheckpoint(r pgx.Row) (*store.Checkpoint, error) {
+func scanCheckpoint(r sqlstore.Scanner) (*store.Checkpoint, error) {
 	var (
 		cp      store.Checkpoint
 		created int64

@@ -33,6 +33,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // Options tune a store.
@@ -73,7 +74,7 @@ type Store struct {
 	schema string
 	where  string // host:port/database, for messages
 
-	queue  chan job
+	queue  chan sqlstore.Job
 	done   chan struct{}
 	mu     sync.RWMutex // guards closed against Submit
 	closed bool
@@ -197,7 +198,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.pool.Close()
 		return nil, err
 	}
-	s.queue = make(chan job, 4096)
+	s.queue = make(chan sqlstore.Job, 4096)
 	s.done = make(chan struct{})
 	go s.writer()
 	s.integ = newIntegrator(s)
@@ -302,7 +303,7 @@ func (s *Store) Submit(c *store.Change) <-chan error {
 		res <- ErrReadOnly
 		return res
 	}
-	e, err := encode(c)
+	e, err := sqlstore.Encode(c)
 	if err != nil {
 		res <- err
 		return res
@@ -313,7 +314,7 @@ func (s *Store) Submit(c *store.Change) <-chan error {
 		res <- store.ErrClosed
 		return res
 	}
-	s.queue <- job{e: e, res: res}
+	s.queue <- sqlstore.Job{E: e, Res: res}
 	return res
 }
 

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,111 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
-
-// encoded is a Change with its JSON columns marshalled by the submitter, so
-// the writer goroutine spends its time on the wire, not in encoding.
-type encoded struct {
-	c                            *store.Change
-	agent, tools, state          []byte
-	mandate                      []byte
-	args, action, rules, reasons []byte
-	signals, provenance          []byte
-	judge                        []byte
-	output                       []byte
-	// approvals and approvalChanges are the bodies of c's approval rows,
-	// in order (approvals.go).
-	approvals, approvalChanges [][]byte
-	// leaves bind c's rows to their evidence records (store.Binding).
-	leaves store.Leaves
-}
-
-func encode(c *store.Change) (*encoded, error) {
-	e := &encoded{c: c, leaves: store.LeavesOf(c)}
-	var err error
-	for _, d := range c.Draws {
-		if err := store.CheckDraw(d); err != nil {
-			return nil, err
-		}
-	}
-	if s := c.Session; s != nil {
-		if e.state, err = json.Marshal(s.State); err != nil {
-			return nil, fmt.Errorf("encode session state: %w", err)
-		}
-		if c.NewSession {
-			if e.agent, err = json.Marshal(s.Agent); err != nil {
-				return nil, fmt.Errorf("encode agent: %w", err)
-			}
-			if e.tools, err = json.Marshal(s.Tools); err != nil {
-				return nil, fmt.Errorf("encode tools: %w", err)
-			}
-		}
-	}
-	if m := c.Mandate; m != nil {
-		if e.mandate, err = json.Marshal(m.Mandate); err != nil {
-			return nil, fmt.Errorf("encode mandate: %w", err)
-		}
-	}
-	if d := c.Decision; d != nil {
-		e.args = d.Args
-		if len(e.args) == 0 {
-			e.args = []byte("{}")
-		}
-		if e.action, err = json.Marshal(d.Action); err != nil {
-			return nil, fmt.Errorf("encode action: %w", err)
-		}
-		if e.rules, err = json.Marshal(nonNil(d.Rules)); err != nil {
-			return nil, fmt.Errorf("encode rules: %w", err)
-		}
-		if e.reasons, err = json.Marshal(nonNil(d.Reasons)); err != nil {
-			return nil, fmt.Errorf("encode reasons: %w", err)
-		}
-		if len(d.Signals) > 0 {
-			if e.signals, err = json.Marshal(d.Signals); err != nil {
-				return nil, fmt.Errorf("encode signals: %w", err)
-			}
-		}
-		if len(d.Provenance) > 0 {
-			if e.provenance, err = json.Marshal(d.Provenance); err != nil {
-				return nil, fmt.Errorf("encode provenance: %w", err)
-			}
-		}
-		if d.Judge != nil {
-			if e.judge, err = json.Marshal(d.Judge); err != nil {
-				return nil, fmt.Errorf("encode judge: %w", err)
-			}
-		}
-	}
-	if err := e.encodeApprovals(); err != nil {
-		return nil, err
-	}
-	if o := c.Observation; o != nil {
-		e.output = o.Output
-		if len(e.output) == 0 {
-			e.output = []byte("null")
-		}
-	}
-	return e, nil
-}
-
-func nonEmptyJSON(b []byte) []byte {
-	if len(b) == 0 {
-		return []byte("null")
-	}
-	return b
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-type job struct {
-	e   *encoded
-	res chan error
-}
 
 // The statements a change is made of.
 const (
@@ -127,8 +23,8 @@ const (
 	stInsertMandate = `INSERT INTO mandates (session_id, version, body, source, created_by, created_at, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7)`
 	stInsertDecide  = `INSERT INTO decisions (id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at, call_id, signals, approval_id, judge, provenance, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`
 	stInsertObserve = `INSERT INTO observations (id, decision_id, session_id, output, origin, call_id, gap, gap_reason, tool, args, created_at, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`
-	stInsertPin     = `INSERT INTO tool_pins (` + toolPinCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6)`
-	stInsertToolChg = `INSERT INTO tool_changes (` + toolChangeCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`
+	stInsertPin     = `INSERT INTO tool_pins (` + sqlstore.ToolPinCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6)`
+	stInsertToolChg = `INSERT INTO tool_changes (` + sqlstore.ToolChangeCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`
 	stInsertRecord  = `INSERT INTO evidence (type, session_id, origin, body, leaf_hash, created_at) VALUES ($1,$2,$3,$4,$5,$6)`
 	stNotify        = `SELECT pg_notify($1, '')`
 )
@@ -138,20 +34,7 @@ const (
 func (s *Store) writer() {
 	defer close(s.done)
 	for first := range s.queue {
-		batch := make([]job, 1, 16)
-		batch[0] = first
-	drain:
-		for len(batch) < s.opts.MaxBatch {
-			select {
-			case j, ok := <-s.queue:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, j)
-			default:
-				break drain
-			}
-		}
+		batch := sqlstore.Drain(first, s.queue, s.opts.MaxBatch)
 		s.commit(batch)
 	}
 }
@@ -159,7 +42,7 @@ func (s *Store) writer() {
 // commit writes a batch. When one change fails (a stale guard, a duplicate
 // id), the batch — which PostgreSQL rolled back whole — is sent again
 // without it, so each change fails or commits on its own.
-func (s *Store) commit(batch []job) {
+func (s *Store) commit(batch []sqlstore.Job) {
 	errs := make([]error, len(batch))
 	live := make([]int, len(batch))
 	for i := range live {
@@ -203,14 +86,14 @@ func (s *Store) commit(batch []job) {
 		live = append(live[:failed], live[failed+1:]...)
 	}
 	for i, j := range batch {
-		j.res <- errs[i]
+		j.Res <- errs[i]
 	}
 }
 
 // send commits the changes batch[live...] as one pipeline ended by one Sync
 // — PostgreSQL's implicit transaction: all of it or nothing. On failure it
 // returns the position in live of the change that failed, or -1.
-func (s *Store) send(batch []job, live []int) (int, error) {
+func (s *Store) send(batch []sqlstore.Job, live []int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CommitTimeout)
 	defer cancel()
 	start := time.Now()
@@ -219,11 +102,11 @@ func (s *Store) send(batch []job, live []int) (int, error) {
 	evidence := false
 	for pos, i := range live {
 		n := b.Len()
-		queue(b, batch[i].e)
+		queue(b, batch[i].E)
 		for range b.Len() - n {
 			owner = append(owner, pos)
 		}
-		evidence = evidence || len(batch[i].e.c.Evidence) > 0
+		evidence = evidence || len(batch[i].E.C.Evidence) > 0
 	}
 	if evidence {
 		b.Queue(stNotify, s.channel(chanPending))
@@ -232,7 +115,7 @@ func (s *Store) send(batch []job, live []int) (int, error) {
 	// Approvals that changed wake their waiters on every replica, once
 	// the transaction commits (approvals.go).
 	for _, i := range live {
-		for _, a := range batch[i].e.c.Approvals {
+		for _, a := range batch[i].E.C.Approvals {
 			ev := "approval"
 			if a.Final() {
 				ev = "approval.answered" // resolved as it was made (a judge)
@@ -240,7 +123,7 @@ func (s *Store) send(batch []job, live []int) (int, error) {
 			b.Queue(stNotifyApproval, s.channel(chanApproval), s.notice(a.ID, ev))
 			owner = append(owner, -1)
 		}
-		for _, ac := range batch[i].e.c.ApprovalChanges {
+		for _, ac := range batch[i].E.C.ApprovalChanges {
 			b.Queue(stNotifyApproval, s.channel(chanApproval), s.notice(ac.Approval.ID, noticeEvent(ac)))
 			owner = append(owner, -1)
 		}
@@ -282,7 +165,7 @@ func (s *Store) send(batch []job, live []int) (int, error) {
 		return -1, fmt.Errorf("%w: %w", errNotWritten, describe("commit", stmtErr))
 	}
 	if failedAt >= 0 && owner[failedAt] >= 0 && !isUnavailable(stmtErr) {
-		c := batch[live[owner[failedAt]]].e.c
+		c := batch[live[owner[failedAt]]].E.C
 		return owner[failedAt], describe("write "+what(c), stmtErr)
 	}
 	err = describe("commit", stmtErr)
@@ -333,8 +216,8 @@ func what(c *store.Change) string {
 }
 
 // queue adds one change's statements to the batch, the guard first.
-func queue(b *pgx.Batch, e *encoded) {
-	c := e.c
+func queue(b *pgx.Batch, e *sqlstore.Encoded) {
+	c := e.C
 	newHead := ""
 	if g := c.Guard; g != nil {
 		for _, st := range g.Sessions {
@@ -347,31 +230,27 @@ func queue(b *pgx.Batch, e *encoded) {
 	}
 	if s := c.Session; s != nil {
 		if c.NewSession {
-			b.Queue(stInsertSession, s.ID, s.Agent.ID, e.agent, e.tools, s.WorkingDir, s.HomeDir, s.ParentID, s.Status,
-				s.MandateVersion, e.state, s.CreatedBy, s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), newHead, s.ApprovalTimeout, e.leaves.Session)
+			b.Queue(stInsertSession, s.ID, s.Agent.ID, e.Agent, e.Tools, s.WorkingDir, s.HomeDir, s.ParentID, s.Status,
+				s.MandateVersion, e.State, s.CreatedBy, s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), newHead, s.ApprovalTimeout, e.Leaves.Session)
 		} else {
-			b.Queue(stUpdateSession, s.ID, s.Status, s.MandateVersion, e.state, s.UpdatedAt.UnixNano())
+			b.Queue(stUpdateSession, s.ID, s.Status, s.MandateVersion, e.State, s.UpdatedAt.UnixNano())
 		}
 	}
 	if m := c.Mandate; m != nil {
-		b.Queue(stInsertMandate, m.SessionID, m.Version, e.mandate, m.Source, m.CreatedBy, m.CreatedAt.UnixNano(), e.leaves.Mandate)
+		b.Queue(stInsertMandate, m.SessionID, m.Version, e.Mandate, m.Source, m.CreatedBy, m.CreatedAt.UnixNano(), e.Leaves.Mandate)
 	}
 	if d := c.Decision; d != nil {
-		b.Queue(stInsertDecide, d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.args, e.action, d.MandateVersion, d.PolicyHash,
-			d.Effect, e.rules, e.reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID, e.signals, d.ApprovalID, e.judge, e.provenance, e.leaves.Decision)
+		b.Queue(stInsertDecide, d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.Args, e.Action, d.MandateVersion, d.PolicyHash,
+			d.Effect, e.Rules, e.Reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID, e.Signals, d.ApprovalID, e.Judge, e.Provenance, e.Leaves.Decision)
 	}
 	if o := c.Observation; o != nil {
-		var args []byte
-		if len(o.Args) > 0 {
-			args = o.Args
-		}
-		b.Queue(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, args, o.CreatedAt.UnixNano(), e.leaves.Observation)
+		b.Queue(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.Output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, sqlstore.ObservationArgs(o), o.CreatedAt.UnixNano(), e.Leaves.Observation)
 	}
 	for i, p := range c.ToolPins {
-		b.Queue(stInsertPin, p.SessionID, p.Tool, p.Hash, nonEmptyJSON(p.Definition), p.CreatedAt.UnixNano(), store.At(e.leaves.ToolPins, i))
+		b.Queue(stInsertPin, p.SessionID, p.Tool, p.Hash, sqlstore.JSONOrNull(p.Definition), p.CreatedAt.UnixNano(), store.At(e.Leaves.ToolPins, i))
 	}
 	for i, tc := range c.ToolChanges {
-		b.Queue(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, nonEmptyJSON(tc.Definition), tc.CreatedAt.UnixNano(), store.At(e.leaves.ToolChanges, i))
+		b.Queue(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, sqlstore.JSONOrNull(tc.Definition), tc.CreatedAt.UnixNano(), store.At(e.Leaves.ToolChanges, i))
 	}
 	queueApprovals(b, e)
 	queueDraws(b, c)

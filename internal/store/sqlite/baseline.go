@@ -11,6 +11,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // baselineSchema is the migration that adds the baseline tables: one row
@@ -121,7 +122,7 @@ func (s *Store) foldOnce(ctx context.Context, f *store.BaselineFold) error {
 
 const baselineCols = `agent, version, profile, revision, updated_at`
 
-func scanBaseline(r scanner) (*store.Baseline, error) {
+func scanBaseline(r sqlstore.Scanner) (*store.Baseline, error) {
 	var (
 		b       store.Baseline
 		updated int64

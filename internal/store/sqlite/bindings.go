@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // VerifyRows holds every operational row against the evidence log, as
@@ -36,51 +37,51 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 	}
 	// Each scan reads the row's leaf again at the end, so that a row
 	// refused by its check still counts as present.
-	if err := each("sessions", `SELECT `+sessionCols+`, `+bound("sessions")+`, leaf FROM sessions ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
+	if err := each("sessions", `SELECT `+sqlstore.SessionCols+`, `+sqlstore.Bound("sessions")+`, leaf FROM sessions ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
 		var lr leafScanner
 		_, err := s.scanSession(ctx, lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("mandates", `SELECT `+mandateCols+`, `+bound("mandates")+`, leaf FROM mandates ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
+	if err := each("mandates", `SELECT `+sqlstore.MandateCols+`, `+sqlstore.Bound("mandates")+`, leaf FROM mandates ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanMandate(lr.wrap(r))
+		_, err := sqlstore.ScanMandate(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("decisions", `SELECT `+decisionCols+`, `+bound("decisions")+`, leaf FROM decisions ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
+	if err := each("decisions", `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+`, leaf FROM decisions ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanDecision(lr.wrap(r), nil)
+		_, err := sqlstore.ScanDecision(lr.wrap(r), nil)
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("observations", `SELECT `+observationCols+`, `+bound("observations")+`, leaf FROM observations ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
+	if err := each("observations", `SELECT `+sqlstore.ObservationCols+`, `+sqlstore.Bound("observations")+`, leaf FROM observations ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanObservation(lr.wrap(r))
+		_, err := sqlstore.ScanObservation(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
 	if err := each("approvals", `SELECT `+approvalCols+`, approvals.leaf FROM approvals ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanApproval(lr.wrap(r))
+		_, err := sqlstore.ScanApproval(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("tool_pins", `SELECT `+toolPinCols+`, `+bound("tool_pins")+`, leaf FROM tool_pins ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
+	if err := each("tool_pins", `SELECT `+sqlstore.ToolPinCols+`, `+sqlstore.Bound("tool_pins")+`, leaf FROM tool_pins ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanToolPin(lr.wrap(r))
+		_, err := sqlstore.ScanToolPin(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
 	}
-	if err := each("tool_changes", `SELECT `+toolChangeCols+`, `+bound("tool_changes")+`, leaf FROM tool_changes ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
+	if err := each("tool_changes", `SELECT `+sqlstore.ToolChangeCols+`, `+sqlstore.Bound("tool_changes")+`, leaf FROM tool_changes ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
 		var lr leafScanner
-		_, err := scanToolChange(lr.wrap(r))
+		_, err := sqlstore.ScanToolChange(lr.wrap(r))
 		return lr.leaf, err
 	}); err != nil {
 		return err
@@ -126,7 +127,7 @@ type leafScanner struct {
 	leaf []byte
 }
 
-func (l *leafScanner) wrap(r *sql.Rows) scanner { l.r = r; return l }
+func (l *leafScanner) wrap(r *sql.Rows) sqlstore.Scanner { l.r = r; return l }
 
 func (l *leafScanner) Scan(dst ...any) error {
 	cols, err := l.r.Columns()

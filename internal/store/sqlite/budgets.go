@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // Budgets of delegation trees (store/budget.go): a change's draws are
@@ -29,9 +30,6 @@ const (
 func applyDraws(t *txn, c *store.Change) error {
 	leaves := store.DrawLeaves(c)
 	for i, d := range c.Draws {
-		if err := store.CheckDraw(d); err != nil {
-			return err
-		}
 		leaf := store.At(leaves, i)
 		var res sql.Result
 		var err error
@@ -91,7 +89,7 @@ func (s *Store) GetBudget(ctx context.Context, sessionID, dim string) (*store.Bu
 	return b, nil
 }
 
-func scanDrawRecord(r scanner) (*store.EvidenceRecord, error) {
+func scanDrawRecord(r sqlstore.Scanner) (*store.EvidenceRecord, error) {
 	var (
 		rec     store.EvidenceRecord
 		created int64

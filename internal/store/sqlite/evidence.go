@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // ErrReadOnly is returned by Submit on a store opened with OpenReadOnly.
@@ -49,13 +50,13 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		write: db,
 		opts:  Options{Logger: slog.New(slog.DiscardHandler)},
 		log:   slog.New(slog.DiscardHandler),
-		queue: make(chan job),
+		queue: make(chan sqlstore.Job),
 		done:  make(chan struct{}),
 	}
 	go func() {
 		defer close(s.done)
 		for j := range s.queue {
-			j.res <- ErrReadOnly
+			j.Res <- ErrReadOnly
 		}
 	}()
 	return s, nil
@@ -157,7 +158,7 @@ func (s *Store) AddCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 
 const checkpointCols = `id, size, root_hash, note, created_at`
 
-func scanCheckpoint(r scanner) (*store.Checkpoint, error) {
+func scanCheckpoint(r sqlstore.Scanner) (*store.Checkpoint, error) {
 	var (
 		cp      store.Checkpoint
 		created int64

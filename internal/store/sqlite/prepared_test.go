@@ -7,6 +7,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/cputime"
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
 // TestPreparedLookups: the prepared lookups answer as before, after the
@@ -58,7 +59,7 @@ func BenchmarkSessionLookup(b *testing.B) {
 	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
 		b.Fatal(err)
 	}
-	q := `SELECT ` + sessionCols + `, ` + bound("sessions") + ` FROM sessions WHERE id = ?`
+	q := `SELECT ` + sqlstore.SessionCols + `, ` + sqlstore.Bound("sessions") + ` FROM sessions WHERE id = ?`
 	for _, bc := range []struct {
 		name string
 		run  func() error

@@ -3,113 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
-
-// encoded is a Change with its JSON columns marshalled by the submitter, so
-// the single writer goroutine spends its time in SQLite, not in encoding.
-type encoded struct {
-	c                            *store.Change
-	agent, tools, state          []byte
-	mandate                      []byte
-	args, action, rules, reasons []byte
-	judge                        []byte
-	signals, provenance          []byte
-	output                       []byte
-	// approvals and approvalChanges are the bodies of c's approval rows,
-	// in order (approvals.go).
-	approvals, approvalChanges [][]byte
-	// leaves bind c's rows to their evidence records.
-	leaves store.Leaves
-}
-
-func encode(c *store.Change) (*encoded, error) {
-	e := &encoded{c: c, leaves: store.LeavesOf(c)}
-	var err error
-	if s := c.Session; s != nil {
-		if e.state, err = json.Marshal(s.State); err != nil {
-			return nil, fmt.Errorf("encode session state: %w", err)
-		}
-		if c.NewSession {
-			if e.agent, err = json.Marshal(s.Agent); err != nil {
-				return nil, fmt.Errorf("encode agent: %w", err)
-			}
-			if e.tools, err = json.Marshal(s.Tools); err != nil {
-				return nil, fmt.Errorf("encode tools: %w", err)
-			}
-		}
-	}
-	if m := c.Mandate; m != nil {
-		if e.mandate, err = json.Marshal(m.Mandate); err != nil {
-			return nil, fmt.Errorf("encode mandate: %w", err)
-		}
-	}
-	if d := c.Decision; d != nil {
-		e.args = d.Args
-		if len(e.args) == 0 {
-			e.args = []byte("{}")
-		}
-		if e.action, err = json.Marshal(d.Action); err != nil {
-			return nil, fmt.Errorf("encode action: %w", err)
-		}
-		if e.rules, err = json.Marshal(nonNil(d.Rules)); err != nil {
-			return nil, fmt.Errorf("encode rules: %w", err)
-		}
-		if e.reasons, err = json.Marshal(nonNil(d.Reasons)); err != nil {
-			return nil, fmt.Errorf("encode reasons: %w", err)
-		}
-		if len(d.Signals) > 0 {
-			if e.signals, err = json.Marshal(d.Signals); err != nil {
-				return nil, fmt.Errorf("encode signals: %w", err)
-			}
-		}
-		if len(d.Provenance) > 0 {
-			if e.provenance, err = json.Marshal(d.Provenance); err != nil {
-				return nil, fmt.Errorf("encode provenance: %w", err)
-			}
-		}
-		if d.Judge != nil {
-			if e.judge, err = json.Marshal(d.Judge); err != nil {
-				return nil, fmt.Errorf("encode judge: %w", err)
-			}
-		}
-	}
-	if err := e.encodeApprovals(); err != nil {
-		return nil, err
-	}
-	if o := c.Observation; o != nil {
-		e.output = o.Output
-		if len(e.output) == 0 {
-			e.output = []byte("null")
-		}
-	}
-	return e, nil
-}
-
-func nonEmptyJSON(b []byte) []byte {
-	if len(b) == 0 {
-		return []byte("null")
-	}
-	return b
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-type job struct {
-	e   *encoded
-	res chan error
-}
 
 // writer is the single goroutine that owns the write connection.
 type writer struct {
@@ -131,7 +32,7 @@ type writer struct {
 
 // synced is a committed batch waiting for the WAL to reach the disk.
 type synced struct {
-	batch    []job
+	batch    []sqlstore.Job
 	errs     []error
 	startIdx uint64
 	hashes   [][]byte
@@ -139,16 +40,16 @@ type synced struct {
 
 // The statements the writer runs, prepared once.
 const (
-	stInsertSession  = `INSERT INTO sessions (` + sessionCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertSession  = `INSERT INTO sessions (` + sqlstore.SessionCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	stGuardHead      = `UPDATE sessions SET head = ? WHERE id = ? AND head = ?`
 	stExpectState    = `SELECT status, mandate_version FROM sessions WHERE id = ?`
 	stUpdateSession  = `UPDATE sessions SET status = ?, mandate_version = ?, state = ?, updated_at = ? WHERE id = ?`
-	stInsertMandate  = `INSERT INTO mandates (` + mandateCols + `, leaf) VALUES (?,?,?,?,?,?,?)`
-	stInsertDecision = `INSERT INTO decisions (` + decisionCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	stInsertObserve  = `INSERT INTO observations (` + observationCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertMandate  = `INSERT INTO mandates (` + sqlstore.MandateCols + `, leaf) VALUES (?,?,?,?,?,?,?)`
+	stInsertDecision = `INSERT INTO decisions (` + sqlstore.DecisionCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertObserve  = `INSERT INTO observations (` + sqlstore.ObservationCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
 	stInsertEvidence = `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`
-	stInsertToolPin  = `INSERT INTO tool_pins (` + toolPinCols + `, leaf) VALUES (?,?,?,?,?,?)`
-	stInsertToolChg  = `INSERT INTO tool_changes (` + toolChangeCols + `, leaf) VALUES (?,?,?,?,?,?,?,?)`
+	stInsertToolPin  = `INSERT INTO tool_pins (` + sqlstore.ToolPinCols + `, leaf) VALUES (?,?,?,?,?,?)`
+	stInsertToolChg  = `INSERT INTO tool_changes (` + sqlstore.ToolChangeCols + `, leaf) VALUES (?,?,?,?,?,?,?,?)`
 )
 
 func newWriter(ctx context.Context, s *Store) (*writer, error) {
@@ -196,22 +97,7 @@ func (w *writer) run() {
 		}()
 	}
 	for first := range w.s.queue {
-		// A fresh slice each time: with the syncer, the last batch may
-		// still be waiting to be acknowledged.
-		batch := make([]job, 1, 16)
-		batch[0] = first
-	drain:
-		for len(batch) < w.s.opts.MaxBatch {
-			select {
-			case j, ok := <-w.s.queue:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, j)
-			default:
-				break drain
-			}
-		}
+		batch := sqlstore.Drain(first, w.s.queue, w.s.opts.MaxBatch)
 		w.commit(batch)
 	}
 }
@@ -246,7 +132,7 @@ func (w *writer) syncer(done chan struct{}) {
 			w.s.log.Error("store broken", "err", err)
 			for _, s := range pending {
 				for _, j := range s.batch {
-					j.res <- err
+					j.Res <- err
 				}
 			}
 			continue
@@ -310,11 +196,11 @@ func (w *writer) begin(ctx context.Context) (*txn, error) {
 // any change fails, the transaction is rolled back and the batch is applied
 // again one change at a time, each under a savepoint, so one bad change
 // (a duplicate id, say) fails alone.
-func (w *writer) commit(batch []job) {
+func (w *writer) commit(batch []sqlstore.Job) {
 	ctx := context.Background()
 	if err := w.s.broken.Load(); err != nil {
 		for _, j := range batch {
-			j.res <- *err
+			j.Res <- *err
 		}
 		return
 	}
@@ -329,7 +215,7 @@ func (w *writer) commit(batch []job) {
 	if err != nil {
 		w.nextIdx = startIdx
 		for _, j := range batch {
-			j.res <- err
+			j.Res <- err
 		}
 		return
 	}
@@ -347,7 +233,7 @@ func (w *writer) deliver(s *synced) {
 	w.acknowledge(s.batch, s.errs, s.startIdx, s.hashes)
 }
 
-func (w *writer) acknowledge(batch []job, errs []error, startIdx uint64, hashes [][]byte) {
+func (w *writer) acknowledge(batch []sqlstore.Job, errs []error, startIdx uint64, hashes [][]byte) {
 	w.s.commits.Add(1)
 	w.s.changes.Add(uint64(len(batch)))
 	if len(hashes) > 0 && w.s.opts.OnEvidence != nil {
@@ -358,28 +244,28 @@ func (w *writer) acknowledge(batch []job, errs []error, startIdx uint64, hashes 
 		if errs != nil {
 			err = errs[i]
 		}
-		j.res <- err
+		j.Res <- err
 	}
 }
 
-func (w *writer) fastPath(ctx context.Context, batch []job) ([][]byte, error) {
+func (w *writer) fastPath(ctx context.Context, batch []sqlstore.Job) ([][]byte, error) {
 	t, err := w.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var hashes [][]byte
-	last := map[string]*encoded{} // session id -> its last counter update
+	last := map[string]*sqlstore.Encoded{} // session id -> its last counter update
 	var order []string
 	for _, j := range batch {
-		if err := w.apply(t, j.e, &hashes, true); err != nil {
+		if err := w.apply(t, j.E, &hashes, true); err != nil {
 			t.tx.Rollback()
 			return nil, err
 		}
-		if s := j.e.c.Session; s != nil && !j.e.c.NewSession {
+		if s := j.E.C.Session; s != nil && !j.E.C.NewSession {
 			if _, ok := last[s.ID]; !ok {
 				order = append(order, s.ID)
 			}
-			last[s.ID] = j.e
+			last[s.ID] = j.E
 		}
 	}
 	for _, id := range order {
@@ -394,7 +280,7 @@ func (w *writer) fastPath(ctx context.Context, batch []job) ([][]byte, error) {
 	return hashes, nil
 }
 
-func (w *writer) slowPath(ctx context.Context, batch []job) ([]error, [][]byte, error) {
+func (w *writer) slowPath(ctx context.Context, batch []sqlstore.Job) ([]error, [][]byte, error) {
 	t, err := w.begin(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -407,7 +293,7 @@ func (w *writer) slowPath(ctx context.Context, batch []job) ([]error, [][]byte, 
 			return nil, nil, fmt.Errorf("sqlite: savepoint: %w", err)
 		}
 		idx, nh := w.nextIdx, len(hashes)
-		err := w.apply(t, j.e, &hashes, false)
+		err := w.apply(t, j.E, &hashes, false)
 		if err != nil {
 			errs[i] = err
 			w.nextIdx, hashes = idx, hashes[:nh]
@@ -427,9 +313,9 @@ func (w *writer) slowPath(ctx context.Context, batch []job) ([]error, [][]byte, 
 	return errs, hashes, nil
 }
 
-func (w *writer) updateSession(t *txn, e *encoded) error {
-	s := e.c.Session
-	res, err := t.exec(stUpdateSession, s.Status, s.MandateVersion, e.state, s.UpdatedAt.UnixNano(), s.ID)
+func (w *writer) updateSession(t *txn, e *sqlstore.Encoded) error {
+	s := e.C.Session
+	res, err := t.exec(stUpdateSession, s.Status, s.MandateVersion, e.State, s.UpdatedAt.UnixNano(), s.ID)
 	if err != nil {
 		return wrapWrite("session "+s.ID, err)
 	}
@@ -441,8 +327,8 @@ func (w *writer) updateSession(t *txn, e *encoded) error {
 
 // apply writes one change. With deferUpdate the session's counter update is
 // left to the caller, who writes each session once per batch.
-func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) error {
-	c := e.c
+func (w *writer) apply(t *txn, e *sqlstore.Encoded, hashes *[][]byte, deferUpdate bool) error {
+	c := e.C
 	if err := w.guard(t, c); err != nil {
 		return err
 	}
@@ -453,7 +339,7 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 				head = c.Guard.NewHead
 			}
 			_, err := t.exec(stInsertSession,
-				s.ID, e.agent, e.tools, s.WorkingDir, s.HomeDir, s.ParentID, s.Status, s.MandateVersion, e.state, s.CreatedBy, s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), head, s.ApprovalTimeout, e.leaves.Session)
+				s.ID, e.Agent, e.Tools, s.WorkingDir, s.HomeDir, s.ParentID, s.Status, s.MandateVersion, e.State, s.CreatedBy, s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), head, s.ApprovalTimeout, e.Leaves.Session)
 			if err != nil {
 				return wrapWrite("session "+s.ID, err)
 			}
@@ -464,33 +350,29 @@ func (w *writer) apply(t *txn, e *encoded, hashes *[][]byte, deferUpdate bool) e
 		}
 	}
 	if m := c.Mandate; m != nil {
-		if _, err := t.exec(stInsertMandate, m.SessionID, m.Version, e.mandate, m.Source, m.CreatedBy, m.CreatedAt.UnixNano(), e.leaves.Mandate); err != nil {
+		if _, err := t.exec(stInsertMandate, m.SessionID, m.Version, e.Mandate, m.Source, m.CreatedBy, m.CreatedAt.UnixNano(), e.Leaves.Mandate); err != nil {
 			return wrapWrite(fmt.Sprintf("mandate %s v%d", m.SessionID, m.Version), err)
 		}
 	}
 	if d := c.Decision; d != nil {
 		_, err := t.exec(stInsertDecision,
-			d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.args, e.action, d.MandateVersion, d.PolicyHash, d.Effect, e.rules, e.reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID, d.ApprovalID, e.judge, e.signals, e.provenance, e.leaves.Decision)
+			d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.Args, e.Action, d.MandateVersion, d.PolicyHash, d.Effect, e.Rules, e.Reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID, d.ApprovalID, e.Judge, e.Signals, e.Provenance, e.Leaves.Decision)
 		if err != nil {
 			return wrapWrite("decision "+d.ID, err)
 		}
 	}
 	if o := c.Observation; o != nil {
-		var args []byte
-		if len(o.Args) > 0 {
-			args = o.Args
-		}
-		if _, err := t.exec(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, args, o.CreatedAt.UnixNano(), e.leaves.Observation); err != nil {
+		if _, err := t.exec(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.Output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, sqlstore.ObservationArgs(o), o.CreatedAt.UnixNano(), e.Leaves.Observation); err != nil {
 			return wrapWrite("observation "+o.ID, err)
 		}
 	}
 	for i, p := range c.ToolPins {
-		if _, err := t.exec(stInsertToolPin, p.SessionID, p.Tool, p.Hash, nonEmptyJSON(p.Definition), p.CreatedAt.UnixNano(), store.At(e.leaves.ToolPins, i)); err != nil {
+		if _, err := t.exec(stInsertToolPin, p.SessionID, p.Tool, p.Hash, sqlstore.JSONOrNull(p.Definition), p.CreatedAt.UnixNano(), store.At(e.Leaves.ToolPins, i)); err != nil {
 			return wrapWrite(fmt.Sprintf("tool pin %s/%s", p.SessionID, p.Tool), err)
 		}
 	}
 	for i, tc := range c.ToolChanges {
-		if _, err := t.exec(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, nonEmptyJSON(tc.Definition), tc.CreatedAt.UnixNano(), store.At(e.leaves.ToolChanges, i)); err != nil {
+		if _, err := t.exec(stInsertToolChg, tc.ID, tc.SessionID, tc.Tool, tc.PinnedHash, tc.Hash, sqlstore.JSONOrNull(tc.Definition), tc.CreatedAt.UnixNano(), store.At(e.Leaves.ToolChanges, i)); err != nil {
 			return wrapWrite("tool change "+tc.ID, err)
 		}
 	}

@@ -1,0 +1,237 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/sqlstore"
+)
+
+// GetSession implements store.Store. The row is held against the
+// evidence log (store.CheckSession) before it is returned.
+func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
+	row := s.queryRow(ctx, `SELECT `+sqlstore.SessionCols+`, `+sqlstore.Bound("sessions")+` FROM sessions WHERE id = ?`, id)
+	sess, err := s.scanSession(ctx, row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
+	}
+	return sess, err
+}
+
+func (s *Store) scanSession(ctx context.Context, r sqlstore.Scanner) (*store.Session, error) {
+	b, err := sqlstore.ScanSession(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkSession(ctx, b); err != nil {
+		return nil, err
+	}
+	return b.Session, nil
+}
+
+// sessionLogQuery reads what the log and the tables say about one session
+// (?1) for store.CheckSession, in one statement on the session's indexes.
+const sessionLogQuery = `SELECT
+	(SELECT body FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'session_status' ORDER BY idx DESC LIMIT 1),
+	(SELECT body FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'mandate' ORDER BY idx DESC LIMIT 1),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'mandate'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'decision'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'observation'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'approval'),
+	(SELECT COUNT(*) FROM mandates WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM decisions WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM observations WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM approvals WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'observation' AND json_extract(CAST(body AS TEXT), '$.content.gap') = 1),
+	(SELECT COUNT(*) FROM observations WHERE session_id = ?1 AND gap = 1),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'tool_pin'),
+	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'tool_change'),
+	(SELECT COUNT(*) FROM tool_pins WHERE session_id = ?1),
+	(SELECT COUNT(*) FROM tool_changes WHERE session_id = ?1)`
+
+func (s *Store) checkSession(ctx context.Context, b sqlstore.BoundSession) error {
+	return sqlstore.CheckSession(b, s.queryRow(ctx, sessionLogQuery, b.Session.ID), wrap)
+}
+
+func wrap(what string, err error) error { return fmt.Errorf("%s: %w", what, err) }
+
+// list runs a query through a prepared statement and scans each row.
+func list[T any](ctx context.Context, s *Store, what, q string, scan func(sqlstore.Scanner) (T, error), args ...any) ([]T, error) {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, wrap(what, err)
+	}
+	defer rows.Close()
+	out, err := sqlstore.Collect(rows, scan)
+	if err != nil {
+		return nil, wrap(what, err)
+	}
+	return out, nil
+}
+
+// ListSessions implements store.Store.
+func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*store.Session, error) {
+	var a sqlstore.Where
+	if f.AgentID != "" {
+		a.Add("json_extract(agent, '$.id') = ?", f.AgentID)
+	}
+	if f.Status != "" {
+		a.Add("status = ?", f.Status)
+	}
+	if f.ParentID != "" {
+		a.Add("parent_id = ?", f.ParentID)
+	}
+	if f.Before != "" {
+		a.Add("rowid < (SELECT rowid FROM sessions WHERE id = ?)", f.Before)
+	}
+	q := `SELECT ` + sqlstore.SessionCols + `, ` + sqlstore.Bound("sessions") + ` FROM sessions` + a.Clause() + ` ORDER BY rowid DESC LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
+	all, err := list(ctx, s, "list sessions", q, sqlstore.ScanSession, a.Args...)
+	if err != nil {
+		return nil, err
+	}
+	// Checked after the rows are read: each check is a query of its own,
+	// and the pool may have one connection (an in-memory store).
+	out := make([]*store.Session, 0, len(all))
+	for _, b := range all {
+		if err := s.checkSession(ctx, b); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, b.Session)
+	}
+	return out, nil
+}
+
+// GetMandate implements store.Store. Version 0 means the latest.
+func (s *Store) GetMandate(ctx context.Context, sessionID string, version int) (*store.MandateVersion, error) {
+	q := `SELECT ` + sqlstore.MandateCols + `, ` + sqlstore.Bound("mandates") + ` FROM mandates WHERE session_id = ?`
+	args := []any{sessionID}
+	if version > 0 {
+		q += " AND version = ?"
+		args = append(args, version)
+	} else {
+		q += " ORDER BY version DESC LIMIT 1"
+	}
+	mv, err := sqlstore.ScanMandate(s.queryRow(ctx, q, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("mandate of session %q version %d: %w", sessionID, version, store.ErrNotFound)
+	}
+	return mv, err
+}
+
+// ListMandates implements store.Store.
+func (s *Store) ListMandates(ctx context.Context, sessionID string) ([]*store.MandateVersion, error) {
+	return list(ctx, s, "list mandates", `SELECT `+sqlstore.MandateCols+`, `+sqlstore.Bound("mandates")+` FROM mandates WHERE session_id = ? ORDER BY version`, sqlstore.ScanMandate, sessionID)
+}
+
+func (s *Store) scanDecision(r sqlstore.Scanner) (*store.Decision, error) {
+	return sqlstore.ScanDecision(r, s.checked)
+}
+
+// GetDecision implements store.Store.
+func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, error) {
+	d, err := s.scanDecision(s.queryRow(ctx, `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("decision %q: %w", id, store.ErrNotFound)
+	}
+	return d, err
+}
+
+// ListDecisions implements store.Store. With a session it lists in sequence
+// order; without, newest first.
+func (s *Store) ListDecisions(ctx context.Context, f store.DecisionFilter) ([]*store.Decision, error) {
+	var a sqlstore.Where
+	order := " ORDER BY rowid DESC"
+	if f.SessionID != "" {
+		a.Add("session_id = ?", f.SessionID)
+		a.Add("seq > ?", f.AfterSeq)
+		order = " ORDER BY seq"
+	}
+	if f.Effect != "" {
+		a.Add("effect = ?", f.Effect)
+	}
+	q := `SELECT ` + sqlstore.DecisionCols + `, ` + sqlstore.Bound("decisions") + ` FROM decisions` + a.Clause() + order + ` LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
+	return list(ctx, s, "list decisions", q, s.scanDecision, a.Args...)
+}
+
+// ListObservations implements store.Store.
+func (s *Store) ListObservations(ctx context.Context, decisionID string) ([]*store.Observation, error) {
+	return list(ctx, s, "list observations", `SELECT `+sqlstore.ObservationCols+`, `+sqlstore.Bound("observations")+` FROM observations WHERE decision_id = ? ORDER BY rowid`, sqlstore.ScanObservation, decisionID)
+}
+
+// DecisionByCall implements store.Store.
+func (s *Store) DecisionByCall(ctx context.Context, sessionID, callID string) (*store.Decision, error) {
+	if callID == "" {
+		return nil, fmt.Errorf("decision for an empty call id: %w", store.ErrNotFound)
+	}
+	d, err := s.scanDecision(s.queryRow(ctx, `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE session_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1`, sessionID, callID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("decision for call %q in session %q: %w", callID, sessionID, store.ErrNotFound)
+	}
+	return d, err
+}
+
+// ListGaps implements store.Store.
+func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Observation, error) {
+	var a sqlstore.Where
+	a.Add("gap = 1")
+	if f.SessionID != "" {
+		a.Add("session_id = ?", f.SessionID)
+	}
+	q := `SELECT ` + sqlstore.ObservationCols + `, ` + sqlstore.Bound("observations") + ` FROM observations` + a.Clause() + ` ORDER BY rowid DESC LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
+	return list(ctx, s, "list gaps", q, sqlstore.ScanObservation, a.Args...)
+}
+
+// ListToolPins implements store.Store. Each pin is held against its
+// evidence record (store.ToolPinBinding) before it is returned.
+func (s *Store) ListToolPins(ctx context.Context, sessionID string) ([]*store.ToolPin, error) {
+	return list(ctx, s, "list tool pins", `SELECT `+sqlstore.ToolPinCols+`, `+sqlstore.Bound("tool_pins")+` FROM tool_pins WHERE session_id = ? ORDER BY rowid`, sqlstore.ScanToolPin, sessionID)
+}
+
+// ListToolChanges implements store.Store. Each change is held against its
+// evidence record (store.ToolChangeBinding) before it is returned.
+func (s *Store) ListToolChanges(ctx context.Context, sessionID string) ([]*store.ToolChange, error) {
+	return list(ctx, s, "list tool changes", `SELECT `+sqlstore.ToolChangeCols+`, `+sqlstore.Bound("tool_changes")+` FROM tool_changes WHERE session_id = ? ORDER BY rowid`, sqlstore.ScanToolChange, sessionID)
+}
+
+// CreateToken implements store.Store.
+func (s *Store) CreateToken(ctx context.Context, t *store.Token) error {
+	_, err := s.pool.ExecContext(ctx, `INSERT INTO tokens (id, hash, role, agent_id, name, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		t.ID, t.Hash, t.Role, t.AgentID, t.Name, t.CreatedAt.UnixNano())
+	if err != nil {
+		if isConstraint(err) {
+			return fmt.Errorf("token %s: %w", t.ID, store.ErrConflict)
+		}
+		return fmt.Errorf("create token: %w", err)
+	}
+	return nil
+}
+
+// TokenByHash implements store.Store.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*store.Token, error) {
+	t, err := sqlstore.ScanToken(s.queryRow(ctx, `SELECT `+sqlstore.TokenCols+` FROM tokens WHERE hash = ?`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("token: %w", store.ErrNotFound)
+	}
+	return t, err
+}
+
+// ListTokens implements store.Store.
+func (s *Store) ListTokens(ctx context.Context) ([]*store.Token, error) {
+	return list(ctx, s, "list tokens", `SELECT `+sqlstore.TokenCols+` FROM tokens ORDER BY created_at`, sqlstore.ScanToken)
+}
+
+// RevokeToken implements store.Store.
+func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	res, err := s.pool.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, at.UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("token %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
