@@ -30,6 +30,20 @@ func runApprovals(t *testing.T, apps []*App) {
 		})
 	}
 	t.Cleanup(func() { cancel(); wg.Wait() })
+	// Each replica's feed must listen before the test acts: an approval
+	// created before would never be announced to it, and its stream
+	// would see the answer without the approval.
+	for i, a := range apps {
+		f, ok := a.Store.(interface{ Following() <-chan struct{} })
+		if !ok {
+			t.Fatalf("replica %d's store (%T) does not announce approvals", i+1, a.Store)
+		}
+		select {
+		case <-f.Following():
+		case <-time.After(30 * time.Second):
+			t.Fatalf("replica %d never listened for the approvals of the others", i+1)
+		}
+	}
 }
 
 func mailSession(t *testing.T, a *App, id string) {

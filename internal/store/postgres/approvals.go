@@ -158,6 +158,7 @@ func (s *Store) listenApprovals(ctx context.Context, fn func(store.ApprovalNotic
 	}
 	// Anything answered before LISTEN took effect: waiters read again.
 	fn(store.ApprovalNotice{})
+	s.followOnce.Do(func() { close(s.following) })
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -168,6 +169,14 @@ func (s *Store) listenApprovals(ctx context.Context, fn func(store.ApprovalNotic
 		}
 	}
 }
+
+// Following is closed once WatchApprovals first listens: from then on
+// every approval any replica creates or changes reaches its fn. What was
+// committed before is not announced again (waiters are woken to read it,
+// but no event is published for it), so a replica that must see the
+// events of another's approvals — a test of the event stream across
+// replicas — waits for this first.
+func (s *Store) Following() <-chan struct{} { return s.following }
 
 // notice is the payload announcing an approval change: "REPLICA EVENT ID"
 // (EVENT "-" for none).

@@ -87,6 +87,11 @@ type Store struct {
 
 	commits, changes atomic.Uint64
 	commitNanos      atomic.Uint64
+
+	// following is closed once a WatchApprovals of this store listens
+	// (Following).
+	following  chan struct{}
+	followOnce sync.Once
 }
 
 var _ store.Store = (*Store)(nil)
@@ -247,7 +252,7 @@ func open(ctx context.Context, cfg *pgxpool.Config, where string, opts Options) 
 	if err != nil {
 		return nil, describe("connect to "+where, err)
 	}
-	s := &Store{pool: pool, cfg: cfg, opts: opts, log: opts.Logger, where: where, checked: store.NewCheckCache(1 << 16)}
+	s := &Store{pool: pool, cfg: cfg, opts: opts, log: opts.Logger, where: where, checked: store.NewCheckCache(1 << 16), following: make(chan struct{})}
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&s.schema); err != nil {
 		pool.Close()
 		return nil, describe("connect to "+where, err)
