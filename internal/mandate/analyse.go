@@ -469,8 +469,7 @@ func (b *build) verbHere(st *segState, i int, e *entry) bool {
 }
 
 // copulaBefore reports whether a copula ("est", "is", "a été") ends right
-// before token i. A negation in between ("is not deleted") keeps the verb
-// a verb, so a prohibition written that way still holds.
+// before token i.
 func (b *build) copulaBefore(st *segState, i int) bool {
 	for j := max(0, i-3); j < i; j++ {
 		if e, n := b.at(st.toks, j, roleCopula); e != nil && j+n == i {
@@ -482,7 +481,8 @@ func (b *build) copulaBefore(st *segState, i int) bool {
 
 // typo returns the verb a word most likely misspells: one edit (or one
 // swap of neighbours) away from a verb form of five letters or more, with
-// the same first letter, and not itself a word any active lexicon knows.
+// the same first letter, and not itself a word any active lexicon knows
+// or a real word of an active language (lang/CODE.words).
 // Typos only ever count when negated: a misspelt "delte" in "don't delte"
 // is denied, but a misspelt verb never grants anything.
 func (b *build) typo(w string) *entry {
@@ -490,8 +490,8 @@ func (b *build) typo(w string) *entry {
 		return nil
 	}
 	for _, l := range b.langs {
-		if l.vocab[w] {
-			return nil
+		if l.vocab[w] || l.words[w] {
+			return nil // a word of its own: "logic" is no misspelt "login"
 		}
 	}
 	for _, e := range b.c.lx.verbForms {
@@ -567,19 +567,24 @@ func (b *build) onlyPairs(st *segState, mark func(i, n int)) {
 	toks := st.toks
 	for k := 0; k < len(st.negBef); k++ {
 		n := st.negBef[k]
-		e := b.onlyPairAt(toks, n[0])
-		if e == nil {
+		es := b.onlyPairsAt(toks, n[0])
+		if len(es) == 0 {
 			continue
 		}
 		for j := n[1] + 1; j < len(toks) && j <= n[1]+onlyPairReach; j++ {
 			if slices.ContainsFunc(st.negAft, func(x [2]int) bool { return x[0] > n[0] && x[0] <= j }) {
 				break
 			}
+			// Each of the word's tails is tried: "ne … que", "ne … qu'".
 			// "qu'à": the elided tail is one token with its apostrophe.
-			elided := len(e.tail) == 1 && toks[j].kind == tokWord && strings.TrimSuffix(toks[j].text, "'") == strings.TrimSuffix(e.tail[0], "'")
-			if !(elided || wordsAt(toks, j, e.tail)) || st.consumed[j] {
+			i := slices.IndexFunc(es, func(e *entry) bool {
+				elided := len(e.tail) == 1 && toks[j].kind == tokWord && strings.TrimSuffix(toks[j].text, "'") == strings.TrimSuffix(e.tail[0], "'")
+				return elided || wordsAt(toks, j, e.tail)
+			})
+			if i < 0 || st.consumed[j] {
 				continue
 			}
+			e := es[i]
 			st.negBef = slices.Delete(st.negBef, k, k+1)
 			st.negAft = slices.DeleteFunc(st.negAft, func(x [2]int) bool { return x == n })
 			k--
@@ -590,13 +595,15 @@ func (b *build) onlyPairs(st *segState, mark func(i, n int)) {
 	}
 }
 
-func (b *build) onlyPairAt(toks []token, i int) *entry {
+// onlyPairsAt returns every "only" pair whose negation word stands at i.
+func (b *build) onlyPairsAt(toks []token, i int) []*entry {
+	var out []*entry
 	for _, l := range b.langs {
 		for _, e := range l.index[toks[i].text] {
 			if e.role == roleOnlyPair && wordsAt(toks, i, e.words) {
-				return e
+				out = append(out, e)
 			}
 		}
 	}
-	return nil
+	return out
 }

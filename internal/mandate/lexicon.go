@@ -21,7 +21,7 @@ import (
 // langFS holds one lexicon per language. Compile reads every file in it,
 // so supporting another language means adding a file, not code.
 //
-//go:embed lang/*.yaml
+//go:embed lang/*.yaml lang/*.words
 var langFS embed.FS
 
 // langTable is the on-disk form of a language's lexicon; see lang/en.yaml
@@ -235,6 +235,9 @@ type language struct {
 	encliticFill []string
 	// separable are particles a verb leaves at its clause's end.
 	separable map[string]bool
+	// words are real words of the language one edit away from a verb
+	// form (lang/CODE.words): never read as a typo of it.
+	words map[string]bool
 }
 
 // lexicon is every language plus what tokenising needs before the
@@ -317,9 +320,36 @@ func loadLexiconFS(fsys fs.FS) (*lexicon, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lang/%s.yaml: %w", t.Code, err)
 		}
+		if l.words, err = readWords(fsys, "lang/"+t.Code+".words"); err != nil {
+			return nil, err
+		}
 		lx.langs = append(lx.langs, l)
 	}
 	return lx, nil
+}
+
+// readWords reads a word list, one word a line (folded as it is read), "#" comments and
+// blank lines skipped. A language without one has none.
+func readWords(fsys fs.FS, name string) (map[string]bool, error) {
+	words := map[string]bool{}
+	data, err := fs.ReadFile(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return words, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for n, line := range strings.Split(string(data), "\n") {
+		w := strings.TrimSpace(line)
+		if w == "" || strings.HasPrefix(w, "#") {
+			continue
+		}
+		if strings.ContainsAny(w, " \t") {
+			return nil, fmt.Errorf("%s:%d: %q is not one word", name, n+1, w)
+		}
+		words[fold(w)] = true
+	}
+	return words, nil
 }
 
 func (lx *lexicon) build(t langTable) (*language, error) {

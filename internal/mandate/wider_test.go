@@ -1,6 +1,7 @@
 package mandate
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -159,9 +160,8 @@ var copulaStateCases = []compileCase{
 		allow: []action.Kind{r, s}, recipients: []string{"#dev"}},
 	{text: "Avvisa il team in #dev che la build è stata riparata.", lang: "it",
 		allow: []action.Kind{r, s}, recipients: []string{"#dev"}},
-	// A negation between them keeps the verb: the prohibition holds.
-	{text: "Make sure prod is not deleted.", lang: "en",
-		allow: []action.Kind{r}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+	{text: "Sag dem Team in #dev Bescheid, der Build ist repariert.", lang: "de",
+		allow: []action.Kind{r, s}, recipients: []string{"#dev"}},
 }
 
 // A limit phrase that ends its clause reads the count before it.
@@ -180,3 +180,52 @@ func TestCompileSlugNotCue(t *testing.T)      { runCompileCases(t, slugNotCueCas
 func TestCompileExceptionEntity(t *testing.T) { runCompileCases(t, exceptionEntityCases) }
 func TestCompileCopulaState(t *testing.T)     { runCompileCases(t, copulaStateCases) }
 func TestCompilePostfixLimit(t *testing.T)    { runCompileCases(t, postfixLimitCases) }
+
+// "Ne … qu'à X" is "only to X", a restriction the scope holds, not a
+// negation: every tail of an "only" pair is tried ("que", "qu'").
+var onlyPairElidedCases = []compileCase{
+	{text: "Ne réponds qu'à marie@exemple.fr.", lang: "fr",
+		allow: []action.Kind{r, s}, recipients: []string{"marie@exemple.fr"}},
+	{text: "N'envoie le rapport qu'à paul@exemple.fr.", lang: "fr",
+		allow: []action.Kind{r, s}, recipients: []string{"paul@exemple.fr"}},
+	// A name the scope cannot hold: each send is put to a person.
+	{text: "Ne réponds qu'à Marie.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{s}},
+	{text: "Ne supprime que les fichiers temporaires de ~/tmp.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/tmp/**"}},
+}
+
+// A real word is no typo of another ("logic" is not "login"); a
+// misspelling that is no word still is ("delte").
+var realWordNotTypoCases = []compileCase{
+	{text: "Refactor the parser, do not logic.", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
+	{text: "Don't delte anything.", lang: "en",
+		allow: []action.Kind{r}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+	{text: "Räum den Ordner auf, aber lösche nichts.", lang: "de",
+		allow: []action.Kind{r, w}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+	{text: "Range le dossier, mais ne supprme rien.", lang: "fr",
+		allow: []action.Kind{r, w}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+}
+
+func TestCompileOnlyPairElided(t *testing.T)  { runCompileCases(t, onlyPairElidedCases) }
+func TestCompileRealWordNotTypo(t *testing.T) { runCompileCases(t, realWordNotTypoCases) }
+
+// Every word of a lang/CODE.words list is one edit away from a verb form
+// of its language: the lists hold nothing else.
+func TestWordListsNearVerbForms(t *testing.T) {
+	c, err := sharedCompiler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range c.lx.langs {
+		if len(l.words) == 0 {
+			t.Errorf("%s: no lang/%s.words", l.code, l.code)
+		}
+		for w := range l.words {
+			if !slices.ContainsFunc(c.lx.verbForms, func(e *entry) bool { return e.lang == l.code && editDistance1(w, e.words[0]) }) {
+				t.Errorf("%s.words: %q is one edit from no verb form", l.code, w)
+			}
+		}
+	}
+}
