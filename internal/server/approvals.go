@@ -32,31 +32,21 @@ var approvalStates = []string{api.ApprovalPending, api.ApprovalApproved, api.App
 // approvalRoutes mounts the approval queue — list, get (long-polling with
 // ?wait=), answer — the event stream, and the webhooks' delivery status.
 func (s *Server) approvalRoutes() {
-	s.handle(openapi.Operation{
-		Method: "GET", Path: "/v1/approvals", Roles: approvers, Summary: "List approvals, newest first",
-		Params: []openapi.Param{
-			{Name: "session_id", Description: "only this session's approvals"},
-			{Name: "state", Description: "only approvals in this state", Enum: approvalStates},
-			{Name: "before", Description: "cursor: approvals created before this approval id"},
-			{Name: "limit", Type: "integer", Description: "at most this many (default 100, at most 1000)"},
-		},
-		Responses: []openapi.Response{{Status: 200, Body: api.ApprovalList{}}},
-		Errors:    with(commonErrors, 400),
-	}, s.listApprovals)
+	s.handle(withRoles(readList("/v1/approvals", "List approvals, newest first", api.ApprovalList{},
+		openapi.Param{Name: "session_id", Description: "only this session's approvals"},
+		openapi.Param{Name: "state", Description: "only approvals in this state", Enum: approvalStates},
+		openapi.Param{Name: "before", Description: "cursor: approvals created before this approval id"},
+		limitParam), approvers), s.listApprovals)
 	s.handle(openapi.Operation{
 		Method: "GET", Path: "/v1/approvals/{id}", Roles: approvers, Summary: "One approval; with ?wait= it long-polls until the approval leaves pending or the wait ends",
 		Params:    []openapi.Param{{Name: "wait", Description: `e.g. "30s", at most 15m`}},
 		Responses: []openapi.Response{{Status: 200, Body: api.Approval{}}},
 		Errors:    with(commonErrors, 400, 404),
 	}, s.getApproval)
-	s.handle(openapi.Operation{
-		Method: "POST", Path: "/v1/approvals/{id}", Roles: approvers,
-		Summary:     "Answer a pending approval: approve or deny, once or for the session",
-		Description: "Only user, approver and admin tokens may answer; an agent's or hook's never can, not even in its own session. The first answer wins: a later one — or one for an approval that expired or was withdrawn — is 409 naming what happened. scope session (approve) amends the session's mandate: a new version whose source is the approver, with the note verbatim.",
-		Request:     api.AnswerRequest{},
-		Responses:   []openapi.Response{{Status: 200, Body: api.Approval{}, Description: "The approval as answered"}},
-		Errors:      with(bodyErrors, 404, 409),
-	}, s.answerApproval)
+	answered := send("POST", "/v1/approvals/{id}", approvers, "Answer a pending approval: approve or deny, once or for the session",
+		api.AnswerRequest{}, 200, api.Approval{}, 404, 409)
+	answered.Responses[0].Description = "The approval as answered"
+	s.handle(described(answered, "Only user, approver and admin tokens may answer; an agent's or hook's never can, not even in its own session. The first answer wins: a later one — or one for an approval that expired or was withdrawn — is 409 naming what happened. scope session (approve) amends the session's mandate: a new version whose source is the approver, with the note verbatim."), s.answerApproval)
 	s.handle(openapi.Operation{
 		Method: "GET", Path: "/v1/events", Roles: approvers,
 		Summary: "Server-sent events: decision, approval, approval.answered, gap",
@@ -98,14 +88,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, p auth.Pr
 		return
 	}
 	list, err := s.eng.ListApprovals(r.Context(), p, store.ApprovalFilter{SessionID: q.Get("session_id"), State: q.Get("state"), Limit: lim, Before: q.Get("before")})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if list == nil {
-		list = []*store.Approval{}
-	}
-	writeJSON(w, http.StatusOK, api.ApprovalList{Approvals: list})
+	s.reply(w, r, http.StatusOK, api.ApprovalList{Approvals: orEmpty(list)}, err)
 }
 
 func (s *Server) getApproval(w http.ResponseWriter, r *http.Request, p auth.Principal) {

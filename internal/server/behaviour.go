@@ -17,39 +17,13 @@ func (s *Server) behaviourRoutes() {
 		Responses: []openapi.Response{{Status: 200, Body: api.AgentList{}}},
 		Errors:    commonErrors,
 	}, s.listAgents)
-	s.handle(openapi.Operation{
-		Method: "GET", Path: "/v1/agents/{id}", Roles: readers, Summary: "One agent's baseline and its versions (learning | monitoring | frozen)",
-		Responses: []openapi.Response{{Status: 200, Body: api.AgentBaseline{}}},
-		Errors:    with(commonErrors, 404),
-	}, s.getAgent)
-	s.handle(openapi.Operation{
-		Method: "GET", Path: "/v1/agents/{id}/drift", Roles: readers, Summary: "Each version of the agent compared with the one before it: drift, stable or insufficient",
-		Responses: []openapi.Response{{Status: 200, Body: api.DriftReport{}}},
-		Errors:    with(commonErrors, 404),
-	}, s.agentDrift)
-	s.handle(openapi.Operation{
-		Method: "GET", Path: "/v1/agents/{id}/review", Roles: readers, Summary: "What the agent's latest sessions show together: repeated asks, denies and shortcuts, growing scope",
-		Params:    []openapi.Param{{Name: "narrative", Description: `"1": add the judge model's narrative beside the facts, labelled model-written (an evidence record)`, Enum: []string{"1", "true", "yes"}}},
-		Responses: []openapi.Response{{Status: 200, Body: api.AgentReview{}}},
-		Errors:    with(commonErrors, 404),
-	}, s.agentReview)
-	s.handle(openapi.Operation{
-		Method: "POST", Path: "/v1/agents/{id}/baseline", Roles: admins, Summary: "Reset, freeze or unfreeze the agent's baseline (an evidence record)",
-		Request:   api.BaselineRequest{},
-		Responses: []openapi.Response{{Status: 200, Body: api.AgentBaseline{}}},
-		Errors:    with(bodyErrors, 404),
-	}, s.baselineAction)
-	s.handle(openapi.Operation{
-		Method: "GET", Path: "/v1/decisions/{id}/trace", Roles: readers, Summary: "The chain that led to a decision and its first departure",
-		Responses: []openapi.Response{{Status: 200, Body: api.Trace{}}},
-		Errors:    with(commonErrors, 404),
-	}, s.traceDecision)
-	s.handle(openapi.Operation{
-		Method: "GET", Path: "/v1/sessions/{id}/summary", Roles: readers, Summary: "A session as facts: kinds, destinations, asks and answers, denies, gaps, signals, first departure",
-		Params:    []openapi.Param{{Name: "narrative", Description: `"1": add the judge model's narrative beside the facts, labelled model-written (an evidence record)`, Enum: []string{"1", "true", "yes"}}},
-		Responses: []openapi.Response{{Status: 200, Body: api.SessionSummary{}}},
-		Errors:    with(commonErrors, 404),
-	}, s.sessionSummary)
+	s.handle(readOne("/v1/agents/{id}", "One agent's baseline and its versions (learning | monitoring | frozen)", api.AgentBaseline{}), s.getAgent)
+	s.handle(readOne("/v1/agents/{id}/drift", "Each version of the agent compared with the one before it: drift, stable or insufficient", api.DriftReport{}), s.agentDrift)
+	s.handle(withNarrative(readOne("/v1/agents/{id}/review", "What the agent's latest sessions show together: repeated asks, denies and shortcuts, growing scope", api.AgentReview{})), s.agentReview)
+	s.handle(send("POST", "/v1/agents/{id}/baseline", admins, "Reset, freeze or unfreeze the agent's baseline (an evidence record)",
+		api.BaselineRequest{}, 200, api.AgentBaseline{}, 404), s.baselineAction)
+	s.handle(readOne("/v1/decisions/{id}/trace", "The chain that led to a decision and its first departure", api.Trace{}), s.traceDecision)
+	s.handle(withNarrative(readOne("/v1/sessions/{id}/summary", "A session as facts: kinds, destinations, asks and answers, denies, gaps, signals, first departure", api.SessionSummary{})), s.sessionSummary)
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -95,6 +69,12 @@ func (s *Server) sessionSummary(w http.ResponseWriter, r *http.Request, p auth.P
 		sum.Narrative = s.eng.Narrative(r.Context(), p, "session", sum.AgentID, sum.SessionID, sum)
 	}
 	s.reply(w, r, http.StatusOK, sum, err)
+}
+
+// withNarrative is op taking ?narrative=, which wantNarrative reads.
+func withNarrative(op openapi.Operation) openapi.Operation {
+	op.Params = append(op.Params, openapi.Param{Name: "narrative", Description: `"1": add the judge model's narrative beside the facts, labelled model-written (an evidence record)`, Enum: []string{"1", "true", "yes"}})
+	return op
 }
 
 // wantNarrative: the request asks for the judge model's narrative beside

@@ -50,20 +50,14 @@ func (s *Server) evidenceRoutes(lg *evidence.Log) {
 		Responses: []openapi.Response{{Status: 200, Body: api.ConsistencyProof{}}},
 		Errors:    with(commonErrors, 400, 404),
 	}, s.withEvidence(lg, s.evidenceConsistency))
-	s.handle(openapi.Operation{
-		Method: "GET", Path: "/v1/evidence/sessions/{id}/bundle", Roles: readers,
-		Summary:   "A session's evidence bundle: every record, each with its inclusion proof, and the signed checkpoint",
-		Responses: []openapi.Response{{Status: 200, Body: api.Bundle{}}},
-		Errors:    with(commonErrors, 404),
-	}, s.withEvidence(lg, s.evidenceBundle))
+	s.handle(readOne("/v1/evidence/sessions/{id}/bundle", "A session's evidence bundle: every record, each with its inclusion proof, and the signed checkpoint", api.Bundle{}), s.withEvidence(lg, s.evidenceBundle))
 }
 
 type evidenceHandler func(w http.ResponseWriter, r *http.Request, lg *evidence.Log)
 
 func (s *Server) withEvidence(lg *evidence.Log, h evidenceHandler) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-		if !p.Can(auth.Read) {
-			s.fail(w, r, fmt.Errorf("%w: role %s may not read evidence", engine.ErrForbidden, p.Role))
+		if !s.may(w, r, p, auth.Read, "read evidence") {
 			return
 		}
 		if lg == nil {

@@ -19,11 +19,7 @@ func (s *Server) observeCall(w http.ResponseWriter, r *http.Request, p auth.Prin
 	o, err := s.eng.ObserveCall(r.Context(), p, engine.ObserveCallRequest{
 		SessionID: req.SessionID, CallID: req.CallID, Tool: req.Tool, Args: req.Args, Output: req.Output, Origin: req.Origin,
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, observeResponse(o))
+	replyAs(s, w, r, http.StatusOK, o, err, observeResponse)
 }
 
 func (s *Server) startSubagent(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -35,11 +31,7 @@ func (s *Server) startSubagent(w http.ResponseWriter, r *http.Request, p auth.Pr
 		ParentID: r.PathValue("id"), ID: req.SessionID, AgentID: req.AgentID,
 		WorkingDir: req.WorkingDirectory, LaunchPrefix: req.LaunchPrefix,
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, api.SubagentResponse{SessionResponse: newSessionResponse(info.SessionInfo), LaunchID: info.LaunchID})
+	replyAs(s, w, r, http.StatusCreated, info, err, subagentResponse)
 }
 
 func (s *Server) listGaps(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -54,4 +46,8 @@ func (s *Server) listGaps(w http.ResponseWriter, r *http.Request, p auth.Princip
 	}
 	gaps, err := s.eng.Gaps(r.Context(), p, store.GapFilter{SessionID: r.URL.Query().Get("session_id"), Limit: lim})
 	s.reply(w, r, http.StatusOK, api.GapList{Gaps: orEmpty(gaps)}, err)
+}
+
+func subagentResponse(info *engine.SubagentInfo) api.SubagentResponse {
+	return api.SubagentResponse{SessionResponse: newSessionResponse(info.SessionInfo), LaunchID: info.LaunchID}
 }

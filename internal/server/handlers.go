@@ -55,11 +55,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, p auth.Pr
 		sr.Agent = *req.Agent
 	}
 	info, err := s.eng.CreateSession(r.Context(), p, sr)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, newSessionResponse(info))
+	replyAs(s, w, r, http.StatusCreated, info, err, newSessionResponse)
 }
 
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -81,11 +77,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, p auth.Pri
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	info, err := s.eng.GetSession(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, newSessionResponse(info))
+	replyAs(s, w, r, http.StatusOK, info, err, newSessionResponse)
 }
 
 func (s *Server) getMandate(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -113,11 +105,7 @@ func (s *Server) amendMandate(w http.ResponseWriter, r *http.Request, p auth.Pri
 		return
 	}
 	info, err := s.eng.AmendMandate(r.Context(), p, r.PathValue("id"), engine.AmendRequest{Intent: req.Intent, Mandate: m, Source: req.Source})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, newSessionResponse(info))
+	replyAs(s, w, r, http.StatusOK, info, err, newSessionResponse)
 }
 
 func (s *Server) setStatus(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -126,11 +114,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request, p auth.Princi
 		return
 	}
 	sess, err := s.eng.SetStatus(r.Context(), p, r.PathValue("id"), req.Status)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, sess)
+	s.reply(w, r, http.StatusOK, sess, err)
 }
 
 // surface labels a decision with the integration it came through: what the
@@ -224,11 +208,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request, p auth.Principa
 		return
 	}
 	o, err := s.eng.Observe(r.Context(), p, engine.ObserveRequest{DecisionID: req.DecisionID, Output: req.Output, Origin: req.Origin})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, observeResponse(o))
+	replyAs(s, w, r, http.StatusOK, o, err, observeResponse)
 }
 
 func (s *Server) listDecisions(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -263,8 +243,7 @@ func (s *Server) getDecision(w http.ResponseWriter, r *http.Request, p auth.Prin
 }
 
 func (s *Server) compileIntent(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	if !p.Can(auth.CreateSession) {
-		s.fail(w, r, fmt.Errorf("%w: role %s may not compile intents", engine.ErrForbidden, p.Role))
+	if !s.may(w, r, p, auth.CreateSession, "compile intents") {
 		return
 	}
 	var req api.CompileRequest
@@ -280,8 +259,7 @@ func (s *Server) compileIntent(w http.ResponseWriter, r *http.Request, p auth.Pr
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	if !p.Can(auth.ManageTokens) {
-		s.fail(w, r, fmt.Errorf("%w: role %s may not manage tokens", engine.ErrForbidden, p.Role))
+	if !s.may(w, r, p, auth.ManageTokens, "manage tokens") {
 		return
 	}
 	var req api.CreateTokenRequest
@@ -301,8 +279,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, p auth.Prin
 }
 
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	if !p.Can(auth.ManageTokens) {
-		s.fail(w, r, fmt.Errorf("%w: role %s may not manage tokens", engine.ErrForbidden, p.Role))
+	if !s.may(w, r, p, auth.ManageTokens, "manage tokens") {
 		return
 	}
 	list, err := s.st.ListTokens(r.Context())
@@ -310,8 +287,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, p auth.Princ
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	if !p.Can(auth.ManageTokens) {
-		s.fail(w, r, fmt.Errorf("%w: role %s may not manage tokens", engine.ErrForbidden, p.Role))
+	if !s.may(w, r, p, auth.ManageTokens, "manage tokens") {
 		return
 	}
 	if err := s.st.RevokeToken(r.Context(), r.PathValue("id"), time.Now()); err != nil {
@@ -319,6 +295,16 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request, p auth.Prin
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// may says whether p holds perm, answering 403 when it does not; what
+// names the act in the error ("manage tokens").
+func (s *Server) may(w http.ResponseWriter, r *http.Request, p auth.Principal, perm auth.Permission, what string) bool {
+	if p.Can(perm) {
+		return true
+	}
+	s.fail(w, r, fmt.Errorf("%w: role %s may not %s", engine.ErrForbidden, p.Role, what))
+	return false
 }
 
 // observeResponse is what a recorded result looks like on the wire.

@@ -335,6 +335,16 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, status int, v any
 	writeJSON(w, status, v)
 }
 
+// replyAs answers v in its wire form, wire(v), or the error: wire is not
+// called when err is set, so it may take v to be whole.
+func replyAs[T, W any](s *Server, w http.ResponseWriter, r *http.Request, status int, v T, err error, wire func(T) W) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, status, wire(v))
+}
+
 // orEmpty is l, or an empty list: lists are [] on the wire, never null.
 func orEmpty[T any](l []T) []T {
 	if l == nil {
