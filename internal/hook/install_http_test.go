@@ -3,8 +3,6 @@ package hook
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,50 +44,40 @@ func TestInstallHTTP(t *testing.T) {
 	for _, ev := range Installed {
 		want[ev.Event] = []string{strings.Join([]string{ev.Matcher, itoa(ev.Timeout), "block", testURL, "Bearer $MANDATE_TOKEN", "MANDATE_TOKEN"}, "|")}
 	}
-	files, err := filepath.Glob(filepath.Join("testdata", "settings", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no settings fixtures: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			orig, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd, err := Install(orig, testCommand)
-			if err != nil {
-				t.Fatal(err)
-			}
-			viaHTTP, err := InstallHTTP(cmd, testURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := httpHandlers(t, viaHTTP); !equalLists(got, want) {
-				t.Errorf("http handlers:\n got %v\nwant %v", got, want)
-			}
-			if got := ours(t, viaHTTP); len(got) != 0 {
-				t.Errorf("the command handlers stayed beside the http ones: %v", got)
-			}
-			again, err := InstallHTTP(viaHTTP, testURL)
-			if err != nil || !bytes.Equal(again, viaHTTP) {
-				t.Errorf("installing twice changed the file (%v)", err)
-			}
-			back, err := Install(viaHTTP, testCommand)
-			if err != nil || !bytes.Equal(back, cmd) {
-				t.Errorf("installing the command form again does not give the command install back (%v):\n%s\n---\n%s", err, back, cmd)
-			}
-			gone, removed, err := Uninstall(viaHTTP)
-			if err != nil || !removed {
-				t.Fatalf("Uninstall: removed %v, %v", removed, err)
-			}
-			if got := httpHandlers(t, gone); len(got) != 0 {
-				t.Errorf("http handlers left after uninstall: %v", got)
-			}
-			if len(ours(t, orig)) == 0 && !bytes.Equal(gone, indented(t, orig)) {
-				t.Errorf("uninstall did not restore the file:\n%s\nwant\n%s", gone, indented(t, orig))
-			}
-		})
-	}
+	eachSettingsFixture(t, func(t *testing.T, orig []byte) {
+		cmd, err := Install(orig, testCommand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaHTTP, err := InstallHTTP(cmd, testURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := httpHandlers(t, viaHTTP); !equalLists(got, want) {
+			t.Errorf("http handlers:\n got %v\nwant %v", got, want)
+		}
+		if got := ours(t, viaHTTP); len(got) != 0 {
+			t.Errorf("the command handlers stayed beside the http ones: %v", got)
+		}
+		again, err := InstallHTTP(viaHTTP, testURL)
+		if err != nil || !bytes.Equal(again, viaHTTP) {
+			t.Errorf("installing twice changed the file (%v)", err)
+		}
+		back, err := Install(viaHTTP, testCommand)
+		if err != nil || !bytes.Equal(back, cmd) {
+			t.Errorf("installing the command form again does not give the command install back (%v):\n%s\n---\n%s", err, back, cmd)
+		}
+		gone, removed, err := Uninstall(viaHTTP)
+		if err != nil || !removed {
+			t.Fatalf("Uninstall: removed %v, %v", removed, err)
+		}
+		if got := httpHandlers(t, gone); len(got) != 0 {
+			t.Errorf("http handlers left after uninstall: %v", got)
+		}
+		if len(ours(t, orig)) == 0 && !bytes.Equal(gone, indented(t, orig)) {
+			t.Errorf("uninstall did not restore the file:\n%s\nwant\n%s", gone, indented(t, orig))
+		}
+	})
 }
 
 func equalLists(a, b map[string][]string) bool {

@@ -78,66 +78,85 @@ func ours(t testing.TB, settings []byte) map[string][]string {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-func TestInstallUninstallRoundTrip(t *testing.T) {
-	wantOurs := map[string][]string{}
-	for _, ev := range Installed {
-		wantOurs[ev.Event] = []string{strings.Join([]string{ev.Matcher, itoa(ev.Timeout), "block", testCommand}, "|")}
-	}
+// eachSettingsFixture runs test on each settings file in testdata/settings,
+// as a subtest named for the file.
+func eachSettingsFixture(t *testing.T, test func(t *testing.T, orig []byte)) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "settings", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no settings fixtures: %v", err)
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			orig, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			once, err := Install(orig, testCommand)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ours(t, once); !reflect.DeepEqual(got, wantOurs) {
-				t.Errorf("Mandate's handlers after install:\n got %v\nwant %v", got, wantOurs)
-			}
-			twice, err := Install(once, testCommand)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(once, twice) {
-				t.Errorf("installing twice changed the file:\n%s\n---\n%s", once, twice)
-			}
-			back, removed, err := Uninstall(twice)
-			if err != nil || !removed {
-				t.Fatalf("Uninstall: removed %v, %v", removed, err)
-			}
-			if got := ours(t, back); len(got) != 0 {
-				t.Errorf("handlers left after uninstall: %v", got)
-			}
-			// Without earlier Mandate handlers in it, the file comes back
-			// as it was (re-indented); with them, minus them.
-			if len(ours(t, orig)) == 0 {
-				if !bytes.Equal(back, indented(t, orig)) {
-					t.Errorf("uninstall did not restore the file:\n%s\nwant\n%s", back, indented(t, orig))
-				}
-			}
-			again, removed, err := Uninstall(back)
-			if err != nil || removed || !bytes.Equal(again, back) {
-				t.Errorf("a second uninstall changed something: removed %v, %v", removed, err)
-			}
+			test(t, settingsFixture(t, filepath.Base(file)))
 		})
 	}
 }
 
-func TestInstallKeepsEverythingElse(t *testing.T) {
-	orig, err := os.ReadFile(filepath.Join("testdata", "settings", "user_hooks.json"))
+// settingsFixture is the settings file testdata/settings/name.
+func settingsFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "settings", name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// mustInstall is Install(orig, testCommand), which must succeed.
+func mustInstall(t *testing.T, orig []byte) []byte {
+	t.Helper()
 	out, err := Install(orig, testCommand)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+func TestInstallUninstallRoundTrip(t *testing.T) {
+	wantOurs := map[string][]string{}
+	for _, ev := range Installed {
+		wantOurs[ev.Event] = []string{strings.Join([]string{ev.Matcher, itoa(ev.Timeout), "block", testCommand}, "|")}
+	}
+	eachSettingsFixture(t, func(t *testing.T, orig []byte) {
+		once, err := Install(orig, testCommand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ours(t, once); !reflect.DeepEqual(got, wantOurs) {
+			t.Errorf("Mandate's handlers after install:\n got %v\nwant %v", got, wantOurs)
+		}
+		twice, err := Install(once, testCommand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(once, twice) {
+			t.Errorf("installing twice changed the file:\n%s\n---\n%s", once, twice)
+		}
+		back, removed, err := Uninstall(twice)
+		if err != nil || !removed {
+			t.Fatalf("Uninstall: removed %v, %v", removed, err)
+		}
+		if got := ours(t, back); len(got) != 0 {
+			t.Errorf("handlers left after uninstall: %v", got)
+		}
+		// Without earlier Mandate handlers in it, the file comes back
+		// as it was (re-indented); with them, minus them.
+		if len(ours(t, orig)) == 0 {
+			if !bytes.Equal(back, indented(t, orig)) {
+				t.Errorf("uninstall did not restore the file:\n%s\nwant\n%s", back, indented(t, orig))
+			}
+		}
+		again, removed, err := Uninstall(back)
+		if err != nil || removed || !bytes.Equal(again, back) {
+			t.Errorf("a second uninstall changed something: removed %v, %v", removed, err)
+		}
+	})
+}
+
+func TestInstallKeepsEverythingElse(t *testing.T) {
+	orig := settingsFixture(t, "user_hooks.json")
+	out := mustInstall(t, orig)
 	before, after := decodeNumbers(t, orig).(map[string]any), decodeNumbers(t, out).(map[string]any)
 	for k, v := range before {
 		if k == "hooks" {
@@ -180,14 +199,8 @@ func TestInstallKeepsEverythingElse(t *testing.T) {
 }
 
 func TestInstallReplacesStaleHandlers(t *testing.T) {
-	orig, err := os.ReadFile(filepath.Join("testdata", "settings", "mixed_group.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Install(orig, testCommand)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := settingsFixture(t, "mixed_group.json")
+	out := mustInstall(t, orig)
 	var s struct {
 		Hooks map[string][]json.RawMessage `json:"hooks"`
 	}
