@@ -2,16 +2,12 @@ package app
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/approval"
 	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/events"
-	"github.com/mandate-dev/mandate/internal/evidence"
-	"github.com/mandate-dev/mandate/internal/redact"
 	"github.com/mandate-dev/mandate/internal/store/postgres/pgtest"
 )
 
@@ -30,16 +26,7 @@ func TestApprovalEventsAcrossReplicas(t *testing.T) {
 	for i := range 2 {
 		dir := first
 		if i > 0 {
-			dir = t.TempDir()
-			for _, f := range []string{evidence.KeyFile, redact.KeyFile} {
-				b, err := os.ReadFile(filepath.Join(first, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir = withKeysOf(t, first)
 		}
 		bus := events.New(events.Options{})
 		a, err := Open(ctx, Config{DataDir: dir, Store: dsn, Approvals: engine.ApprovalOptions{Events: bus}})

@@ -22,6 +22,23 @@ import (
 
 var admin = auth.Principal{TokenID: "test", Role: auth.RoleAdmin, Name: "test"}
 
+// withKeysOf is a new data directory holding copies of first's keys (the
+// evidence signing key and the redaction key), as a replica's would.
+func withKeysOf(t *testing.T, first string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{evidence.KeyFile, redact.KeyFile} {
+		b, err := os.ReadFile(filepath.Join(first, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // replicas opens n instances on one shared store, each with its own data
 // directory holding copies of the same keys, as a deployment would.
 func replicas(t *testing.T, n int) (string, []*App) {
@@ -32,16 +49,7 @@ func replicas(t *testing.T, n int) (string, []*App) {
 	for i := range n {
 		dir := first
 		if i > 0 {
-			dir = t.TempDir()
-			for _, f := range []string{evidence.KeyFile, redact.KeyFile} {
-				b, err := os.ReadFile(filepath.Join(first, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir = withKeysOf(t, first)
 		}
 		a, err := Open(context.Background(), Config{DataDir: dir, Store: dsn})
 		if err != nil {
