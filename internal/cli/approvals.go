@@ -167,11 +167,7 @@ func newApprovalsShowCmd(env Env, f *approvalFlags) *cobra.Command {
 		Short: "Show one approval as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client(env)
-			if err != nil {
-				return err
-			}
-			id, err := resolveApproval(cmd.Context(), c, args[0])
+			c, id, err := f.approval(cmd.Context(), env, args[0])
 			if err != nil {
 				return err
 			}
@@ -197,11 +193,7 @@ func newApprovalsAnswerCmd(env Env, f *approvalFlags, decision string) *cobra.Co
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client(env)
-			if err != nil {
-				return err
-			}
-			id, err := resolveApproval(cmd.Context(), c, args[0])
+			c, id, err := f.approval(cmd.Context(), env, args[0])
 			if err != nil {
 				return err
 			}
@@ -221,6 +213,17 @@ func newApprovalsAnswerCmd(env Env, f *approvalFlags, decision string) *cobra.Co
 		cmd.Flags().StringVar(&scope, "scope", "once", "once (this exact call) or session (calls like it, for the rest of the session; amends the mandate)")
 	}
 	return cmd
+}
+
+// approval is a client and the id of the approval arg names, as
+// resolveApproval reads it.
+func (f *approvalFlags) approval(ctx context.Context, env Env, arg string) (*client.Client, string, error) {
+	c, err := f.client(env)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := resolveApproval(ctx, c, arg)
+	return c, id, err
 }
 
 // resolveApproval turns a unique prefix or suffix of a pending approval's

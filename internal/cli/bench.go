@@ -221,17 +221,11 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 		effects = map[string]int{}
 		wg      sync.WaitGroup
 	)
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	deadline := time.Now().Add(f.duration)
 	prog := startProgress(env.Stderr, "bench", 0, "requests")
 	defer prog.Stop()
@@ -485,5 +479,25 @@ func startBenchServer(ctx context.Context, log *slog.Logger, data, shared string
 			a.Close()
 			cleanup()
 		},
+	}, nil
+}
+
+// startCPUProfile profiles the CPU into the file at path until stop is
+// called; an empty path profiles nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	pf, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
 	}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,17 +49,11 @@ func benchWithChild(ctx context.Context, env Env, f benchFlags, servers []*bench
 	cmd.Env = append(os.Environ(), "MANDATE_TOKEN="+servers[0].token)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, env.Stderr
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	before := stats()
 	runErr := cmd.Run()
 	end := cputime.Total()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -162,36 +163,48 @@ func runEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths [
 	if f.compile.figuresOnly {
 		rep.FiguresOnly()
 	}
-	var stdout bytes.Buffer
-	if f.asJSON {
-		if err := rep.WriteJSON(&stdout); err != nil {
-			return err
-		}
-	} else {
-		stdout.WriteString(rep.Text(eval.TextOptions{Interrupts: f.interrupts, FiguresOnly: f.compile.figuresOnly}))
-	}
-	if _, err := env.Stdout.Write(stdout.Bytes()); err != nil {
+	if err := writeReport(env, f, rep.WriteJSON,
+		rep.Text(eval.TextOptions{Interrupts: f.interrupts, FiguresOnly: f.compile.figuresOnly}),
+		rep.Text(eval.TextOptions{Interrupts: true, FiguresOnly: f.compile.figuresOnly})); err != nil {
 		return err
-	}
-	if f.out != "" {
-		var file bytes.Buffer
-		if strings.HasSuffix(strings.ToLower(f.out), ".json") {
-			err = rep.WriteJSON(&file)
-		} else {
-			file.WriteString(rep.Text(eval.TextOptions{Interrupts: true, FiguresOnly: f.compile.figuresOnly}))
-		}
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(f.out, file.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
 	}
 	if n := rep.Failed; n > 0 {
 		return &ExitError{Code: 1, Err: fmt.Errorf("the engine failed on %d call(s), counted as deny; the figures are not a clean measurement (see the report's errors)", n)}
 	}
 	if over := rep.Exceeded(f.bounds); len(over) > 0 {
 		return &ExitError{Code: exitBound, Err: errors.New(strings.Join(over, "; "))}
+	}
+	return nil
+}
+
+// writeReport prints a report — JSON with --json, else text — and, with
+// --out, writes it to that file too: JSON if the name ends in .json, else
+// fileText (which may say more than the terminal's text).
+func writeReport(env Env, f evalFlags, writeJSON func(io.Writer) error, text, fileText string) error {
+	var out bytes.Buffer
+	if f.asJSON {
+		if err := writeJSON(&out); err != nil {
+			return err
+		}
+	} else {
+		out.WriteString(text)
+	}
+	if _, err := env.Stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	if f.out == "" {
+		return nil
+	}
+	var file bytes.Buffer
+	if strings.HasSuffix(strings.ToLower(f.out), ".json") {
+		if err := writeJSON(&file); err != nil {
+			return err
+		}
+	} else {
+		file.WriteString(fileText)
+	}
+	if err := os.WriteFile(f.out, file.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
 }

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -55,31 +52,8 @@ func runCompileEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, 
 	rep := eval.NewCompileReport(corpus, results, eval.CompileReportOptions{
 		Revision: eval.Revision(cmd.Context(), ""), PolicyHash: a.Engine.Policy().Hash(), FiguresOnly: f.compile.figuresOnly,
 	})
-	var out bytes.Buffer
-	if f.asJSON {
-		err = rep.WriteJSON(&out)
-	} else {
-		out.WriteString(rep.Text())
-	}
-	if err != nil {
+	if err := writeReport(env, f, rep.WriteJSON, rep.Text(), rep.Text()); err != nil {
 		return err
-	}
-	if _, err := env.Stdout.Write(out.Bytes()); err != nil {
-		return err
-	}
-	if f.out != "" {
-		var file bytes.Buffer
-		if strings.HasSuffix(strings.ToLower(f.out), ".json") {
-			err = rep.WriteJSON(&file)
-		} else {
-			file.WriteString(rep.Text())
-		}
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(f.out, file.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
 	}
 	if f.compile.maxWider >= 0 && rep.Wider() > f.compile.maxWider {
 		return &ExitError{Code: exitBound, Err: fmt.Errorf("%d draft(s) wider than the words, above the bound of %d", rep.Wider(), f.compile.maxWider)}

@@ -304,19 +304,8 @@ environment (listed in allowedEnvVars; Claude Code sends it in the Authorization
 				command = shellQuote(exe)
 			}
 			line := command + " hook claude-code --server " + shellQuote(server) + " --token-file " + shellQuote(tokenFile)
-			old, mode, err := readSettings(path)
-			if err != nil {
-				return err
-			}
-			out, err := hook.Install(old, line)
-			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			if bytes.Equal(out, old) {
-				fmt.Fprintf(env.Stdout, "Mandate's hooks are already installed in %s\n", path)
-				return nil
-			}
-			if err := writeSettings(path, out, mode); err != nil {
+			changed, err := editSettings(env, path, func(old []byte) ([]byte, error) { return hook.Install(old, line) })
+			if err != nil || !changed {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "installed Mandate's hooks for %d events in %s\n  command: %s\n", len(hook.Installed), path, line)
@@ -343,19 +332,8 @@ func installHTTP(env Env, path, server, tokenFile string) error {
 	if home := env.Getenv("HOME"); home != "" {
 		u.RawQuery = url.Values{"home": {home}}.Encode()
 	}
-	old, mode, err := readSettings(path)
-	if err != nil {
-		return err
-	}
-	out, err := hook.InstallHTTP(old, u.String())
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if bytes.Equal(out, old) {
-		fmt.Fprintf(env.Stdout, "Mandate's hooks are already installed in %s\n", path)
-		return nil
-	}
-	if err := writeSettings(path, out, mode); err != nil {
+	changed, err := editSettings(env, path, func(old []byte) ([]byte, error) { return hook.InstallHTTP(old, u.String()) })
+	if err != nil || !changed {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "installed Mandate's http hooks for %d events in %s\n  url: %s\n  start Claude Code with the hook token in $%s, e.g.: %s=$(cat %s) claude\n",
@@ -477,6 +455,24 @@ func newHookUninstallCmd(env Env) *cobra.Command {
 
 // readSettings returns a settings file's content and mode; a missing file
 // is empty, to be created with mode 0644 as Claude Code makes them.
+// editSettings rewrites the settings file at path with edit, saying so
+// when edit leaves it as it was; changed reports whether it wrote.
+func editSettings(env Env, path string, edit func(old []byte) ([]byte, error)) (changed bool, err error) {
+	old, mode, err := readSettings(path)
+	if err != nil {
+		return false, err
+	}
+	out, err := edit(old)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	if bytes.Equal(out, old) {
+		fmt.Fprintf(env.Stdout, "Mandate's hooks are already installed in %s\n", path)
+		return false, nil
+	}
+	return true, writeSettings(path, out, mode)
+}
+
 func readSettings(path string) ([]byte, fs.FileMode, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
