@@ -832,43 +832,18 @@ func (g *Gateway) applyResources(u *upstream, resources []*mcp.Resource, templat
 		return cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: req.Params.Meta, URI: req.Params.URI})
 	}
 	g.mu.Lock()
-	var goneRes, goneTpl []string
-	for uri, owner := range g.resources {
-		if owner == u {
-			goneRes = append(goneRes, uri)
-			delete(g.resources, uri)
+	goneRes, addRes := reown(g.log, g.resources, u, resources, func(r *mcp.Resource) string {
+		if r == nil {
+			return ""
 		}
-	}
-	for uri, owner := range g.templates {
-		if owner == u {
-			goneTpl = append(goneTpl, uri)
-			delete(g.templates, uri)
+		return r.URI
+	}, "resource", "uri")
+	goneTpl, addTpl := reown(g.log, g.templates, u, templates, func(t *mcp.ResourceTemplate) string {
+		if t == nil {
+			return ""
 		}
-	}
-	var addRes []*mcp.Resource
-	for _, r := range resources {
-		if r == nil || r.URI == "" {
-			continue
-		}
-		if owner, ok := g.resources[r.URI]; ok && owner != u {
-			g.log.Warn("two upstreams list the same resource; keeping the first", "uri", r.URI)
-			continue
-		}
-		g.resources[r.URI] = u
-		addRes = append(addRes, r)
-	}
-	var addTpl []*mcp.ResourceTemplate
-	for _, t := range templates {
-		if t == nil || t.URITemplate == "" {
-			continue
-		}
-		if owner, ok := g.templates[t.URITemplate]; ok && owner != u {
-			g.log.Warn("two upstreams list the same resource template; keeping the first", "template", t.URITemplate)
-			continue
-		}
-		g.templates[t.URITemplate] = u
-		addTpl = append(addTpl, t)
-	}
+		return t.URITemplate
+	}, "resource template", "template")
 	g.mu.Unlock()
 	if len(goneRes) > 0 {
 		g.server.RemoveResources(goneRes...)
@@ -886,6 +861,33 @@ func (g *Gateway) applyResources(u *upstream, resources []*mcp.Resource, templat
 			g.log.Warn("skipping an upstream resource template", "upstream", u.cfg.Name, "template", t.URITemplate, "err", err)
 		}
 	}
+}
+
+// reown gives u the keys of items (key is "" for one to skip) in owners,
+// taking back first every key u held: it returns the keys u no longer
+// holds and the items it now does. A key another upstream holds stays with
+// it, with a warning naming what and the key under attr. The caller holds
+// g.mu.
+func reown[T any](lg *slog.Logger, owners map[string]*upstream, u *upstream, items []T, key func(T) string, what, attr string) (gone []string, added []T) {
+	for k, owner := range owners {
+		if owner == u {
+			gone = append(gone, k)
+			delete(owners, k)
+		}
+	}
+	for _, it := range items {
+		k := key(it)
+		if k == "" {
+			continue
+		}
+		if owner, ok := owners[k]; ok && owner != u {
+			lg.Warn("two upstreams list the same "+what+"; keeping the first", attr, k)
+			continue
+		}
+		owners[k] = u
+		added = append(added, it)
+	}
+	return gone, added
 }
 
 // owner finds the upstream that serves a resource URI.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"os/exec"
@@ -284,43 +285,31 @@ func (u *upstream) sync(ctx context.Context, what string) error {
 		if caps.Tools == nil {
 			return nil
 		}
-		var list []*mcp.Tool
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("tools/list: %w", err)
-			}
-			list = append(list, t)
+		list, err := collect(cs.Tools(ctx, nil), "tools/list")
+		if err != nil {
+			return err
 		}
 		u.g.applyTools(ctx, u, list)
 	case "prompts":
 		if caps.Prompts == nil {
 			return nil
 		}
-		var list []*mcp.Prompt
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("prompts/list: %w", err)
-			}
-			list = append(list, p)
+		list, err := collect(cs.Prompts(ctx, nil), "prompts/list")
+		if err != nil {
+			return err
 		}
 		u.g.applyPrompts(u, list)
 	case "resources":
 		if caps.Resources == nil {
 			return nil
 		}
-		var res []*mcp.Resource
-		for r, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("resources/list: %w", err)
-			}
-			res = append(res, r)
+		res, err := collect(cs.Resources(ctx, nil), "resources/list")
+		if err != nil {
+			return err
 		}
-		var tpl []*mcp.ResourceTemplate
-		for t, err := range cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("resources/templates/list: %w", err)
-			}
-			tpl = append(tpl, t)
+		tpl, err := collect(cs.ResourceTemplates(ctx, nil), "resources/templates/list")
+		if err != nil {
+			return err
 		}
 		u.g.applyResources(u, res, tpl)
 	}
@@ -334,4 +323,17 @@ func (g *Gateway) onResourceUpdated(ctx context.Context, req *mcp.ResourceUpdate
 	if err := g.server.ResourceUpdated(ctx, req.Params); err != nil {
 		g.log.Debug("forwarding a resource update failed", "uri", req.Params.URI, "err", err)
 	}
+}
+
+// collect gathers every item of an MCP list (what names the method, for
+// its error).
+func collect[T any](seq iter.Seq2[T, error], what string) ([]T, error) {
+	var list []T
+	for it, err := range seq {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		list = append(list, it)
+	}
+	return list, nil
 }
