@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,10 +16,8 @@ import (
 // then loads and verifies like a new one.
 func TestMigrationBindsExistingRows(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s := open(t, path, Options{})
 	now := time.Unix(1700000000, 0).UTC()
-	for _, c := range []*store.Change{newSession("s1"), decision("s1", 1), decision("s1", 2),
+	s, path := seeded(t, Options{}, newSession("s1"), decision("s1", 1), decision("s1", 2),
 		recorded(&store.Change{Observation: &store.Observation{ID: "o1", DecisionID: "s1-d1", SessionID: "s1", Output: json.RawMessage(`"ok"`), Origin: "observed", CreatedAt: now}}),
 		recorded(&store.Change{Approvals: []*store.Approval{{ID: "a1", SessionID: "s1", DecisionID: "s1-d2", Tool: "Read", ArgsHash: "h", State: store.ApprovalPending, Deadline: now.Add(time.Hour), Rev: 1, CreatedAt: now}}}),
 		recorded(&store.Change{ToolPins: []*store.ToolPin{
@@ -28,11 +25,7 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 			{SessionID: "s1", Tool: "fetch", Hash: "h2", Definition: json.RawMessage(`{"name":"fetch"}`), CreatedAt: now},
 		}}),
 		recorded(&store.Change{ToolChanges: []*store.ToolChange{{ID: "c1", SessionID: "s1", Tool: "search", PinnedHash: "h1", Hash: "h3", Definition: json.RawMessage(`{"name":"search","description":"evil"}`), CreatedAt: now}}}),
-	} {
-		if err := store.Apply(ctx, s, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	s.Close()
 	// Back to version 7: no leaf columns, none of their indexes, and none
 	// of what the migrations after the binding made (budgets, provenance,

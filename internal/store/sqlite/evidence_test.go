@@ -15,13 +15,7 @@ import (
 
 func TestEvidenceReads(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s := open(t, path, Options{})
-	for _, c := range []*store.Change{newSession("s1"), newSession("s2"), decision("s1", 1), decision("s2", 1), decision("s1", 2)} {
-		if err := store.Apply(ctx, s, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, _ := seeded(t, Options{}, newSession("s1"), newSession("s2"), decision("s1", 1), decision("s2", 1), decision("s1", 2))
 	hashes, err := s.EvidenceLeafHashes(ctx, 1, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +58,7 @@ func TestEvidenceReads(t *testing.T) {
 
 func TestCheckpoints(t *testing.T) {
 	ctx := context.Background()
-	s := open(t, filepath.Join(t.TempDir(), "m.db"), Options{})
+	s, _ := seeded(t, Options{})
 	if _, err := s.LatestCheckpoint(ctx); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("no checkpoints yet: err = %v, want ErrNotFound", err)
 	}
@@ -96,16 +90,7 @@ func TestCheckpoints(t *testing.T) {
 
 func TestOpenReadOnly(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []*store.Change{newSession("s1"), decision("s1", 1), decision("s1", 2)} {
-		if err := store.Apply(ctx, s, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, path := seeded(t, Options{}, newSession("s1"), decision("s1", 1), decision("s1", 2))
 	s.Close()
 
 	// A gap: the store opens without reading the whole table (the size is

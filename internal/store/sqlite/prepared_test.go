@@ -2,11 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/mandate-dev/mandate/internal/cputime"
-	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
 
@@ -14,11 +12,7 @@ import (
 // store is reopened too, and a missing row is still ErrNotFound.
 func TestPreparedLookups(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s := open(t, path, Options{})
-	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
-		t.Fatal(err)
-	}
+	s, path := seeded(t, Options{}, newSession("s1"))
 	for range 3 {
 		got, err := s.GetSession(ctx, "s1")
 		if err != nil || got.ID != "s1" {
@@ -51,14 +45,7 @@ func TestPreparedLookups(t *testing.T) {
 // in CPU per lookup.
 func BenchmarkSessionLookup(b *testing.B) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "m.db"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
-		b.Fatal(err)
-	}
+	s, _ := seeded(b, Options{}, newSession("s1"))
 	q := `SELECT ` + sqlstore.SessionCols + `, ` + sqlstore.Bound("sessions") + ` FROM sessions WHERE id = ?`
 	for _, bc := range []struct {
 		name string

@@ -18,7 +18,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
-func open(t *testing.T, path string, opts Options) *Store {
+func open(t testing.TB, path string, opts Options) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), path, opts)
 	if err != nil {
@@ -26,6 +26,25 @@ func open(t *testing.T, path string, opts Options) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// seeded opens a store in a new file and applies changes to it, in order.
+func seeded(t testing.TB, opts Options, changes ...*store.Change) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := open(t, path, opts)
+	applyAll(t, s, changes...)
+	return s, path
+}
+
+// applyAll applies changes to s, in order.
+func applyAll(t testing.TB, s store.Store, changes ...*store.Change) {
+	t.Helper()
+	for _, c := range changes {
+		if err := store.Apply(context.Background(), s, c); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func newSession(id string) *store.Change {
@@ -62,17 +81,7 @@ func decision(sess string, seq int) *store.Change {
 
 func TestRoundTripAndReopen(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Apply(ctx, s, decision("s1", 1)); err != nil {
-		t.Fatal(err)
-	}
+	s, path := seeded(t, Options{}, newSession("s1"), decision("s1", 1))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -210,14 +219,7 @@ func TestSynchronousValidated(t *testing.T) {
 
 func BenchmarkSubmitDecision(b *testing.B) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "m.db"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if err := store.Apply(ctx, s, newSession("s1")); err != nil {
-		b.Fatal(err)
-	}
+	s, _ := seeded(b, Options{}, newSession("s1"))
 	var mu sync.Mutex
 	seq := 0
 	b.SetParallelism(16)

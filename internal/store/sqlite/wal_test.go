@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,14 +18,11 @@ import (
 // go on.
 func TestWALBounded(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
 	const limit = 256 << 10
-	s := open(t, path, Options{WALLimit: limit})
+	s, path := seeded(t, Options{WALLimit: limit})
 	const writers = 8
 	for w := range writers {
-		if err := store.Apply(ctx, s, newSession(fmt.Sprintf("s%d", w))); err != nil {
-			t.Fatal(err)
-		}
+		applyAll(t, s, newSession(fmt.Sprintf("s%d", w)))
 	}
 	var (
 		stop    atomic.Bool
