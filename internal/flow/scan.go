@@ -144,6 +144,9 @@ type Scan struct {
 	// (queries, patterns, ids, addresses), as words and as whole strings.
 	selectorWords   []string
 	selectorStrings []string
+	// selectorConcepts are the concepts the selecting arguments name
+	// (a search for "DNI*": id_documents).
+	selectorConcepts []string
 	// secretKeys are the hashes of a call's secret-shaped tokens, and
 	// secretToks the tokens (kept in memory only, to redact those that
 	// turn out to be secrets the session read).
@@ -450,7 +453,11 @@ func (st *scanState) selector(v string) {
 		// (scheme, host parts, path) say nothing about who asked for it.
 		return
 	}
-	for _, t := range tokenize(v, 0, min(len(v), 4096), nil) {
+	toks := tokenize(v, 0, min(len(v), 4096), nil)
+	for i := range toks {
+		st.out.selectorConcepts = st.s.det.lx.conceptsAt(toks, i, st.out.selectorConcepts)
+	}
+	for _, t := range toks {
 		if len(st.out.selectorWords) >= 256 {
 			return
 		}
