@@ -3,6 +3,7 @@ package baseline
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -25,6 +26,15 @@ var t0 = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
 
 func ev(session, tool, kind, effect string, dests ...string) Event {
 	return Event{Session: session, Tool: tool, Kind: kind, Kinds: []string{kind}, Effect: effect, Destinations: dests, Hour: 9}
+}
+
+// mailer is the built-in configuration and a profile of version v that
+// learned n ordinary sessions.
+func mailer(t testing.TB, v string, n int) (*Config, *Profile) {
+	c := cfg(t)
+	p := NewProfile("mailer", v)
+	ordinary(c, p, "a", n)
+	return c, p
 }
 
 // ordinary teaches p n sessions of an ordinary mail agent: read inbox,
@@ -141,9 +151,7 @@ func signal(r Result, name string) *Signal {
 }
 
 func TestAssess(t *testing.T) {
-	c := cfg(t)
-	p := NewProfile("mailer", "")
-	ordinary(c, p, "s", 30)
+	c, p := mailer(t, "", 30)
 	for _, tc := range []struct {
 		name       string
 		cur        Current
@@ -223,9 +231,7 @@ func TestJensenShannon(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	c := cfg(t)
-	old := NewProfile("mailer", "v1")
-	ordinary(c, old, "a", 12)
+	c, old := mailer(t, "v1", 12)
 	for _, tc := range []struct {
 		name    string
 		build   func(p *Profile)
@@ -415,16 +421,23 @@ func TestNoveltyDiscount(t *testing.T) {
 	}
 }
 
-// TestNewInVersion: a destination a new version brought stays unusual while
-// the version is young, and only for that version.
-func TestNewInVersion(t *testing.T) {
+// versionChanged is an agent's profile after 24 ordinary sessions of v1
+// and then, in v2, the call first and 3 ordinary sessions.
+func versionChanged(t *testing.T, first Event) (*Config, *Profile) {
 	c := cfg(t)
-	p := NewProfile("mailer", "")
+	p := NewProfile("agent", "")
 	p.AddVersion("v1")
 	ordinary(c, p, "a", 24)
 	p.AddVersion("v2")
-	p.Learn(c, ev("b-0", "send_mail", "send", "allow", "recipient:drop@evil.example"), t0)
+	p.Learn(c, first, t0)
 	ordinary(c, p, "b", 3)
+	return c, p
+}
+
+// TestNewInVersion: a destination a new version brought stays unusual while
+// the version is young, and only for that version.
+func TestNewInVersion(t *testing.T) {
+	c, p := versionChanged(t, ev("b-0", "send_mail", "send", "allow", "recipient:drop@evil.example"))
 	cur := Current{Event: ev("b-9", "send_mail", "send", "allow", "recipient:drop@evil.example"), PrevTool: "fetch", Version: "v2"}
 	r := c.Assess(p, cur)
 	if signal(r, SignalNewInVersion) == nil || !r.UnlikeSelf || len(r.FirstSeen) != 0 {
@@ -445,13 +458,7 @@ func TestNewInVersion(t *testing.T) {
 // a host it first used since the change is a habit it brought; using it
 // twice in one session is one exploration.
 func TestNewInVersionHabit(t *testing.T) {
-	c := cfg(t)
-	p := NewProfile("researcher", "")
-	p.AddVersion("v1")
-	ordinary(c, p, "a", 24)
-	p.AddVersion("v2")
-	p.Learn(c, ev("b-0", "fetch", "fetch", "allow", "host:paste.example"), t0)
-	ordinary(c, p, "b", 3)
+	c, p := versionChanged(t, ev("b-0", "fetch", "fetch", "allow", "host:paste.example"))
 	again := Current{Event: ev("b-0", "fetch", "fetch", "allow", "host:paste.example"), PrevTool: "fetch", Version: "v2"}
 	if r := c.Assess(p, again); signal(r, SignalNewInVersion) != nil || r.UnlikeSelf {
 		t.Fatalf("the same session going back: %+v", r.Signals)
@@ -541,5 +548,204 @@ func TestCompareClusteredSessions(t *testing.T) {
 				t.Fatalf("%d of 40 version pairs called drift", drifts)
 			}
 		})
+	}
+}
+
+func TestNewItemP(t *testing.T) {
+	for _, tc := range []struct {
+		k, m, n int
+		want    float64
+	}{
+		{2, 2, 24, 1.0 / 325},   // C(2,2)/C(26,2)
+		{2, 3, 24, 3.0 / 351},   // C(3,2)/C(27,2)
+		{1, 1, 24, 1.0 / 25},    // one session: 1/(n+1)
+		{2, 10, 24, 45.0 / 561}, // C(10,2)/C(34,2): 2 of 10 is chance
+		{0, 5, 24, 1},
+		{6, 5, 24, 1},
+	} {
+		if got := newItemP(tc.k, tc.m, tc.n); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("newItemP(%d, %d, %d) = %v, want %v", tc.k, tc.m, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestTaroneLevel(t *testing.T) {
+	for _, tc := range []struct {
+		ps   []float64
+		want float64
+	}{
+		{nil, 0.05},
+		{[]float64{0.003}, 0.05},
+		// Items that cannot reach 0.025 do not widen the family.
+		{[]float64{0.003, 0.04, 0.3, 0.9}, 0.05 / 2},
+		{[]float64{0.001, 0.002, 0.003}, 0.05 / 3},
+	} {
+		if got := taroneLevel(tc.ps, 0.05); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("taroneLevel(%v) = %v, want %v", tc.ps, got, tc.want)
+		}
+	}
+}
+
+// TestCompareEarly: before the new version has its 10 sessions, a new
+// reach or consequential destination it keeps using is drift once chance
+// is ruled out; variety, one session, or a thin old version is not; and
+// stable always waits.
+func TestCompareEarly(t *testing.T) {
+	c, old := mailer(t, "v1", 24)
+	_, thin := mailer(t, "v0", 6)
+	for _, tc := range []struct {
+		name     string
+		old      *Profile
+		sessions int      // ordinary sessions of the new version
+		uses     []string // the sessions that call tool/kind with dest
+		tool     string
+		kind     string
+		dest     string
+		verdict  string
+		what     string
+	}{
+		{"same behaviour, 3 sessions", old, 3, nil, "", "", "", VerdictInsufficient, ""},
+		{"a new program in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "Bash", "execute", "program:nc", VerdictDrift, "program:nc in 2 of the new version's 2 sessions"},
+		{"a new recipient in 2 of 3 sessions", old, 3, []string{"b-0", "b-2"}, "send_mail", "send", "recipient:drop@evil.example", VerdictDrift, "recipient:drop@evil.example"},
+		{"a new program in 1 session", old, 3, []string{"b-1", "b-1"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
+		{"a new path in 3 of 3 sessions is variety, not early evidence", old, 3, []string{"b-0", "b-1", "b-2"}, "read_file", "read", "path:/srv/notes", VerdictInsufficient, ""},
+		{"a host in a domain the old version uses", old, 3, []string{"b-0", "b-1", "b-2"}, "fetch", "fetch", "host:api.docs.example", VerdictInsufficient, ""},
+		{"a thin old version", thin, 3, []string{"b-0", "b-1", "b-2"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewProfile("mailer", "v2")
+			ordinary(c, p, "b", tc.sessions)
+			for _, s := range tc.uses {
+				p.Learn(c, ev(s, tc.tool, tc.kind, "allow", tc.dest), t0)
+			}
+			d := c.Compare(tc.old, p)
+			if d.Verdict != tc.verdict || !strings.Contains(strings.Join(d.Reasons, " "), tc.what) {
+				t.Fatalf("verdict %s %v, want %s with %q", d.Verdict, d.Reasons, tc.verdict, tc.what)
+			}
+		})
+	}
+}
+
+// TestCompareVarietyNeedsSignificance: at full size, a new path the new
+// version used in 2 of 12 sessions is chance (p 0.24), not drift; in 8 of
+// 12 it is; a new recipient counts whatever its p-value.
+func TestCompareVarietyNeedsSignificance(t *testing.T) {
+	c, old := mailer(t, "v1", 12)
+	for _, tc := range []struct {
+		sessions int
+		dest     string
+		verdict  string
+	}{
+		{2, "path:/srv/notes", VerdictStable},
+		{8, "path:/srv/notes", VerdictDrift},
+		{2, "recipient:drop@evil.example", VerdictDrift},
+	} {
+		p := NewProfile("mailer", "v2")
+		ordinary(c, p, "b", 12)
+		for i := range tc.sessions {
+			p.Learn(c, ev(fmt.Sprint("b-", i), "tool", "read", "allow", tc.dest), t0)
+		}
+		if d := c.Compare(old, p); d.Verdict != tc.verdict {
+			t.Errorf("%s in %d of 12 sessions: %s %v, want %s", tc.dest, tc.sessions, d.Verdict, d.Reasons, tc.verdict)
+		}
+	}
+}
+
+// TestRatePermutation: one very busy session among ten lifts the mean past
+// the factor and the excess, and the permutation test still calls it
+// chance; sends doubled in every session are a rate.
+func TestRatePermutation(t *testing.T) {
+	c, old := mailer(t, "v1", 12)
+	for _, tc := range []struct {
+		name    string
+		extra   func(i int) int
+		changed bool
+	}{
+		{"one busy session", func(i int) int {
+			if i == 4 {
+				return 14
+			}
+			return 0
+		}, false},
+		{"every session sends more", func(int) int { return 2 }, true},
+	} {
+		p := NewProfile("mailer", "v2")
+		ordinary(c, p, "b", 10)
+		for i := range 10 {
+			for range tc.extra(i) {
+				p.Learn(c, ev(fmt.Sprint("b-", i), "send_mail", "send", "allow", "recipient:c0@corp.example"), t0)
+			}
+		}
+		if r := c.Compare(old, p).Rates["send"]; r.Changed != tc.changed {
+			t.Errorf("%s: %+v, want changed %v", tc.name, r, tc.changed)
+		}
+	}
+}
+
+func TestRegistrable(t *testing.T) {
+	c := cfg(t)
+	for host, want := range map[string]string{
+		"docs.python.org":         "python.org",
+		"python.org":              "python.org",
+		"a.b.example.co.uk":       "example.co.uk",
+		"alice.github.io":         "alice.github.io",
+		"x.alice.github.io":       "alice.github.io",
+		"10.0.0.7":                "10.0.0.7",
+		"localhost":               "localhost",
+		"API.Example.COM.":        "example.com",
+		"bucket.s3.amazonaws.com": "bucket.s3.amazonaws.com",
+	} {
+		if got := c.registrable(host); got != want {
+			t.Errorf("registrable(%q) = %q, want %q", host, got, want)
+		}
+	}
+}
+
+// TestFamiliarDomain: a first-seen host or recipient inside a domain the
+// agent already uses weighs one step less; somewhere it never went does
+// not.
+func TestFamiliarDomain(t *testing.T) {
+	c, p := mailer(t, "", 30)
+	exposed := []string{"after reading a secret"}
+	for _, tc := range []struct {
+		name       string
+		cur        Current
+		unlikeSelf bool
+	}{
+		{"a new colleague", Current{Event: ev("n", "send_mail", "send", "allow", "recipient:dan@corp.example"), PrevTool: "fetch"}, false},
+		{"a new outside recipient", Current{Event: ev("n", "send_mail", "send", "allow", "recipient:dan@drop.example"), PrevTool: "fetch"}, true},
+		{"a new page of a known site, exposed", Current{Event: ev("n", "fetch", "fetch", "allow", "host:api.docs.example"), PrevTool: "read_inbox", Exposure: exposed}, false},
+		{"a new site, exposed", Current{Event: ev("n", "fetch", "fetch", "allow", "host:paste.example"), PrevTool: "read_inbox", Exposure: exposed}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.Assess(p, tc.cur)
+			if r.UnlikeSelf != tc.unlikeSelf || len(r.FirstSeen) == 0 {
+				t.Fatalf("unlike self %v, want %v: score %.2f %v", r.UnlikeSelf, tc.unlikeSelf, r.Score, r.Reasons)
+			}
+		})
+	}
+}
+
+// TestRatePValue: the permutation p-value of a rate is about the exact
+// one. Three sessions of ten with four more sends, against twelve of one
+// send each: all three busy sessions fall in the new group by chance with
+// probability C(10,3)/C(22,3) = 0.078; four of ten, C(10,4)/C(22,4) = 0.029.
+func TestRatePValue(t *testing.T) {
+	c, old := mailer(t, "v1", 12)
+	for _, tc := range []struct {
+		busy   int
+		lo, hi float64
+	}{{3, 0.05, 0.12}, {4, 0.01, 0.05}} {
+		p := NewProfile("mailer", fmt.Sprint("v2-", tc.busy))
+		ordinary(c, p, "b", 10)
+		for i := range tc.busy {
+			for range 4 {
+				p.Learn(c, ev(fmt.Sprint("b-", i), "send_mail", "send", "allow", "recipient:c0@corp.example"), t0)
+			}
+		}
+		diff := 4 * float64(tc.busy) / 10
+		if got := c.ratePValue(old, p, "send", diff); got < tc.lo || got > tc.hi {
+			t.Errorf("%d busy sessions: p %.3f, want within [%.2f, %.2f]", tc.busy, got, tc.lo, tc.hi)
+		}
 	}
 }

@@ -29,6 +29,9 @@ type Config struct {
 		MaxTools        int     `yaml:"max_tools"`
 		MaxTransitions  int     `yaml:"max_transitions"`
 		MaxShapes       int     `yaml:"max_shapes"`
+		// SharedSuffixes are public suffixes of more than one label: a
+		// host's registrable domain takes one label more under them.
+		SharedSuffixes []string `yaml:"shared_suffixes"`
 	} `yaml:"learning"`
 	Consequential []string `yaml:"consequential"`
 	RateKinds     []string `yaml:"rate_kinds"`
@@ -56,18 +59,20 @@ type Config struct {
 		UnlikeSelf float64 `yaml:"unlike_self"`
 	} `yaml:"signals"`
 	Drift struct {
-		MinSessions               int     `yaml:"min_sessions"`
-		Divergence                float64 `yaml:"divergence"`
-		MinNewDestinationCalls    int     `yaml:"min_new_destination_calls"`
-		MinNewDestinationSessions int     `yaml:"min_new_destination_sessions"`
-		Permutations              int     `yaml:"permutations"`
-		Significance              float64 `yaml:"significance"`
-		RateZ                     float64 `yaml:"rate_z"`
-		MinNewTransitionCalls     int     `yaml:"min_new_transition_calls"`
-		MinNewTransitionShare     float64 `yaml:"min_new_transition_share"`
-		MinNewTransitionFromShare float64 `yaml:"min_new_transition_from_share"`
-		RateFactor                float64 `yaml:"rate_factor"`
-		RateExcess                float64 `yaml:"rate_excess"`
+		MinSessions               int      `yaml:"min_sessions"`
+		Divergence                float64  `yaml:"divergence"`
+		MinNewDestinationCalls    int      `yaml:"min_new_destination_calls"`
+		MinNewDestinationSessions int      `yaml:"min_new_destination_sessions"`
+		Permutations              int      `yaml:"permutations"`
+		Significance              float64  `yaml:"significance"`
+		RateZ                     float64  `yaml:"rate_z"`
+		MinNewTransitionCalls     int      `yaml:"min_new_transition_calls"`
+		MinNewTransitionShare     float64  `yaml:"min_new_transition_share"`
+		MinNewTransitionFromShare float64  `yaml:"min_new_transition_from_share"`
+		RateFactor                float64  `yaml:"rate_factor"`
+		RateExcess                float64  `yaml:"rate_excess"`
+		EarlyMinPrevious          int      `yaml:"early_min_previous"`
+		SecretKinds               []string `yaml:"secret_kinds"`
 	} `yaml:"drift"`
 	Review struct {
 		MinSessions int        `yaml:"min_sessions"`
@@ -75,6 +80,7 @@ type Config struct {
 	} `yaml:"review"`
 
 	consequential map[string]bool
+	secret        map[string]bool
 	strong        map[string]bool
 	reach         map[string]bool
 }
@@ -145,7 +151,7 @@ func (c *Config) check() error {
 		pos("signals.rate_min_sessions", s.RateMinSessions), pos("drift.min_sessions", d.MinSessions),
 		pos("signals.novelty_sessions", s.NoveltySessions), unit("signals.rare_transition_lift", s.RareTransitionLift),
 		pos("drift.min_new_destination_calls", d.MinNewDestinationCalls), pos("drift.min_new_destination_sessions", d.MinNewDestinationSessions),
-		pos("drift.permutations", d.Permutations), unit("drift.significance", d.Significance),
+		pos("drift.permutations", d.Permutations), pos("drift.early_min_previous", d.EarlyMinPrevious), unit("drift.significance", d.Significance),
 		pos("drift.min_new_transition_calls", d.MinNewTransitionCalls),
 		pos("review.min_sessions", c.Review.MinSessions),
 		unit("signals.rare_tool", s.RareTool), unit("signals.rare_transition", s.RareTransition),
@@ -178,6 +184,10 @@ func (c *Config) check() error {
 	c.consequential = map[string]bool{}
 	for _, k := range c.Consequential {
 		c.consequential[k] = true
+	}
+	c.secret = map[string]bool{}
+	for _, k := range d.SecretKinds {
+		c.secret[k] = true
 	}
 	var err error
 	if c.strong, err = destTypes("strong_destinations", c.Strong); err != nil {

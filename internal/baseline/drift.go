@@ -2,9 +2,7 @@ package baseline
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -54,35 +52,45 @@ type Rate struct {
 const maxListed = 50
 
 // Compare compares version b of an agent with the version a before it.
-// Until both have the configured minimum of sessions the verdict is
-// insufficient (the figures are still given).
+//
+// Once both have the configured minimum of sessions the verdict is drift
+// or stable. Before that it is insufficient, with one exception: when the
+// old version is well populated (drift.early_min_previous sessions), a new
+// item that needs no distribution estimate — a new host, program,
+// recipient or account, a destination of a consequential call, a
+// transition out of a secret read or into a consequential kind — that the
+// new version made a habit of so soon that Fisher's exact test rules out
+// chance (newItemP, family-wise over every new item) is drift already.
+// Stable always waits for the minimum.
 func (c *Config) Compare(a, b *Profile) Drift {
 	a.init()
 	b.init()
 	d := Drift{From: a.Version, To: b.Version, Sessions: b.Sessions, Calls: b.Calls, Rates: map[string]Rate{}}
 	d.Divergence = round(max(JensenShannon(a.Kinds, b.Kinds), JensenShannon(a.Tools, b.Tools)))
-	// Destinations count whether the calls were allowed or refused: a
-	// version that keeps trying somewhere new has changed either way.
-	for dest := range unionKeys(b.Destinations, b.Attempted) {
-		// A profile from before sessions were counted per destination
-		// (no DestUse at all) is judged on calls alone.
-		habit := b.DestUse == nil || b.DestUse[dest].Sessions >= c.Drift.MinNewDestinationSessions
-		if b.Destinations[dest]+b.Attempted[dest] >= c.Drift.MinNewDestinationCalls && habit && a.Destinations[dest]+a.Attempted[dest] == 0 {
-			d.NewDestinations = append(d.NewDestinations, dest)
+	enough := a.Sessions >= c.Drift.MinSessions && b.Sessions >= c.Drift.MinSessions
+	early := !enough && a.Sessions >= c.Drift.EarlyMinPrevious
+	items := c.newItems(a, b)
+	ps := make([]float64, len(items))
+	for i, it := range items {
+		ps[i] = it.p
+	}
+	level := taroneLevel(ps, c.Drift.Significance)
+	var earlyWhy []string
+	for _, it := range items {
+		significant := it.p <= level
+		switch {
+		case early && it.weighty && significant:
+			earlyWhy = append(earlyWhy, fmt.Sprintf("%s in %d of the new version's %d sessions and none of the old one's %d (p %.4f, at most %.4f counts)",
+				it.name, it.sessions, b.Sessions, a.Sessions, it.p, level))
+		case !enough:
+			continue
+		case !it.always && !significant:
+			continue // variety that chance explains at these sizes
 		}
-	}
-	total := 0
-	for _, n := range b.KindNext {
-		total += n
-	}
-	for t, n := range b.KindNext {
-		src, _, _ := strings.Cut(t, ">")
-		// New, and a habit of the new version: a large enough share of
-		// everything that followed src, unless the old version never
-		// went on from src at all.
-		habit := a.KindFrom[src] == 0 || float64(n) >= c.Drift.MinNewTransitionFromShare*float64(b.KindFrom[src])
-		if n >= c.Drift.MinNewTransitionCalls && a.KindNext[t] == 0 && habit && float64(n) >= c.Drift.MinNewTransitionShare*float64(total) {
-			d.NewTransitions = append(d.NewTransitions, t)
+		if it.transition {
+			d.NewTransitions = append(d.NewTransitions, it.name)
+		} else {
+			d.NewDestinations = append(d.NewDestinations, it.name)
 		}
 	}
 	slices.Sort(d.NewDestinations)
@@ -95,11 +103,21 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		r := Rate{From: round(from), To: round(to)}
 		se := math.Sqrt(va/float64(max(1, na)) + vb/float64(max(1, nb)))
 		r.Changed = to >= from*c.Drift.RateFactor && to-from >= c.Drift.RateExcess && to-from >= c.Drift.RateZ*se
+		if r.Changed && enough {
+			// The normal approximation behind the standard error is poor
+			// on ten sessions of small counts: the change must also hold
+			// against the sessions regrouped at random.
+			r.Changed = c.ratePValue(a, b, k, to-from) < c.Drift.Significance
+		}
 		d.Rates[k] = r
 	}
-	if a.Sessions < c.Drift.MinSessions || b.Sessions < c.Drift.MinSessions {
+	if !enough {
 		d.Verdict = VerdictInsufficient
 		d.Reasons = []string{fmt.Sprintf("%d and %d sessions; a verdict needs %d of each", a.Sessions, b.Sessions, c.Drift.MinSessions)}
+		if len(earlyWhy) > 0 {
+			d.Verdict = VerdictDrift
+			d.Reasons = append([]string{fmt.Sprintf("drift before %d sessions of the new version:", c.Drift.MinSessions)}, earlyWhy...)
+		}
 		return d
 	}
 	if obs := sessionDivergence(a.Shapes, b.Shapes); obs >= c.Drift.Divergence {
@@ -128,6 +146,72 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		d.Reasons = []string{"same kinds, tools, destinations, transitions and rates"}
 	}
 	return d
+}
+
+// newItem is a destination or kind transition the new version made a
+// habit of and the old one never showed.
+type newItem struct {
+	name       string
+	transition bool
+	sessions   int
+	p          float64 // newItemP of its sessions
+	// weighty: a new reach or a consequential use (see Compare), which
+	// may make an early verdict. always: a new recipient or account, or a
+	// destination of a consequential call (money, data or access to a new
+	// party, or destruction), which counts at full size whatever its
+	// p-value; anything else — a new host or program, a path, a
+	// subcommand — counts at full size only when chance cannot explain
+	// it.
+	weighty, always bool
+}
+
+func (c *Config) newItems(a, b *Profile) []newItem {
+	var out []newItem
+	// Destinations count whether the calls were allowed or refused: a
+	// version that keeps trying somewhere new has changed either way.
+	for dest := range unionKeys(b.Destinations, b.Attempted) {
+		use, known := b.DestUse[dest]
+		// A profile from before sessions were counted per destination
+		// (no DestUse at all) is judged on calls alone.
+		habit := b.DestUse == nil || use.Sessions >= c.Drift.MinNewDestinationSessions
+		if b.Destinations[dest]+b.Attempted[dest] < c.Drift.MinNewDestinationCalls || !habit || a.Destinations[dest]+a.Attempted[dest] > 0 {
+			continue
+		}
+		typ, _, _ := strings.Cut(dest, ":")
+		it := newItem{name: dest, sessions: use.Sessions, p: 1, always: c.strong[typ] || use.Consequential}
+		it.weighty = it.always || c.reach[typ] && !c.familiar(a, dest)
+		if known {
+			it.p = newItemP(use.Sessions, b.Sessions, a.Sessions)
+		} else if b.DestUse == nil {
+			it.always = true // the old rule: judged on calls alone
+		}
+		out = append(out, it)
+	}
+	total := 0
+	for _, n := range b.KindNext {
+		total += n
+	}
+	for t, n := range b.KindNext {
+		src, dst, _ := strings.Cut(t, ">")
+		// New, and a habit of the new version: a large enough share of
+		// everything that followed src, unless the old version never
+		// went on from src at all.
+		habit := a.KindFrom[src] == 0 || float64(n) >= c.Drift.MinNewTransitionFromShare*float64(b.KindFrom[src])
+		if n < c.Drift.MinNewTransitionCalls || a.KindNext[t] > 0 || !habit || float64(n) < c.Drift.MinNewTransitionShare*float64(total) {
+			continue
+		}
+		it := newItem{name: t, transition: true, p: 1, weighty: c.secret[src] || c.consequential[dst]}
+		it.always = it.weighty
+		if use, ok := b.TransUse[t]; ok {
+			it.sessions, it.p = use.Sessions, newItemP(use.Sessions, b.Sessions, a.Sessions)
+			it.weighty = it.weighty && use.Sessions >= c.Drift.MinNewDestinationSessions
+		} else if b.TransUse == nil {
+			it.always = true // a profile from before sessions were counted per transition
+		}
+		out = append(out, it)
+	}
+	slices.SortFunc(out, func(x, y newItem) int { return strings.Compare(x.name, y.name) })
+	return out
 }
 
 func unionKeys(a, b map[string]int) map[string]bool {
@@ -276,23 +360,12 @@ func (c *Config) divergenceNull(a, b *Profile, obs float64) (mean, p float64) {
 	if na == 0 || na == n {
 		return 0, 1
 	}
-	h := fnv.New64a()
-	h.Write([]byte(a.Version + "\x00" + b.Version))
-	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(n)))
 	sv := sessionVectors(a.Shapes, b.Shapes)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	split := make([]bool, n)
-	inFirst := func(i int) bool { return split[i] }
+	perm := newPermuter(a.Version, b.Version, na, n)
 	sum, atLeast := 0.0, 1
 	for range c.Drift.Permutations {
-		rng.Shuffle(n, func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
-		for i, j := range idx {
-			split[j] = i < na
-		}
-		v := sv.divergence(inFirst)
+		perm.next()
+		v := sv.divergence(perm.inFirst)
 		sum += v
 		if v >= obs-1e-12 {
 			atLeast++
@@ -301,19 +374,41 @@ func (c *Config) divergenceNull(a, b *Profile, obs float64) (mean, p float64) {
 	return sum / float64(c.Drift.Permutations), float64(atLeast) / float64(c.Drift.Permutations+1)
 }
 
+// ratePValue is the share of random regroupings of the two versions' kept
+// sessions (the observed one counted) whose difference of the mean
+// per-session count of kind is at least diff: a permutation test, exact
+// in its small-sample behaviour where the standard error is not.
+func (c *Config) ratePValue(a, b *Profile, kind string, diff float64) float64 {
+	na, n := len(a.Shapes), len(a.Shapes)+len(b.Shapes)
+	if na == 0 || na == n {
+		return 1
+	}
+	counts := make([]float64, 0, n)
+	for _, s := range append(a.Shapes[:na:na], b.Shapes...) {
+		counts = append(counts, float64(s.Kinds[kind]+s.Tried[kind]))
+	}
+	perm := newPermuter(a.Version+"\x00rate", b.Version+"\x00"+kind, na, n)
+	atLeast := 1
+	for range c.Drift.Permutations {
+		perm.next()
+		var sa, sb float64
+		for i, x := range counts {
+			if perm.first[i] {
+				sa += x
+			} else {
+				sb += x
+			}
+		}
+		if sb/float64(n-na)-sa/float64(na) >= diff-1e-9 {
+			atLeast++
+		}
+	}
+	return float64(atLeast) / float64(c.Drift.Permutations+1)
+}
+
 // JensenShannon is the Jensen-Shannon divergence (base 2, 0-1) of two count
 // distributions; 0 when either is empty.
 func JensenShannon(p, q map[string]int) float64 {
-	tp, tq := 0, 0
-	for _, n := range p {
-		tp += n
-	}
-	for _, n := range q {
-		tq += n
-	}
-	if tp == 0 || tq == 0 {
-		return 0
-	}
 	// Summed in key order: floating-point addition is not associative, and
 	// map order would make the last digits (and a verdict on the
 	// threshold) differ between runs.
@@ -322,16 +417,9 @@ func JensenShannon(p, q map[string]int) float64 {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	js := 0.0
-	for _, k := range keys {
-		a, b := float64(p[k])/float64(tp), float64(q[k])/float64(tq)
-		m := (a + b) / 2
-		if a > 0 {
-			js += a / 2 * math.Log2(a/m)
-		}
-		if b > 0 {
-			js += b / 2 * math.Log2(b/m)
-		}
+	dp, dq := make([]int, len(keys)), make([]int, len(keys))
+	for i, k := range keys {
+		dp[i], dq[i] = p[k], q[k]
 	}
-	return math.Max(0, math.Min(1, js))
+	return jsDense(dp, dq)
 }

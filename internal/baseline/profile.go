@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -42,6 +43,16 @@ type Profile struct {
 	// agent trying somewhere once is exploring, not changed. Bounded like
 	// Destinations; an agent's profile (Version "") keeps none.
 	DestUse map[string]DestUse `json:"dest_use,omitempty"`
+	// TransUse counts, in a version's profile, the sessions that made each
+	// kind transition "a>b" (as DestUse does for destinations): drift
+	// tests a new transition by the sessions that show it, not its calls,
+	// since the calls of one session are not independent.
+	TransUse map[string]DestUse `json:"trans_use,omitempty"`
+	// Domains counts learned calls per registrable domain of the hosts
+	// and recipients ("host:example.org", "recipient:corp.example"): a
+	// first-seen host or recipient inside a domain the agent already uses
+	// is a smaller step than one somewhere it never went.
+	Domains map[string]int `json:"domains,omitempty"`
 	// ToolNext and KindNext count transitions "a>b" within sessions;
 	// ToolFrom and KindFrom how often a was followed by anything.
 	ToolNext map[string]int `json:"tool_next"`
@@ -80,6 +91,8 @@ type Profile struct {
 type DestUse struct {
 	Sessions int `json:"s"`
 	Last     int `json:"l"`
+	// Consequential is true once a call of a consequential kind used it.
+	Consequential bool `json:"c,omitempty"`
 }
 
 // Fingerprint is what a version is made of.
@@ -153,7 +166,7 @@ func NewProfile(agent, version string) *Profile {
 
 // init makes the maps of a profile decoded from storage usable.
 func (p *Profile) init() {
-	for _, m := range []*map[string]int{&p.Tools, &p.Kinds, &p.Destinations, &p.Attempted, &p.ToolNext, &p.KindNext, &p.ToolFrom, &p.KindFrom} {
+	for _, m := range []*map[string]int{&p.Tools, &p.Kinds, &p.Destinations, &p.Attempted, &p.ToolNext, &p.KindNext, &p.ToolFrom, &p.KindFrom, &p.Domains} {
 		if *m == nil {
 			*m = map[string]int{}
 		}
@@ -203,6 +216,7 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 	}
 	p.LastSeen = at
 	s := p.shape(c, ev.Session)
+	cons := slices.ContainsFunc(ev.Kinds, func(k string) bool { return c.consequential[k] })
 	s.Calls++
 	p.Decided++
 	if s.Calls == c.Lifecycle.MinSessionCalls {
@@ -225,7 +239,7 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		}
 		for _, d := range ev.Destinations {
 			bump(p.Attempted, d, c.Learning.MaxDestinations, &p.Dropped)
-			p.useDest(c, s, d)
+			p.use(c, &p.DestUse, s, d, cons)
 		}
 		return
 	case "allow":
@@ -270,7 +284,10 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 			}
 		}
 		bump(p.Destinations, d, c.Learning.MaxDestinations, &p.Dropped)
-		p.useDest(c, s, d)
+		p.use(c, &p.DestUse, s, d, cons)
+		if dom := c.domainKey(d); dom != "" {
+			bump(p.Domains, dom, c.Learning.MaxDestinations, &p.Dropped)
+		}
 	}
 	if ev.Hour >= 0 && ev.Hour < 24 {
 		p.Hours[ev.Hour]++
@@ -281,29 +298,31 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		}
 		if bump(p.KindNext, s.LastKind+">"+ev.Kind, c.Learning.MaxTransitions, &p.Dropped) {
 			p.KindFrom[s.LastKind]++
+			p.use(c, &p.TransUse, s, s.LastKind+">"+ev.Kind, false)
 		}
 	}
 	s.LastTool, s.LastKind = ev.Tool, ev.Kind
 }
 
-// useDest counts session s's use of d in a version's profile, once per
-// session.
-func (p *Profile) useDest(c *Config, s *Shape, d string) {
+// use counts session s's use of key (a destination or a transition) in
+// a version's profile, once per session.
+func (p *Profile) use(c *Config, m *map[string]DestUse, s *Shape, key string, consequential bool) {
 	if p.Version == "" {
 		return
 	}
-	if p.DestUse == nil {
-		p.DestUse = map[string]DestUse{}
+	if *m == nil {
+		*m = map[string]DestUse{}
 	}
-	u, ok := p.DestUse[d]
-	if !ok && len(p.DestUse) >= c.Learning.MaxDestinations {
-		return // counted as dropped by Destinations' or Attempted's bump
+	u, ok := (*m)[key]
+	if !ok && len(*m) >= c.Learning.MaxDestinations {
+		return // counted as dropped by the bump of the key's own count
 	}
 	if u.Last != s.N || !ok {
 		u.Sessions++
 		u.Last = s.N
 	}
-	p.DestUse[d] = u
+	u.Consequential = u.Consequential || consequential
+	(*m)[key] = u
 }
 
 // bump counts key in m unless m is full and key new; it reports whether it

@@ -121,33 +121,54 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	// goes somewhere new of that type. young destinations (first used
 	// since the version changed, and used again) weigh as a habit the new
 	// version brought, whatever the type.
+	// A first-seen host or recipient inside a domain the agent already
+	// uses (familiar) weighs one step less: consequential becomes a new
+	// reach, a new reach an ordinary first use.
 	weigh := func(dests []string, young bool) []part {
 		// A call has a handful of destinations: grouped by a scan, not a map.
-		var types [6]string
-		nt := 0
+		type group struct {
+			typ      string
+			familiar bool
+		}
+		var groups [12]group
+		ng := 0
 		for _, d := range dests {
 			typ, _, _ := strings.Cut(d, ":")
-			if !slices.Contains(types[:nt], typ) && nt < len(types) {
-				types[nt] = typ
-				nt++
+			g := group{typ, !young && c.familiar(p, d)}
+			if !slices.Contains(groups[:ng], g) && ng < len(groups) {
+				groups[ng] = g
+				ng++
 			}
 		}
-		out := make([]part, 0, nt)
-		for _, typ := range types[:nt] {
+		out := make([]part, 0, ng)
+		for _, g := range groups[:ng] {
 			var ofType []string
 			for _, d := range dests {
-				if t, _, _ := strings.Cut(d, ":"); t == typ {
+				if t, _, _ := strings.Cut(d, ":"); t == g.typ && (!young && c.familiar(p, d)) == g.familiar {
 					ofType = append(ofType, d)
 				}
 			}
-			w, what := c.Signals.Weights.FirstSeen, "destination"
+			level := 0 // 2: consequential, 1: a new reach, 0: anything else
 			switch {
-			case consequential || c.strong[typ] || young && c.reach[typ]:
+			case consequential || c.strong[g.typ] || young && c.reach[g.typ]:
+				level = 2
+			case c.reach[g.typ]:
+				level = 1
+			}
+			if g.familiar && level > 0 {
+				level--
+			}
+			w, what := c.Signals.Weights.FirstSeen, "destination"
+			switch level {
+			case 2:
 				w, what = c.Signals.Weights.FirstSeenConsequential, ev.Kind+" destination"
-			case c.reach[typ]:
+			case 1:
 				w, what = c.Signals.Weights.FirstSeenReach, "new reach"
 			}
-			rate := c.novelty(p, typ, ev.Session)
+			if g.familiar {
+				what += " in a domain it already uses"
+			}
+			rate := c.novelty(p, g.typ, ev.Session)
 			if rate > 0 {
 				what += fmt.Sprintf(" (this agent went somewhere new of that kind in %.0f%% of its recent sessions)", 100*rate)
 			}
@@ -180,9 +201,11 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	}
 	// Exposure makes a new destination riskier, never an old one: the
 	// session's flow is not unusual for the agent by itself.
+	// A host in a domain the agent already uses is no new reach, so it
+	// takes no exposure either (a new recipient there still does).
 	if len(cur.Exposure) > 0 && slices.ContainsFunc(append(r.FirstSeen[:len(r.FirstSeen):len(r.FirstSeen)], young...), func(d string) bool {
 		typ, _, _ := strings.Cut(d, ":")
-		return consequential || c.strong[typ] || c.reach[typ]
+		return consequential || c.strong[typ] || c.reach[typ] && !c.familiar(p, d)
 	}) {
 		parts = append(parts, part{c.Signals.Weights.Exposed, "somewhere new " + strings.Join(cur.Exposure, " and ")})
 	}
