@@ -28,8 +28,22 @@ func (c *Client) Drift(ctx context.Context, id string) (*api.DriftReport, error)
 
 // Review returns what an agent's latest sessions show together.
 func (c *Client) Review(ctx context.Context, id string) (*api.AgentReview, error) {
+	return c.review(ctx, id, "")
+}
+
+// ReviewWithNarrative is Review with the judge model's narrative beside
+// the facts (?narrative=1): labelled model-written, an evidence record, so
+// asking for it is a write. Without a judge configured its Error says so.
+func (c *Client) ReviewWithNarrative(ctx context.Context, id string) (*api.AgentReview, error) {
+	return c.review(ctx, id, narrativeQuery)
+}
+
+// narrativeQuery asks a summary or review route for the narrative.
+const narrativeQuery = "?narrative=1"
+
+func (c *Client) review(ctx context.Context, id, query string) (*api.AgentReview, error) {
 	var out api.AgentReview
-	return &out, c.do(ctx, http.MethodGet, "/v1/agents/"+url.PathEscape(id)+"/review", nil, &out)
+	return &out, c.do(ctx, http.MethodGet, "/v1/agents/"+url.PathEscape(id)+"/review"+query, nil, &out)
 }
 
 // BaselineAction resets, freezes or unfreezes an agent's baseline (admin).
@@ -46,6 +60,16 @@ func (c *Client) Trace(ctx context.Context, decisionID string) (*api.Trace, erro
 
 // SessionSummary returns a session as facts.
 func (c *Client) SessionSummary(ctx context.Context, id string) (*api.SessionSummary, error) {
+	return c.sessionSummary(ctx, id, "")
+}
+
+// SessionSummaryWithNarrative is SessionSummary with the judge model's
+// narrative beside the facts, as ReviewWithNarrative.
+func (c *Client) SessionSummaryWithNarrative(ctx context.Context, id string) (*api.SessionSummary, error) {
+	return c.sessionSummary(ctx, id, narrativeQuery)
+}
+
+func (c *Client) sessionSummary(ctx context.Context, id, query string) (*api.SessionSummary, error) {
 	var out api.SessionSummary
-	return &out, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id)+"/summary", nil, &out)
+	return &out, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id)+"/summary"+query, nil, &out)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,16 +77,11 @@ func newBehaviourCmds(env Env) []*cobra.Command {
 			return t, func(w io.Writer) { writeTrace(w, t) }, err
 		})
 	trace.Example = "  mandate trace 01a2…\n  mandate trace --json 01a2…"
-	review := (&behaviourCmd{}).cmd(env, "review AGENT", "Show what an agent's sessions repeat: asks, denies, shortcuts, growing scope", cobra.ExactArgs(1),
-		func(c *client.Client, cmd *cobra.Command, args []string) (any, func(io.Writer), error) {
-			r, err := c.Review(cmd.Context(), args[0])
-			return r, func(w io.Writer) { writeReview(w, r) }, err
-		})
-	summary := (&behaviourCmd{}).cmd(env, "summary SESSION_ID", "Show a session as facts: kinds, destinations, asks and answers, denies, signals", cobra.ExactArgs(1),
-		func(c *client.Client, cmd *cobra.Command, args []string) (any, func(io.Writer), error) {
-			s, err := c.SessionSummary(cmd.Context(), args[0])
-			return s, func(w io.Writer) { writeSummary(w, s) }, err
-		})
+	review := narratedCmd(env, "review AGENT", "Show what an agent's sessions repeat: asks, denies, shortcuts, growing scope",
+		(*client.Client).Review, (*client.Client).ReviewWithNarrative, writeReview, func(r *api.AgentReview) *api.Narrative { return r.Narrative })
+	review.Example = "  mandate review coder\n  mandate review --narrative coder"
+	summary := narratedCmd(env, "summary SESSION_ID", "Show a session as facts: kinds, destinations, asks and answers, denies, signals",
+		(*client.Client).SessionSummary, (*client.Client).SessionSummaryWithNarrative, writeSummary, func(s *api.SessionSummary) *api.Narrative { return s.Narrative })
 	baseline := (&behaviourCmd{}).cmd(env, "baseline reset|freeze|unfreeze AGENT [VERSION]", "Reset, freeze or unfreeze an agent's baseline (an admin token; an evidence record)", cobra.RangeArgs(2, 3),
 		func(c *client.Client, cmd *cobra.Command, args []string) (any, func(io.Writer), error) {
 			req := api.BaselineRequest{Action: args[0]}
@@ -200,6 +196,42 @@ func writeSummary(w io.Writer, s *api.SessionSummary) {
 	}
 	if d := s.FirstDeparture; d != nil {
 		fmt.Fprintf(w, "  first departure (%s) at %s: %s\n", d.Type, d.DecisionID, d.Reason)
+	}
+}
+
+// narratedCmd is a command that shows one thing's facts (a review, a
+// session summary) and, with --narrative, the judge model's narrative
+// printed after them.
+func narratedCmd[T any](env Env, use, short string, plain, narrated func(*client.Client, context.Context, string) (T, error),
+	write func(io.Writer, T), narrative func(T) *api.Narrative) *cobra.Command {
+	var want bool
+	cmd := (&behaviourCmd{}).cmd(env, use, short, cobra.ExactArgs(1),
+		func(c *client.Client, cmd *cobra.Command, args []string) (any, func(io.Writer), error) {
+			get := plain
+			if want {
+				get = narrated
+			}
+			v, err := get(c, cmd.Context(), args[0])
+			return v, func(w io.Writer) { write(w, v); writeNarrative(w, narrative(v)) }, err
+		})
+	cmd.Flags().BoolVar(&want, "narrative", false,
+		"add the judge model's narrative beside the facts, labelled model-written (needs a judge configured; an evidence record)")
+	return cmd
+}
+
+// writeNarrative prints a narrative apart from the facts and labelled as
+// the model's, never mixed with them.
+func writeNarrative(w io.Writer, n *api.Narrative) {
+	if n == nil {
+		return
+	}
+	if n.Text == "" {
+		fmt.Fprintf(w, "narrative (model-written): none — %s\n", orDash(n.Error))
+		return
+	}
+	fmt.Fprintf(w, "narrative (model-written by %s, from facts %s):\n", orDash(n.Model), n.FactsDigest)
+	for line := range strings.SplitSeq(strings.TrimSpace(n.Text), "\n") {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
 }
 
