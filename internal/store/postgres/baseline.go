@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,7 +68,7 @@ func (s *Store) FoldBaseline(ctx context.Context, f *store.BaselineFold) error {
 		rows := make([]*store.Baseline, len(f.Keys))
 		before := make([]bool, len(f.Keys))
 		for i, k := range f.Keys {
-			b, err := scanBaseline(tx.QueryRow(ctx, `SELECT `+baselineCols+` FROM baselines WHERE agent = $1 AND version = $2`, k.Agent, k.Version))
+			b, err := scanBaseline(tx.QueryRow(ctx, `SELECT `+sqlstore.BaselineCols+` FROM baselines WHERE agent = $1 AND version = $2`, k.Agent, k.Version))
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				b = &store.Baseline{Agent: k.Agent, Version: k.Version}
@@ -123,28 +122,9 @@ type applyError struct{ err error }
 
 func (e *applyError) Error() string { return e.err.Error() }
 
-const baselineCols = `agent, version, profile, revision, updated_at`
-
-func scanBaseline(r sqlstore.Scanner) (*store.Baseline, error) {
-	var (
-		b       store.Baseline
-		updated int64
-		profile []byte
-	)
-	if err := r.Scan(&b.Agent, &b.Version, &profile, &b.Revision, &updated); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, store.ErrNotFound
-		}
-		return nil, err
-	}
-	b.Profile = profile
-	b.UpdatedAt = time.Unix(0, updated).UTC()
-	return &b, nil
-}
-
 // GetBaseline implements store.Baselines.
 func (s *Store) GetBaseline(ctx context.Context, agent, version string) (*store.Baseline, error) {
-	b, err := scanBaseline(s.pool.QueryRow(ctx, `SELECT `+baselineCols+` FROM baselines WHERE agent = $1 AND version = $2`, agent, version))
+	b, err := scanBaseline(s.pool.QueryRow(ctx, `SELECT `+sqlstore.BaselineCols+` FROM baselines WHERE agent = $1 AND version = $2`, agent, version))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -153,28 +133,15 @@ func (s *Store) GetBaseline(ctx context.Context, agent, version string) (*store.
 
 // ListBaselines implements store.Baselines.
 func (s *Store) ListBaselines(ctx context.Context, agent string) ([]*store.Baseline, error) {
-	var q strings.Builder
-	q.WriteString(`SELECT ` + baselineCols + ` FROM baselines`)
-	var args []any
+	a := sqlstore.Where{Numbered: true}
 	if agent != "" {
-		q.WriteString(` WHERE agent = $1`)
-		args = append(args, agent)
+		a.Add("agent = ?", agent)
 	}
-	q.WriteString(` ORDER BY agent, created_at, version`)
-	rows, err := s.pool.Query(ctx, q.String(), args...)
-	if err != nil {
-		return nil, describe("list baselines", err)
-	}
-	defer rows.Close()
-	var out []*store.Baseline
-	for rows.Next() {
-		b, err := scanBaseline(rows)
-		if err != nil {
-			return nil, describe("list baselines", err)
-		}
-		out = append(out, b)
-	}
-	return out, describe("list baselines", rows.Err())
+	return collect(ctx, s, "list baselines", `SELECT `+sqlstore.BaselineCols+` FROM baselines`+a.Clause()+` ORDER BY agent, created_at, version`, a.Args, scanBaseline)
+}
+
+func scanBaseline(r sqlstore.Scanner) (*store.Baseline, error) {
+	return sqlstore.ScanBaseline(r, pgx.ErrNoRows)
 }
 
 // BaselineCursor implements store.Baselines.

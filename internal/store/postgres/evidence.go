@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -96,23 +95,9 @@ func (s *Store) AddCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	return nil
 }
 
-const checkpointCols = `id, size, root_hash, note, created_at`
-
-func scanCheckpoint(r sqlstore.Scanner) (*store.Checkpoint, error) {
-	var (
-		cp      store.Checkpoint
-		created int64
-	)
-	if err := r.Scan(&cp.ID, &cp.Size, &cp.RootHash, &cp.Note, &created); err != nil {
-		return nil, err
-	}
-	cp.CreatedAt = time.Unix(0, created).UTC()
-	return &cp, nil
-}
-
 // LatestCheckpoint implements store.Store.
 func (s *Store) LatestCheckpoint(ctx context.Context) (*store.Checkpoint, error) {
-	cp, err := scanCheckpoint(s.pool.QueryRow(ctx, `SELECT `+checkpointCols+` FROM checkpoints ORDER BY id DESC LIMIT 1`))
+	cp, err := sqlstore.ScanCheckpoint(s.pool.QueryRow(ctx, `SELECT `+sqlstore.CheckpointCols+` FROM checkpoints ORDER BY id DESC LIMIT 1`))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("checkpoint: %w", store.ErrNotFound)
 	}
@@ -127,5 +112,5 @@ func (s *Store) ListCheckpoints(ctx context.Context, afterID int64, limit int) (
 	if limit <= 0 {
 		limit = 1000
 	}
-	return collect(ctx, s, "list checkpoints", `SELECT `+checkpointCols+` FROM checkpoints WHERE id > $1 ORDER BY id LIMIT $2`, []any{afterID, limit}, scanCheckpoint)
+	return collect(ctx, s, "list checkpoints", `SELECT `+sqlstore.CheckpointCols+` FROM checkpoints WHERE id > $1 ORDER BY id LIMIT $2`, []any{afterID, limit}, sqlstore.ScanCheckpoint)
 }

@@ -69,7 +69,7 @@ func (s *Store) foldOnce(ctx context.Context, f *store.BaselineFold) error {
 	}
 	rows := make([]*store.Baseline, len(f.Keys))
 	for i, k := range f.Keys {
-		b, err := scanBaseline(tx.QueryRowContext(ctx, `SELECT `+baselineCols+` FROM baselines WHERE agent = ? AND version = ?`, k.Agent, k.Version))
+		b, err := scanBaseline(tx.QueryRowContext(ctx, `SELECT `+sqlstore.BaselineCols+` FROM baselines WHERE agent = ? AND version = ?`, k.Agent, k.Version))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			b = &store.Baseline{Agent: k.Agent, Version: k.Version}
@@ -120,28 +120,9 @@ func (s *Store) foldOnce(ctx context.Context, f *store.BaselineFold) error {
 	return nil
 }
 
-const baselineCols = `agent, version, profile, revision, updated_at`
-
-func scanBaseline(r sqlstore.Scanner) (*store.Baseline, error) {
-	var (
-		b       store.Baseline
-		updated int64
-		profile []byte
-	)
-	if err := r.Scan(&b.Agent, &b.Version, &profile, &b.Revision, &updated); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, store.ErrNotFound
-		}
-		return nil, err
-	}
-	b.Profile = profile
-	b.UpdatedAt = time.Unix(0, updated).UTC()
-	return &b, nil
-}
-
 // GetBaseline implements store.Baselines.
 func (s *Store) GetBaseline(ctx context.Context, agent, version string) (*store.Baseline, error) {
-	b, err := scanBaseline(s.queryRow(ctx, `SELECT `+baselineCols+` FROM baselines WHERE agent = ? AND version = ?`, agent, version))
+	b, err := scanBaseline(s.queryRow(ctx, `SELECT `+sqlstore.BaselineCols+` FROM baselines WHERE agent = ? AND version = ?`, agent, version))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("sqlite: get baseline: %w", err)
 	}
@@ -150,24 +131,15 @@ func (s *Store) GetBaseline(ctx context.Context, agent, version string) (*store.
 
 // ListBaselines implements store.Baselines.
 func (s *Store) ListBaselines(ctx context.Context, agent string) ([]*store.Baseline, error) {
-	q, args := `SELECT `+baselineCols+` FROM baselines ORDER BY agent, created_at, version`, []any(nil)
+	q, args := `SELECT `+sqlstore.BaselineCols+` FROM baselines ORDER BY agent, created_at, version`, []any(nil)
 	if agent != "" {
-		q, args = `SELECT `+baselineCols+` FROM baselines WHERE agent = ? ORDER BY created_at, version`, []any{agent}
+		q, args = `SELECT `+sqlstore.BaselineCols+` FROM baselines WHERE agent = ? ORDER BY created_at, version`, []any{agent}
 	}
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list baselines: %w", err)
-	}
-	defer rows.Close()
-	var out []*store.Baseline
-	for rows.Next() {
-		b, err := scanBaseline(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: list baselines: %w", err)
-		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
+	return list(ctx, s, "sqlite: list baselines", q, scanBaseline, args...)
+}
+
+func scanBaseline(r sqlstore.Scanner) (*store.Baseline, error) {
+	return sqlstore.ScanBaseline(r, sql.ErrNoRows)
 }
 
 // BaselineCursor implements store.Baselines.

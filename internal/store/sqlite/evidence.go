@@ -156,23 +156,9 @@ func (s *Store) AddCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	return nil
 }
 
-const checkpointCols = `id, size, root_hash, note, created_at`
-
-func scanCheckpoint(r sqlstore.Scanner) (*store.Checkpoint, error) {
-	var (
-		cp      store.Checkpoint
-		created int64
-	)
-	if err := r.Scan(&cp.ID, &cp.Size, &cp.RootHash, &cp.Note, &created); err != nil {
-		return nil, err
-	}
-	cp.CreatedAt = time.Unix(0, created).UTC()
-	return &cp, nil
-}
-
 // LatestCheckpoint implements store.Store.
 func (s *Store) LatestCheckpoint(ctx context.Context) (*store.Checkpoint, error) {
-	cp, err := scanCheckpoint(s.queryRow(ctx, `SELECT `+checkpointCols+` FROM checkpoints ORDER BY id DESC LIMIT 1`))
+	cp, err := sqlstore.ScanCheckpoint(s.queryRow(ctx, `SELECT `+sqlstore.CheckpointCols+` FROM checkpoints ORDER BY id DESC LIMIT 1`))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("checkpoint: %w", store.ErrNotFound)
 	}
@@ -187,18 +173,5 @@ func (s *Store) ListCheckpoints(ctx context.Context, afterID int64, limit int) (
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.query(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list checkpoints: %w", err)
-	}
-	defer rows.Close()
-	var out []*store.Checkpoint
-	for rows.Next() {
-		cp, err := scanCheckpoint(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list checkpoints: %w", err)
-		}
-		out = append(out, cp)
-	}
-	return out, rows.Err()
+	return list(ctx, s, "list checkpoints", `SELECT `+sqlstore.CheckpointCols+` FROM checkpoints WHERE id > ? ORDER BY id LIMIT ?`, sqlstore.ScanCheckpoint, afterID, limit)
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -307,4 +308,43 @@ func Limit(n int) int {
 		return 100
 	}
 	return n
+}
+
+// BaselineCols are a baseline's columns; baselines are folded from the
+// evidence and have no binding of their own.
+const BaselineCols = `agent, version, profile, revision, updated_at`
+
+// ScanBaseline reads a row of BaselineCols. A missing row — the driver's
+// noRows — is store.ErrNotFound.
+func ScanBaseline(r Scanner, noRows error) (*store.Baseline, error) {
+	var (
+		b       store.Baseline
+		updated int64
+		profile []byte
+	)
+	if err := r.Scan(&b.Agent, &b.Version, &profile, &b.Revision, &updated); err != nil {
+		if errors.Is(err, noRows) {
+			return nil, store.ErrNotFound
+		}
+		return nil, err
+	}
+	b.Profile = profile
+	b.UpdatedAt = unixNano(updated)
+	return &b, nil
+}
+
+// CheckpointCols are a signed checkpoint's columns.
+const CheckpointCols = `id, size, root_hash, note, created_at`
+
+// ScanCheckpoint reads a row of CheckpointCols.
+func ScanCheckpoint(r Scanner) (*store.Checkpoint, error) {
+	var (
+		cp      store.Checkpoint
+		created int64
+	)
+	if err := r.Scan(&cp.ID, &cp.Size, &cp.RootHash, &cp.Note, &created); err != nil {
+		return nil, err
+	}
+	cp.CreatedAt = unixNano(created)
+	return &cp, nil
 }
