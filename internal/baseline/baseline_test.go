@@ -749,3 +749,13 @@ func TestRatePValue(t *testing.T) {
 		}
 	}
 }
+
+// TestYoungFamiliarHost: a new version going back to a new host of a site
+// the agent already reads is variety, not a new reach the version brought.
+func TestYoungFamiliarHost(t *testing.T) {
+	c, p := versionChanged(t, ev("b-0", "fetch", "fetch", "allow", "host:api.docs.example"))
+	r := c.Assess(p, Current{Event: ev("b-9", "fetch", "fetch", "allow", "host:api.docs.example"), PrevTool: "fetch", Version: "v2"})
+	if signal(r, SignalNewInVersion) == nil || r.UnlikeSelf {
+		t.Fatalf("a young host in a familiar domain: score %.2f %+v", r.Score, r.Signals)
+	}
+}

@@ -121,9 +121,10 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	// goes somewhere new of that type. young destinations (first used
 	// since the version changed, and used again) weigh as a habit the new
 	// version brought, whatever the type.
-	// A first-seen host or recipient inside a domain the agent already
-	// uses (familiar) weighs one step less: consequential becomes a new
-	// reach, a new reach an ordinary first use.
+	// A host or recipient inside a domain the agent already uses with
+	// other destinations (familiar) weighs one step less, first seen or
+	// young: consequential becomes a new reach, a new reach an ordinary
+	// first use.
 	weigh := func(dests []string, young bool) []part {
 		// A call has a handful of destinations: grouped by a scan, not a map.
 		type group struct {
@@ -134,7 +135,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 		ng := 0
 		for _, d := range dests {
 			typ, _, _ := strings.Cut(d, ":")
-			g := group{typ, !young && c.familiar(p, d)}
+			g := group{typ, c.familiar(p, d)}
 			if !slices.Contains(groups[:ng], g) && ng < len(groups) {
 				groups[ng] = g
 				ng++
@@ -144,7 +145,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 		for _, g := range groups[:ng] {
 			var ofType []string
 			for _, d := range dests {
-				if t, _, _ := strings.Cut(d, ":"); t == g.typ && (!young && c.familiar(p, d)) == g.familiar {
+				if t, _, _ := strings.Cut(d, ":"); t == g.typ && c.familiar(p, d) == g.familiar {
 					ofType = append(ofType, d)
 				}
 			}
