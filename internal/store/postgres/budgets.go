@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -104,76 +103,21 @@ func (s *Store) GetBudget(ctx context.Context, sessionID, dim string) (*store.Bu
 // verifyBudgets holds every budget row against the latest draw record on
 // it, and reports draws whose budget has no row (VerifyRows).
 func (s *Store) verifyBudgets(ctx context.Context, report func(problem string)) error {
-	type key struct{ session, dim string }
-	type row struct {
-		b    store.Budget
-		leaf []byte
+	w := sqlstore.NewBudgetWalk()
+	if err := s.each(ctx, "verify budgets", `SELECT session_id, dim, used, leaf FROM budgets`, w.Row); err != nil {
+		return err
 	}
-	rows := map[key]*row{}
-	q, err := s.pool.Query(ctx, `SELECT session_id, dim, used, leaf FROM budgets`)
-	if err != nil {
-		return describe("verify budgets", err)
-	}
-	for q.Next() {
-		r := &row{}
-		if err := q.Scan(&r.b.SessionID, &r.b.Dim, &r.b.Used, &r.leaf); err != nil {
-			q.Close()
-			return describe("verify budgets", err)
-		}
-		rows[key{r.b.SessionID, r.b.Dim}] = r
-	}
-	q.Close()
-	if err := q.Err(); err != nil {
-		return describe("verify budgets", err)
-	}
-	latest := map[key]*store.EvidenceRecord{}
-	q, err = s.pool.Query(ctx, `SELECT type, session_id, body, leaf_hash FROM evidence WHERE type = 'draw' ORDER BY id`)
-	if err != nil {
-		return describe("verify budgets", err)
-	}
-	for q.Next() {
-		rec, err := scanDraw(q)
+	err := s.each(ctx, "verify budgets", `SELECT type, session_id, body, leaf_hash FROM evidence WHERE type = 'draw' ORDER BY id`, func(r sqlstore.Scanner) error {
+		rec, err := scanDraw(r)
 		if err != nil {
-			q.Close()
-			return describe("verify budgets", err)
+			return err
 		}
-		var env struct {
-			Content store.Draw `json:"content"`
-		}
-		if err := json.Unmarshal(rec.Body, &env); err != nil {
-			report(fmt.Sprintf("budgets: a draw record of session %s does not decode: %v: %v", rec.SessionID, err, store.ErrTampered))
-			continue
-		}
-		latest[key{env.Content.SessionID, env.Content.Dim}] = rec
-	}
-	q.Close()
-	if err := q.Err(); err != nil {
-		return describe("verify budgets", err)
-	}
-	keys := make([]key, 0, len(rows)+len(latest))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	for k := range latest {
-		if _, ok := rows[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if n := strings.Compare(a.session, b.session); n != 0 {
-			return n
-		}
-		return strings.Compare(a.dim, b.dim)
+		w.Draw(rec, "a draw record of session "+rec.SessionID, report)
+		return nil
 	})
-	for _, k := range keys {
-		var b *store.Budget
-		var leaf []byte
-		if r := rows[k]; r != nil {
-			b, leaf = &r.b, r.leaf
-		}
-		if err := store.CheckBudget(k.session, k.dim, b, leaf, latest[k]); err != nil {
-			report(err.Error())
-		}
+	if err != nil {
+		return err
 	}
+	w.Check(report)
 	return nil
 }

@@ -90,6 +90,16 @@ func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*sto
 	return out, nil
 }
 
+// each runs a query and calls fn for each row.
+func (s *Store) each(ctx context.Context, what, q string, fn func(sqlstore.Scanner) error) error {
+	rows, err := s.pool.Query(ctx, q)
+	if err != nil {
+		return describe(what, err)
+	}
+	defer rows.Close()
+	return describe(what, sqlstore.Each(rows, fn))
+}
+
 // collect runs a query and scans each row.
 func collect[T any](ctx context.Context, s *Store, what, q string, vals []any, scan func(sqlstore.Scanner) (T, error)) ([]T, error) {
 	rows, err := s.pool.Query(ctx, q, vals...)

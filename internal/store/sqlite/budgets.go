@@ -3,10 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/store"
@@ -108,76 +106,21 @@ func scanDrawRecord(r sqlstore.Scanner) (*store.EvidenceRecord, error) {
 // verifyBudgets holds every budget row against the latest draw record on
 // it, and reports draws whose budget has no row (VerifyRows).
 func (s *Store) verifyBudgets(ctx context.Context, report func(problem string)) error {
-	type key struct{ session, dim string }
-	type row struct {
-		b    store.Budget
-		leaf []byte
+	w := sqlstore.NewBudgetWalk()
+	if err := s.each(ctx, "verify budgets", `SELECT session_id, dim, used, leaf FROM budgets`, w.Row); err != nil {
+		return err
 	}
-	rows := map[key]*row{}
-	q, err := s.pool.QueryContext(ctx, `SELECT session_id, dim, used, leaf FROM budgets`)
-	if err != nil {
-		return fmt.Errorf("verify budgets: %w", err)
-	}
-	for q.Next() {
-		r := &row{}
-		if err := q.Scan(&r.b.SessionID, &r.b.Dim, &r.b.Used, &r.leaf); err != nil {
-			q.Close()
-			return fmt.Errorf("verify budgets: %w", err)
-		}
-		rows[key{r.b.SessionID, r.b.Dim}] = r
-	}
-	q.Close()
-	if err := q.Err(); err != nil {
-		return fmt.Errorf("verify budgets: %w", err)
-	}
-	latest := map[key]*store.EvidenceRecord{}
-	q, err = s.pool.QueryContext(ctx, `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE type = 'draw' ORDER BY idx`)
-	if err != nil {
-		return fmt.Errorf("verify budgets: %w", err)
-	}
-	for q.Next() {
-		rec, err := scanDrawRecord(q)
+	err := s.each(ctx, "verify budgets", `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE type = 'draw' ORDER BY idx`, func(r sqlstore.Scanner) error {
+		rec, err := scanDrawRecord(r)
 		if err != nil {
-			q.Close()
-			return fmt.Errorf("verify budgets: %w", err)
+			return err
 		}
-		var env struct {
-			Content store.Draw `json:"content"`
-		}
-		if err := json.Unmarshal(rec.Body, &env); err != nil {
-			report(fmt.Sprintf("budgets: draw record %d does not decode: %v: %v", rec.Index, err, store.ErrTampered))
-			continue
-		}
-		latest[key{env.Content.SessionID, env.Content.Dim}] = rec
-	}
-	q.Close()
-	if err := q.Err(); err != nil {
-		return fmt.Errorf("verify budgets: %w", err)
-	}
-	keys := make([]key, 0, len(rows)+len(latest))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	for k := range latest {
-		if _, ok := rows[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].session != keys[j].session {
-			return keys[i].session < keys[j].session
-		}
-		return keys[i].dim < keys[j].dim
+		w.Draw(rec, fmt.Sprintf("draw record %d", rec.Index), report)
+		return nil
 	})
-	for _, k := range keys {
-		var b *store.Budget
-		var leaf []byte
-		if r := rows[k]; r != nil {
-			b, leaf = &r.b, r.leaf
-		}
-		if err := store.CheckBudget(k.session, k.dim, b, leaf, latest[k]); err != nil {
-			report(err.Error())
-		}
+	if err != nil {
+		return err
 	}
+	w.Check(report)
 	return nil
 }

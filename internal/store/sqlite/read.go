@@ -59,6 +59,19 @@ func (s *Store) checkSession(ctx context.Context, b sqlstore.BoundSession) error
 
 func wrap(what string, err error) error { return fmt.Errorf("%s: %w", what, err) }
 
+// each runs a query on the pool and calls fn for each row.
+func (s *Store) each(ctx context.Context, what, q string, fn func(sqlstore.Scanner) error) error {
+	rows, err := s.pool.QueryContext(ctx, q)
+	if err != nil {
+		return wrap(what, err)
+	}
+	defer rows.Close()
+	if err := sqlstore.Each(rows, fn); err != nil {
+		return wrap(what, err)
+	}
+	return nil
+}
+
 // list runs a query through a prepared statement and scans each row.
 func list[T any](ctx context.Context, s *Store, what, q string, scan func(sqlstore.Scanner) (T, error), args ...any) ([]T, error) {
 	rows, err := s.query(ctx, q, args...)

@@ -348,3 +348,13 @@ func ScanCheckpoint(r Scanner) (*store.Checkpoint, error) {
 	cp.CreatedAt = unixNano(created)
 	return &cp, nil
 }
+
+// Each calls fn for every row of rows, in order, until it fails.
+func Each(rows Rows, fn func(Scanner) error) error {
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
