@@ -53,19 +53,7 @@ func TestMigrationBindsExistingToolPins(t *testing.T) {
 		}
 	}
 	s = openTest(t, dsn, Options{})
-	if _, err := s.GetSession(ctx, "s1"); err != nil {
-		t.Fatalf("session after the upgrade: %v", err)
-	}
-	if pins, err := s.ListToolPins(ctx, "s1"); err != nil || len(pins) != 2 {
-		t.Fatalf("tool pins after the upgrade: %d %v", len(pins), err)
-	}
-	if chg, err := s.ListToolChanges(ctx, "s1"); err != nil || len(chg) != 1 {
-		t.Fatalf("tool changes after the upgrade: %d %v", len(chg), err)
-	}
-	var problems []string
-	if err := s.VerifyRows(ctx, func(p string) { problems = append(problems, p) }); err != nil || len(problems) > 0 {
-		t.Fatalf("rows after the upgrade: %v %v", err, problems)
-	}
+	storetest.Upgraded(t, s, "s1", 2, 1)
 	if _, err := c.Exec(ctx, `UPDATE tool_pins SET hash = 'h3' WHERE tool = 'search'`); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/store/storetest"
 )
 
 // TestMigrationBindsExistingRows: a database written before rows were bound
@@ -47,25 +48,13 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 	}
 	db.Close()
 	s = open(t, path, Options{})
-	if _, err := s.GetSession(ctx, "s1"); err != nil {
-		t.Fatalf("session after the upgrade: %v", err)
-	}
 	if ds, err := s.ListDecisions(ctx, store.DecisionFilter{SessionID: "s1"}); err != nil || len(ds) != 2 {
 		t.Fatalf("decisions after the upgrade: %d %v", len(ds), err)
 	}
 	if _, err := s.GetApproval(ctx, "a1"); err != nil {
 		t.Fatalf("approval after the upgrade: %v", err)
 	}
-	if pins, err := s.ListToolPins(ctx, "s1"); err != nil || len(pins) != 2 {
-		t.Fatalf("tool pins after the upgrade: %d %v", len(pins), err)
-	}
-	if chg, err := s.ListToolChanges(ctx, "s1"); err != nil || len(chg) != 1 {
-		t.Fatalf("tool changes after the upgrade: %d %v", len(chg), err)
-	}
-	var problems []string
-	if err := s.VerifyRows(ctx, func(p string) { problems = append(problems, p) }); err != nil || len(problems) > 0 {
-		t.Fatalf("rows after the upgrade: %v %v", err, problems)
-	}
+	storetest.Upgraded(t, s, "s1", 2, 1)
 	// And a row edited after it is refused, by name.
 	s.Close()
 	db, _ = sql.Open("sqlite", path)
