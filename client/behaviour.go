@@ -16,14 +16,12 @@ func (c *Client) Agents(ctx context.Context) ([]api.AgentBaseline, error) {
 
 // Agent returns one agent's baseline and versions.
 func (c *Client) Agent(ctx context.Context, id string) (*api.AgentBaseline, error) {
-	var out api.AgentBaseline
-	return &out, c.do(ctx, http.MethodGet, "/v1/agents/"+url.PathEscape(id), nil, &out)
+	return getJSON[api.AgentBaseline](ctx, c, "/v1/agents/"+url.PathEscape(id))
 }
 
 // Drift compares each version of an agent with the one before it.
 func (c *Client) Drift(ctx context.Context, id string) (*api.DriftReport, error) {
-	var out api.DriftReport
-	return &out, c.do(ctx, http.MethodGet, "/v1/agents/"+url.PathEscape(id)+"/drift", nil, &out)
+	return getJSON[api.DriftReport](ctx, c, "/v1/agents/"+url.PathEscape(id)+"/drift")
 }
 
 // Review returns what an agent's latest sessions show together.
@@ -42,8 +40,7 @@ func (c *Client) ReviewWithNarrative(ctx context.Context, id string) (*api.Agent
 const narrativeQuery = "?narrative=1"
 
 func (c *Client) review(ctx context.Context, id, query string) (*api.AgentReview, error) {
-	var out api.AgentReview
-	return &out, c.do(ctx, http.MethodGet, "/v1/agents/"+url.PathEscape(id)+"/review"+query, nil, &out)
+	return getJSON[api.AgentReview](ctx, c, "/v1/agents/"+url.PathEscape(id)+"/review"+query)
 }
 
 // BaselineAction resets, freezes or unfreezes an agent's baseline (admin).
@@ -54,8 +51,7 @@ func (c *Client) BaselineAction(ctx context.Context, id string, req api.Baseline
 
 // Trace returns the chain that led to a decision.
 func (c *Client) Trace(ctx context.Context, decisionID string) (*api.Trace, error) {
-	var out api.Trace
-	return &out, c.do(ctx, http.MethodGet, "/v1/decisions/"+url.PathEscape(decisionID)+"/trace", nil, &out)
+	return getJSON[api.Trace](ctx, c, "/v1/decisions/"+url.PathEscape(decisionID)+"/trace")
 }
 
 // SessionSummary returns a session as facts.
@@ -70,6 +66,5 @@ func (c *Client) SessionSummaryWithNarrative(ctx context.Context, id string) (*a
 }
 
 func (c *Client) sessionSummary(ctx context.Context, id, query string) (*api.SessionSummary, error) {
-	var out api.SessionSummary
-	return &out, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id)+"/summary"+query, nil, &out)
+	return getJSON[api.SessionSummary](ctx, c, "/v1/sessions/"+url.PathEscape(id)+"/summary"+query)
 }

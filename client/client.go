@@ -182,26 +182,31 @@ func encodeArgs(args any) (json.RawMessage, error) {
 	if args == nil {
 		return json.RawMessage("{}"), nil
 	}
-	if raw, ok := args.(json.RawMessage); ok {
-		return raw, nil
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, fmt.Errorf("mandate: encode args: %w", err)
-	}
-	return b, nil
+	return encodeJSON(args, "args")
 }
 
 // encodeOutput encodes a tool's result, any JSON value.
 func encodeOutput(output any) (json.RawMessage, error) {
-	if raw, ok := output.(json.RawMessage); ok {
+	return encodeJSON(output, "output")
+}
+
+// encodeJSON is v as JSON (a json.RawMessage as it is); what names it in
+// the error.
+func encodeJSON(v any, what string) (json.RawMessage, error) {
+	if raw, ok := v.(json.RawMessage); ok {
 		return raw, nil
 	}
-	b, err := json.Marshal(output)
+	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("mandate: encode output: %w", err)
+		return nil, fmt.Errorf("mandate: encode %s: %w", what, err)
 	}
 	return b, nil
+}
+
+// getJSON is a GET of path, its answer decoded into a new T.
+func getJSON[T any](ctx context.Context, c *Client, path string) (*T, error) {
+	var out T
+	return &out, c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
 // Observe reports a tool's result for a decision.
