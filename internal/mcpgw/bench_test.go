@@ -54,16 +54,7 @@ func BenchmarkToolCall(b *testing.B) {
 	})
 
 	gateway := func(b *testing.B, cfg app.Config) {
-		a, err := app.Open(ctx, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer a.Close()
-		be := &EngineBackend{Engine: a.Engine, Default: gatewayAdmin, Source: "user"}
-		sid, err := be.EnsureSession(ctx, SessionSpec{AgentID: "bench", Intent: "Greet Ada."})
-		if err != nil {
-			b.Fatal(err)
-		}
+		be, sid := benchSession(ctx, b, cfg)
 		up, _ := inMemory("peer")
 		g, err := New(ctx, Options{Upstreams: []Upstream{up}, Backend: be, Sessions: StaticSession(sid)})
 		if err != nil {
@@ -85,16 +76,7 @@ func BenchmarkToolCall(b *testing.B) {
 	// What the gateway asks of Mandate per call, without MCP: decide and
 	// record the result (store without fsync).
 	b.Run("mandate-only", func(b *testing.B) {
-		a, err := app.Open(ctx, app.Config{Synchronous: "OFF"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer a.Close()
-		be := &EngineBackend{Engine: a.Engine, Default: gatewayAdmin, Source: "user"}
-		sid, err := be.EnsureSession(ctx, SessionSpec{AgentID: "bench", Intent: "Greet Ada."})
-		if err != nil {
-			b.Fatal(err)
-		}
+		be, sid := benchSession(ctx, b, app.Config{Synchronous: "OFF"})
 		if _, err := be.PinTools(ctx, sid, []action.ToolDef{{Name: "greet", Description: greetDescription, InputSchema: map[string]any{"type": "object"},
 			Annotations: &action.Annotations{ReadOnlyHint: boolPtr(true)}}}); err != nil {
 			b.Fatal(err)
@@ -124,4 +106,21 @@ func BenchmarkToolCall(b *testing.B) {
 	b.Run("gateway-durable", func(b *testing.B) {
 		gateway(b, app.Config{DataDir: filepath.Join(b.TempDir(), "data")})
 	})
+}
+
+// benchSession opens an instance on cfg, closed when b ends, and a session
+// in it for the benchmark's calls.
+func benchSession(ctx context.Context, b *testing.B, cfg app.Config) (*EngineBackend, string) {
+	b.Helper()
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.Close() })
+	be := &EngineBackend{Engine: a.Engine, Default: gatewayAdmin, Source: "user"}
+	sid, err := be.EnsureSession(ctx, SessionSpec{AgentID: "bench", Intent: "Greet Ada."})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return be, sid
 }

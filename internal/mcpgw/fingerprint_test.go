@@ -22,12 +22,7 @@ func TestSessionFingerprint(t *testing.T) {
 	a := openApp(t)
 	be := &EngineBackend{Engine: a.Engine}
 	sessions := &HTTPSessions{Backend: be}
-	up, _ := inMemory("peer")
-	g, err := New(ctx, Options{Upstreams: []Upstream{up}, Backend: be, Sessions: sessions, CallTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := peerGateway(ctx, t, be, sessions)
 	sessions.Toolset = g.ToolsetHash
 	hash := g.ToolsetHash()
 	if !strings.HasPrefix(hash, "sha256:") {
@@ -54,6 +49,19 @@ func TestSessionFingerprint(t *testing.T) {
 	}
 }
 
+// peerGateway is a gateway before the in-memory peer upstream, deciding
+// through be in the sessions given, closed when t ends.
+func peerGateway(ctx context.Context, t *testing.T, be Backend, sessions SessionResolver) *Gateway {
+	t.Helper()
+	up, _ := inMemory("peer")
+	g, err := New(ctx, Options{Upstreams: []Upstream{up}, Backend: be, Sessions: sessions, CallTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
 // TestStdioSessionFingerprint: the stdio gateway's session is created at
 // the client's first tools/list, after initialize, so it records the same
 // version as an HTTP one — clientInfo and the tool-set hash — and a client
@@ -64,12 +72,7 @@ func TestStdioSessionFingerprint(t *testing.T) {
 	be := &EngineBackend{Engine: a.Engine, Default: gatewayAdmin}
 	connect := func(version string) *StdioSession {
 		sessions := &StdioSession{Backend: be, Spec: SessionSpec{AgentID: "stdio-agent", Intent: "Greet Ada."}}
-		up, _ := inMemory("peer")
-		g, err := New(ctx, Options{Upstreams: []Upstream{up}, Backend: be, Sessions: sessions, CallTimeout: 5 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { g.Close() })
+		g := peerGateway(ctx, t, be, sessions)
 		sessions.Toolset = g.ToolsetHash
 		ct, st := mcp.NewInMemoryTransports()
 		go g.Run(ctx, st)

@@ -912,6 +912,15 @@ func (g *Gateway) owner(uri string) (*upstream, error) {
 	return nil, fmt.Errorf("no single upstream serves resource %q", uri)
 }
 
+// ownerSession is the session of the upstream that serves a resource URI.
+func (g *Gateway) ownerSession(ctx context.Context, uri string) (*mcp.ClientSession, error) {
+	u, err := g.owner(uri)
+	if err != nil {
+		return nil, err
+	}
+	return u.session(ctx)
+}
+
 // templateMatches is a prefix test on the template's literal start: enough
 // to route, since the upstream validates the URI itself.
 func templateMatches(tpl, uri string) bool {
@@ -920,11 +929,7 @@ func templateMatches(tpl, uri string) bool {
 }
 
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	u, err := g.owner(req.Params.URI)
-	if err != nil {
-		return err
-	}
-	cs, err := u.session(ctx)
+	cs, err := g.ownerSession(ctx, req.Params.URI)
 	if err != nil {
 		return err
 	}
@@ -932,11 +937,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	u, err := g.owner(req.Params.URI)
-	if err != nil {
-		return err
-	}
-	cs, err := u.session(ctx)
+	cs, err := g.ownerSession(ctx, req.Params.URI)
 	if err != nil {
 		return err
 	}
