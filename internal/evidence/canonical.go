@@ -346,6 +346,20 @@ func (c *canonicalizer) hex4() (rune, bool) {
 	return rune(v), true
 }
 
+// digits is the end of the run of digits at p. A number needs one there:
+// none is an error, at p, saying where it was missing.
+func (c *canonicalizer) digits(p int, where string) (int, error) {
+	d := p
+	for p < len(c.data) && c.data[p] >= '0' && c.data[p] <= '9' {
+		p++
+	}
+	if p == d {
+		c.pos = p
+		return p, c.errorf("invalid number: no digits %s", where)
+	}
+	return p, nil
+}
+
 func (c *canonicalizer) number(dst []byte) ([]byte, error) {
 	start := c.pos
 	p := c.pos
@@ -364,16 +378,11 @@ func (c *canonicalizer) number(dst []byte) ([]byte, error) {
 		return nil, c.errorf("invalid number")
 	}
 	integer := true
+	var err error
 	if p < len(c.data) && c.data[p] == '.' {
 		integer = false
-		p++
-		d := p
-		for p < len(c.data) && c.data[p] >= '0' && c.data[p] <= '9' {
-			p++
-		}
-		if p == d {
-			c.pos = p
-			return nil, c.errorf("invalid number: no digits after '.'")
+		if p, err = c.digits(p+1, "after '.'"); err != nil {
+			return nil, err
 		}
 	}
 	if p < len(c.data) && (c.data[p] == 'e' || c.data[p] == 'E') {
@@ -382,13 +391,8 @@ func (c *canonicalizer) number(dst []byte) ([]byte, error) {
 		if p < len(c.data) && (c.data[p] == '+' || c.data[p] == '-') {
 			p++
 		}
-		d := p
-		for p < len(c.data) && c.data[p] >= '0' && c.data[p] <= '9' {
-			p++
-		}
-		if p == d {
-			c.pos = p
-			return nil, c.errorf("invalid number: no digits in the exponent")
+		if p, err = c.digits(p, "in the exponent"); err != nil {
+			return nil, err
 		}
 	}
 	c.pos = p

@@ -218,16 +218,27 @@ func (l *Log) commitHead(ctx context.Context, session string, recs []*store.Evid
 	return nil, fmt.Errorf("evidence of session %s: %w: its records kept changing while the head was written; export again", session, ErrHeadNotCommitted)
 }
 
+// syncSession brings every record a shared store has committed into the
+// log before a session's records are read (a no-op for a store that is not
+// shared).
+func (l *Log) syncSession(ctx context.Context, session string) error {
+	sy, ok := l.st.(evidenceSyncer)
+	if !ok {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := sy.SyncEvidence(sctx); err != nil {
+		return fmt.Errorf("evidence of session %s: %w", session, err)
+	}
+	return nil
+}
+
 // sessionRecords reads a session's records once every record committed so
 // far is in the log and in this process's tree.
 func (l *Log) sessionRecords(ctx context.Context, session string) ([]*store.EvidenceRecord, error) {
-	if sy, ok := l.st.(evidenceSyncer); ok {
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		err := sy.SyncEvidence(sctx)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("evidence of session %s: %w", session, err)
-		}
+	if err := l.syncSession(ctx, session); err != nil {
+		return nil, err
 	}
 	recs, err := l.st.SessionEvidence(ctx, session)
 	if err != nil {
@@ -346,13 +357,8 @@ func (h *sessionHead) describe(index uint64, typ string, isLast bool) string {
 // including the one with leaf hash head, from the log's newest records (the
 // few committed since the session's were read).
 func (l *Log) sessionRecordsAfter(ctx context.Context, session string, index uint64, head []byte) ([]*store.EvidenceRecord, error) {
-	if sy, ok := l.st.(evidenceSyncer); ok {
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		err := sy.SyncEvidence(sctx)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("evidence of session %s: %w", session, err)
-		}
+	if err := l.syncSession(ctx, session); err != nil {
+		return nil, err
 	}
 	var out []*store.EvidenceRecord
 	for from := index + 1; ; {
