@@ -581,8 +581,14 @@ func (b *build) onlyPairs(st *segState, mark func(i, n int)) {
 				elided := len(e.tail) == 1 && toks[j].kind == tokWord && strings.TrimSuffix(toks[j].text, "'") == strings.TrimSuffix(e.tail[0], "'")
 				return elided || wordsAt(toks, j, e.tail)
 			})
-			if i < 0 || st.consumed[j] {
+			// A "que" read as a relative is the pair's tail: "ne supprime
+			// que les fichiers…" says "only".
+			rel := slices.IndexFunc(st.qualifiers, func(q qualifier) bool { return q.relative && q.from == j })
+			if i < 0 || (st.consumed[j] && rel < 0) {
 				continue
+			}
+			if rel >= 0 {
+				st.qualifiers = slices.Delete(st.qualifiers, rel, rel+1)
 			}
 			e := es[i]
 			st.negBef = slices.Delete(st.negBef, k, k+1)

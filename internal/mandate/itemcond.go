@@ -25,6 +25,7 @@ type qualifier struct {
 	keep      bool // a keep verb: only deleting and changing are qualified
 	only      bool // also a restrictor ("only"): with nothing but names after it, the scope holds it
 	except    bool // an exception with no entity after it
+	relative  bool // a relative clause on the items ("the files that …")
 }
 
 // findItemConditions records item conditions and keep verbs on free
@@ -35,7 +36,7 @@ func (b *build) findItemConditions(st *segState, free func(i, n int) bool, mark 
 		if st.consumed[i] {
 			continue
 		}
-		for _, r := range []role{roleItemCondition, roleKeep} {
+		for _, r := range []role{roleItemCondition, roleKeep, roleRelative} {
 			e, n := b.at(toks, i, r)
 			if e == nil || !free(i, n) {
 				continue
@@ -46,7 +47,10 @@ func (b *build) findItemConditions(st *segState, free func(i, n int) bool, mark 
 			if _, nn := b.at(toks, i, roleNoun); nn > n {
 				continue
 			}
-			q := qualifier{from: i, to: i + n, keep: r == roleKeep}
+			if r == roleRelative && !b.relativeHere(st, i) {
+				continue
+			}
+			q := qualifier{from: i, to: i + n, keep: r == roleKeep, relative: r == roleRelative}
 			if e.cond == condOlder {
 				q.olderDays = b.age(st, i+n)
 			}
@@ -99,7 +103,13 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 		if e, _ := b.at(st.toks, q.to, roleAs); q.only && e != nil {
 			continue // "but only as a PR": how the work is delivered, see deliveredAs
 		}
+		if q.relative && !b.unreadBetween(st, q.to, to) {
+			continue // "the files that are in ~/tmp": the scope holds what it says
+		}
 		a := b.qualifiedAnchor(st, q, from, to, inherited)
+		if q.relative && a != nil && (slices.Contains(a.kinds, action.Send) || b.addressee(st, a) != "") {
+			continue // "write in #standup that the build is green": what is said
+		}
 		phrase := b.span(st.toks, q.from, to)
 		if a == nil {
 			b.recognise(phrase, "nothing qualified", "an item condition with no verb it restricts: it grants nothing")
@@ -151,6 +161,45 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			b.qualified[k] = ql
 		}
 	}
+}
+
+// relativeHere reports whether a relative word at i opens a clause on the
+// items: it follows a noun or a name ("the branches that …", "la facture
+// que …"), not a verb ("note who …", "applying that patch"), a function
+// word ("so that", "everyone who") or a comma (", that was a mistake").
+func (b *build) relativeHere(st *segState, i int) bool {
+	if i == 0 {
+		return false
+	}
+	prev := st.toks[i-1]
+	switch prev.kind {
+	case tokEntity:
+		return true
+	case tokWord:
+	default:
+		return false
+	}
+	if e, _ := b.at(st.toks, i-1, roleVerb); e != nil {
+		return false
+	}
+	for _, r := range fillerRoles {
+		if e, _ := b.at(st.toks, i-1, r); e != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// unreadBetween reports whether tokens i to j hold a word no stage used
+// and no function word accounts for: what the words say there was not
+// read.
+func (b *build) unreadBetween(st *segState, i, j int) bool {
+	for k := i; k < j; k++ {
+		if st.toks[k].kind == tokWord && !st.consumed[k] && b.fillerAt(st, k) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // qualification is why a kind is put to a person: the condition's words

@@ -86,7 +86,11 @@ type langTable struct {
 	// Copulas are the finite forms of "to be" before a participle that
 	// describes a state ("le build est réparé", "the build is fixed"): a
 	// verb form right after one is not a request.
-	Copulas       []string `yaml:"copulas"`
+	Copulas []string `yaml:"copulas"`
+	// Relatives open a relative clause on the items a verb acts on ("the
+	// files that …", "les mails qui …"): when the draft cannot read what
+	// it says, the verb's kinds are put to a person.
+	Relatives     []string `yaml:"relatives"`
 	Subordinators []string `yaml:"subordinators"`
 	Branches      []string `yaml:"branches"`
 	BranchPreps   []string `yaml:"branch_prepositions"`
@@ -188,6 +192,7 @@ const (
 	roleAnyItems      // "files", "alles": items of any sort
 	roleOnlyPair      // "ne … que": a negation word that, with its tail, means "only"
 	roleCopula        // "est", "is": a verb form right after it is a state
+	roleRelative      // "that", "qui": a relative clause restricting the items
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -457,6 +462,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.NoNeed.After, entry{role: roleUnneeded}},
 		{t.SubjectMarkers, entry{role: roleSubjectMark}},
 		{t.Copulas, entry{role: roleCopula}},
+		{t.Relatives, entry{role: roleRelative}},
 		{t.Subordinators, entry{role: roleSubordinator}},
 		{t.Branches, entry{role: roleBranch}},
 		{t.BranchPreps, entry{role: roleBranchPrep}},

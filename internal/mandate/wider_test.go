@@ -229,3 +229,29 @@ func TestWordListsNearVerbForms(t *testing.T) {
 		}
 	}
 }
+
+// A relative clause on the items ("the branches that are merged") is a
+// condition the draft cannot check when it holds words it did not read:
+// the verb's kinds are asked, in every language.
+var relativeClauseCases = []compileCase{
+	{text: "Delete the branches that are already merged into main.", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Supprime les mails qui datent de l'an dernier.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Lösche alle Dateien in ~/tmp, was nicht mehr gebraucht wird.", lang: "de",
+		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/tmp/**"}},
+	{text: "Borra los correos que tengan adjuntos grandes.", lang: "es",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Cancella le mail che parlano del progetto.", lang: "it",
+		allow: []action.Kind{r}, ask: []action.Kind{d}},
+	// What the scope holds needs no person; after a verb of saying the
+	// clause is what is said; after a verb it is no relative.
+	{text: "Delete the files that are in ~/tmp/cache/.", lang: "en",
+		allow: []action.Kind{r, d}, paths: []string{"~/tmp/cache/**"}},
+	{text: "Tell the team that the release moved.", lang: "en",
+		allow: []action.Kind{r, s}},
+	{text: "Find recent papers on federated learning and note who the main groups are.", lang: "en",
+		allow: []action.Kind{r, w}},
+}
+
+func TestCompileRelativeClause(t *testing.T) { runCompileCases(t, relativeClauseCases) }
