@@ -37,12 +37,7 @@ func (sharedStore) WatchApprovals(ctx context.Context, _ func(store.ApprovalNoti
 
 func newCountingRig(t *testing.T, shared bool) (*approvalRig, *countingStore) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), ":memory:", sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	cs := &countingStore{Store: st}
+	cs := &countingStore{Store: testStore(t, "")}
 	r := &approvalRig{st: cs, clock: newClock(), events: &eventLog{}}
 	if shared {
 		r.st = sharedStore{cs}
@@ -56,7 +51,6 @@ func newCountingRig(t *testing.T, shared bool) (*approvalRig, *countingStore) {
 // answer, the use of a grant, a new approval) is seen by the next ask.
 func TestAskReadsApprovalsOnce(t *testing.T) {
 	r, cs := newCountingRig(t, false)
-	ctx := context.Background()
 	sid := r.session(t)
 	d := r.ask(t, sid, toEve)
 	first := cs.calls.Load()
@@ -70,9 +64,7 @@ func TestAskReadsApprovalsOnce(t *testing.T) {
 	if got := cs.calls.Load() - first; got != 1 {
 		t.Fatalf("5 repeated asks read the call's approvals %d times, want 1", got)
 	}
-	if _, err := r.e.Answer(ctx, approver, d.ApprovalID, AnswerRequest{Answer: approval.Answer{Decision: "approve"}}); err != nil {
-		t.Fatal(err)
-	}
+	r.answer(t, approver, d.ApprovalID, approval.Answer{Decision: "approve"})
 	if g := eval(t, r.e, admin, sid, "send_email", toEve); g.Effect != policy.Allow || g.ApprovalID != d.ApprovalID {
 		t.Fatalf("after the answer: %s %v approval %q", g.Effect, g.Rules, g.ApprovalID)
 	}
@@ -81,9 +73,7 @@ func TestAskReadsApprovalsOnce(t *testing.T) {
 	}
 	// Denied: the cache does not keep the pending state.
 	d2 := r.ask(t, sid, toMallo)
-	if _, err := r.e.Answer(ctx, approver, d2.ApprovalID, AnswerRequest{Answer: approval.Answer{Decision: "deny"}}); err != nil {
-		t.Fatal(err)
-	}
+	r.answer(t, approver, d2.ApprovalID, approval.Answer{Decision: "deny"})
 	if g := eval(t, r.e, admin, sid, "send_email", toMallo); g.Effect != policy.Deny || g.Rules[0] != approval.RuleDenied {
 		t.Fatalf("after a denial: %s %v", g.Effect, g.Rules)
 	}

@@ -10,12 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/approval"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/store"
-	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
 var (
@@ -70,37 +68,17 @@ type approvalRig struct {
 
 func newApprovalRig(t testing.TB, path string, opts ApprovalOptions) *approvalRig {
 	t.Helper()
-	if path == "" {
-		path = ":memory:"
-	}
-	st, err := sqlite.Open(context.Background(), path, sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	r := &approvalRig{st: st, clock: newClock(), events: &eventLog{}}
+	r := &approvalRig{st: testStore(t, path), clock: newClock(), events: &eventLog{}}
 	r.e = r.engine(t, opts)
 	return r
 }
 
 func (r *approvalRig) engine(t testing.TB, opts ApprovalOptions) *Engine {
 	t.Helper()
-	cls, err := action.NewClassifier()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if opts.Events == nil {
 		opts.Events = r.events
 	}
-	e, err := New(Options{Store: r.st, Classifier: cls, Policy: pol, Now: r.clock.now, Approvals: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return engineWith(t, Options{Store: r.st, Now: r.clock.now, Approvals: opts})
 }
 
 var (
@@ -120,6 +98,16 @@ func (r *approvalRig) ask(t testing.TB, sid string, args map[string]any) *Decisi
 		t.Fatalf("want an ask with an approval, got %s %v %v approval %q", d.Effect, d.Rules, d.Reasons, d.ApprovalID)
 	}
 	return d
+}
+
+// answer has p answer the approval id; the answer must be taken.
+func (r *approvalRig) answer(t testing.TB, p auth.Principal, id string, a approval.Answer) *store.Approval {
+	t.Helper()
+	got, err := r.e.Answer(context.Background(), p, id, AnswerRequest{Answer: a})
+	if err != nil {
+		t.Fatalf("answer %s %+v: %v", id, a, err)
+	}
+	return got
 }
 
 func TestAskBecomesPendingApproval(t *testing.T) {
@@ -171,10 +159,7 @@ func TestApprovedCallIsAllowedOnce(t *testing.T) {
 	ctx := context.Background()
 	sid := r.session(t)
 	d := r.ask(t, sid, toEve)
-	a, err := r.e.Answer(ctx, approver, d.ApprovalID, AnswerRequest{Answer: approval.Answer{Decision: "approve", Note: "fine, she is our auditor"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := r.answer(t, approver, d.ApprovalID, approval.Answer{Decision: "approve", Note: "fine, she is our auditor"})
 	if a.State != store.ApprovalApproved || a.AnsweredBy != "approver:tok_appr" || a.AnswererRole != "approver" || a.Scope != store.ScopeOnce || a.Note != "fine, she is our auditor" {
 		t.Errorf("answered approval %+v", a)
 	}
@@ -226,9 +211,7 @@ func TestAnsweringIsForPeopleOnly(t *testing.T) {
 			t.Errorf("%s could not answer: %v", p.Role, err)
 		}
 	}
-	if _, err := r.e.Answer(ctx, approver, d.ApprovalID, AnswerRequest{Answer: approval.Answer{Decision: "deny", Note: "no"}}); err != nil {
-		t.Fatal(err)
-	}
+	r.answer(t, approver, d.ApprovalID, approval.Answer{Decision: "deny", Note: "no"})
 	_, err := r.e.Answer(ctx, admin, d.ApprovalID, ans)
 	if !errors.Is(err, ErrConflict) || !errors.Is(err, approval.ErrAnswered) {
 		t.Fatalf("second answer: %v", err)
@@ -326,10 +309,7 @@ func TestSessionScopeAmendsTheMandate(t *testing.T) {
 	ctx := context.Background()
 	sid := r.session(t)
 	d := r.ask(t, sid, toEve)
-	a, err := r.e.Answer(ctx, user, d.ApprovalID, AnswerRequest{Answer: approval.Answer{Decision: "approve", Scope: "session", Note: "Eve may get the Q3 numbers this week"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := r.answer(t, user, d.ApprovalID, approval.Answer{Decision: "approve", Scope: "session", Note: "Eve may get the Q3 numbers this week"})
 	if a.MandateVersion != 2 {
 		t.Errorf("approval amended to version %d, want 2", a.MandateVersion)
 	}
@@ -406,9 +386,7 @@ func TestEvaluateWaitsForTheAnswer(t *testing.T) {
 		}()
 		if tc.answer != "" {
 			id := waitForPending(t, r, sid, i+1)
-			if _, err := r.e.Answer(ctx, approver, id, AnswerRequest{Answer: approval.Answer{Decision: tc.answer}}); err != nil {
-				t.Fatal(err)
-			}
+			r.answer(t, approver, id, approval.Answer{Decision: tc.answer})
 		}
 		d := <-done
 		if d == nil {

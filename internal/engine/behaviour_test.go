@@ -10,13 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/baseline"
 	"github.com/mandate-dev/mandate/internal/evidence"
-	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/redact"
 	"github.com/mandate-dev/mandate/internal/store"
-	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
 // coder runs one ordinary coding session of agent in version model and
@@ -261,25 +258,16 @@ func TestHeldFoldIsTheStoredFold(t *testing.T) {
 		{"Read", "/home/u/.ssh/id_rsa"}, {"Bash", "rm -rf /"}, {"Bash", "kubectl apply -f deploy.yaml"},
 	}
 	run := func(held bool) (all, ver []byte) {
-		st, err := sqlite.Open(ctx, ":memory:", sqlite.Options{Synchronous: "OFF"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		cls, _ := action.NewClassifier()
-		pol, _ := policy.Builtin()
+		st := testStore(t, "")
 		clock := time.Date(2026, 11, 30, 22, 59, 0, 123456789, time.UTC)
 		red, err := redact.New(bytes.Repeat([]byte{7}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := New(Options{Store: st, Classifier: cls, Policy: pol, Redactor: red, Recorder: evidence.NewRecorder(nil), NoBaselineLearning: !held, Now: func() time.Time {
+		e := engineWith(t, Options{Store: st, Redactor: red, Recorder: evidence.NewRecorder(nil), NoBaselineLearning: !held, Now: func() time.Time {
 			clock = clock.Add(1500 * time.Millisecond)
 			return clock
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		for i := range 6 {
 			id := mustSession(t, e, SessionRequest{ID: fmt.Sprintf("fold-%d", i), AgentID: "coder", Agent: store.Agent{ID: "coder", Model: "m-1"},
 				Intent: "Fix the failing test in /work/proj and run the tests.", WorkingDir: "/work/proj"})

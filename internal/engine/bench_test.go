@@ -36,6 +36,26 @@ func cpuPerOp(b *testing.B, cpu0 time.Duration) {
 	b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N)/1000, "cpu-µs/op")
 }
 
+// timeCalls runs op on benchCalls in turn, once per iteration, and reports
+// its CPU time per call and its latency percentiles.
+func timeCalls(b *testing.B, op func(tool string, args map[string]any) error) {
+	b.Helper()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cputime.Total()
+	for i := 0; b.Loop(); i++ {
+		c := benchCalls[i%len(benchCalls)]
+		t0 := time.Now()
+		if err := op(c.tool, c.args); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	cpuPerOp(b, cpu0)
+	percentiles(b, lat)
+}
+
 func percentiles(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
 	if len(lat) == 0 {
@@ -48,14 +68,7 @@ func percentiles(b *testing.B, lat []time.Duration) {
 // BenchmarkDecide is the in-process deterministic pipeline: classify, hold
 // against the mandate, evaluate the built-in policy.
 func BenchmarkDecide(b *testing.B) {
-	cls, err := action.NewClassifier()
-	if err != nil {
-		b.Fatal(err)
-	}
-	pol, err := policy.Builtin()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cls, pol := builtins(b)
 	d := &Decider{Classifier: cls, Policy: pol}
 	draft, err := mandate.Compile("Fix the failing test in ./pkg/auth and run the tests")
 	if err != nil {
@@ -63,24 +76,13 @@ func BenchmarkDecide(b *testing.B) {
 	}
 	facts := policy.SessionFacts{ID: "s", Status: "active", Counts: map[string]int{"read": 3}, Spend: map[string]float64{}}
 	now := time.Now()
-	lat := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cputime.Total()
-	for i := 0; b.Loop(); i++ {
-		c := benchCalls[i%len(benchCalls)]
-		t0 := time.Now()
+	timeCalls(b, func(tool string, args map[string]any) error {
 		_, err := d.Decide(&Input{
-			Call:    action.Call{Tool: c.tool, Args: c.args, WorkingDir: "/home/dev/proj", HomeDir: "/home/dev"},
+			Call:    action.Call{Tool: tool, Args: args, WorkingDir: "/home/dev/proj", HomeDir: "/home/dev"},
 			Mandate: draft.Mandate, Session: facts, Now: now,
 		})
-		lat = append(lat, time.Since(t0))
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	cpuPerOp(b, cpu0)
-	percentiles(b, lat)
+		return err
+	})
 }
 
 // BenchmarkEvaluate is the engine with sessions, counters and a store (in
@@ -89,26 +91,15 @@ func BenchmarkEvaluate(b *testing.B) {
 	e, _ := newEngine(b, "")
 	sid := mustSession(b, e, SessionRequest{AgentID: "dev", Intent: "Fix the failing test in ./pkg/auth and run the tests", WorkingDir: "/home/dev/proj"})
 	ctx := context.Background()
-	lat := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cputime.Total()
-	for i := 0; b.Loop(); i++ {
-		c := benchCalls[i%len(benchCalls)]
-		t0 := time.Now()
-		if _, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: c.tool, Args: c.args}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	cpuPerOp(b, cpu0)
-	percentiles(b, lat)
+	timeCalls(b, func(tool string, args map[string]any) error {
+		_, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: tool, Args: args})
+		return err
+	})
 }
 
 // BenchmarkDecideEach breaks the pipeline's cost down by call.
 func BenchmarkDecideEach(b *testing.B) {
-	cls, _ := action.NewClassifier()
-	pol, _ := policy.Builtin()
+	cls, pol := builtins(b)
 	d := &Decider{Classifier: cls, Policy: pol}
 	draft, _ := mandate.Compile("Fix the failing test in ./pkg/auth and run the tests")
 	facts := policy.SessionFacts{ID: "s", Status: "active", Counts: map[string]int{}, Spend: map[string]float64{}}

@@ -13,7 +13,6 @@ import (
 	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/store"
-	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
 var (
@@ -33,40 +32,15 @@ func agentP(id string) auth.Principal {
 
 func newEngine(t testing.TB, path string) (*Engine, store.Store) {
 	t.Helper()
-	if path == "" {
-		path = ":memory:"
-	}
-	st, err := sqlite.Open(context.Background(), path, sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	cls, err := action.NewClassifier()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Options{Store: st, Classifier: cls, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, st
+	st := testStore(t, path)
+	return engineWith(t, Options{Store: st}), st
 }
 
 // restarted is a new engine on an existing store, as after a restart: it
 // knows only what was persisted.
 func restarted(t testing.TB, st store.Store) *Engine {
 	t.Helper()
-	cls, _ := action.NewClassifier()
-	pol, _ := policy.Builtin()
-	e, err := New(Options{Store: st, Classifier: cls, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return engineWith(t, Options{Store: st})
 }
 
 func mustSession(t testing.TB, e *Engine, req SessionRequest) string {
@@ -409,18 +383,8 @@ func (f *failingStore) Submit(c *store.Change) <-chan error {
 
 func TestStoreFailureRefusesTheCall(t *testing.T) {
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, ":memory:", sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
-	fs := &failingStore{Store: inner}
-	cls, _ := action.NewClassifier()
-	pol, _ := policy.Builtin()
-	e, err := New(Options{Store: fs, Classifier: cls, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := &failingStore{Store: testStore(t, "")}
+	e := engineWith(t, Options{Store: fs})
 	sid := mustSession(t, e, SessionRequest{AgentID: "a", Intent: "read the docs"})
 	fs.mu.Lock()
 	fs.fail = true

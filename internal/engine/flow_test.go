@@ -162,11 +162,7 @@ func newEngineRedacting(t *testing.T) (*Engine, store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(Options{Store: st, Classifier: e0.cls, Policy: e0.Policy(), Redactor: r})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, st
+	return engineWith(t, Options{Store: st, Classifier: e0.cls, Policy: e0.Policy(), Redactor: r}), st
 }
 
 // BenchmarkEvaluateLongSession decides calls in a session that already
@@ -188,18 +184,10 @@ func BenchmarkEvaluateLongSession(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	lat := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		c := benchCalls[i%len(benchCalls)]
-		t0 := time.Now()
-		if _, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: c.tool, Args: c.args}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	percentiles(b, lat)
+	timeCalls(b, func(tool string, args map[string]any) error {
+		_, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: tool, Args: args})
+		return err
+	})
 }
 
 // BenchmarkObserve64K observes a 64 KB output: the scan, off the

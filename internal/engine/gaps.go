@@ -74,11 +74,7 @@ func (e *Engine) ObserveCall(ctx context.Context, p auth.Principal, req ObserveC
 	if err := checkCallID(req.CallID); err != nil {
 		return nil, err
 	}
-	origin, err := observationOrigin(p, req.Origin)
-	if err != nil {
-		return nil, err
-	}
-	output, err := e.jsonField("output", req.Output, false)
+	origin, output, err := e.checkResult(p, req.Origin, req.Output)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,20 @@ func observationOrigin(p auth.Principal, requested string) (string, error) {
 	return requested, nil
 }
 
+// checkResult is the origin label and the checked output of a result p
+// reports, by a decision's id or by the call's tool.
+func (e *Engine) checkResult(p auth.Principal, origin string, output json.RawMessage) (string, json.RawMessage, error) {
+	origin, err := observationOrigin(p, origin)
+	if err != nil {
+		return "", nil, err
+	}
+	output, err = e.jsonField("output", output, false)
+	if err != nil {
+		return "", nil, err
+	}
+	return origin, output, nil
+}
+
 // gapFor says why a result for a decided call is a gap: the decision denied
 // the call, or asked and no approval is on record, or it was for another
 // tool (tool "" skips that check). "" means the call was allowed.
@@ -78,11 +92,7 @@ func (e *Engine) Observe(ctx context.Context, p auth.Principal, req ObserveReque
 	if req.DecisionID == "" {
 		return nil, invalid("decision_id is required")
 	}
-	origin, err := observationOrigin(p, req.Origin)
-	if err != nil {
-		return nil, err
-	}
-	output, err := e.jsonField("output", req.Output, false)
+	origin, output, err := e.checkResult(p, req.Origin, req.Output)
 	if err != nil {
 		return nil, err
 	}

@@ -92,6 +92,18 @@ func (e *Engine) ancestorStates(parentID string) []store.SessionState {
 // suite). An entry already retired no longer names its parent: the store
 // does.
 func (e *Engine) invalidate(ctx context.Context, id string) {
+	id, err := e.uncache(ctx, id, false)
+	seen := map[string]bool{}
+	for err == nil && id != "" && !seen[id] && len(seen) <= 64 {
+		seen[id] = true
+		id, err = e.uncache(ctx, id, true)
+	}
+}
+
+// uncache drops a session's cached tool list, retires its cached entry
+// when retire is set, and returns its parent: the entry's, or the store's
+// when no entry is cached.
+func (e *Engine) uncache(ctx context.Context, id string, retire bool) (string, error) {
 	e.tools.mu.Lock()
 	delete(e.tools.sessions, id)
 	e.tools.mu.Unlock()
@@ -99,32 +111,14 @@ func (e *Engine) invalidate(ctx context.Context, id string) {
 	l, ok := e.sessions[id]
 	e.mu.Unlock()
 	if ok {
-		id = l.snap.Load().parentID
-	} else {
-		sess, err := e.store.GetSession(ctx, id)
-		if err != nil {
-			return
-		}
-		id = sess.ParentID
-	}
-	seen := map[string]bool{}
-	for id != "" && !seen[id] && len(seen) <= 64 {
-		seen[id] = true
-		e.tools.mu.Lock()
-		delete(e.tools.sessions, id)
-		e.tools.mu.Unlock()
-		e.mu.Lock()
-		l, ok := e.sessions[id]
-		e.mu.Unlock()
-		if ok {
+		if retire {
 			e.retire(l)
-			id = l.snap.Load().parentID
-			continue
 		}
-		sess, err := e.store.GetSession(ctx, id)
-		if err != nil {
-			return
-		}
-		id = sess.ParentID
+		return l.snap.Load().parentID, nil
 	}
+	sess, err := e.store.GetSession(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return sess.ParentID, nil
 }

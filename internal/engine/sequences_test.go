@@ -9,12 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/store/postgres"
 	"github.com/mandate-dev/mandate/internal/store/postgres/pgtest"
-	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
 // sequenceBackends open a store that outlives an engine: a SQLite file,
@@ -24,12 +22,7 @@ var sequenceBackends = []struct {
 	open func(t *testing.T) store.Store
 }{
 	{"sqlite", func(t *testing.T) store.Store {
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), sqlite.Options{Synchronous: "OFF"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
+		return testStore(t, filepath.Join(t.TempDir(), "m.db"))
 	}},
 	{"postgres", func(t *testing.T) store.Store {
 		st, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Options{})
@@ -45,19 +38,11 @@ var sequenceBackends = []struct {
 // in dirs, as a server started on that store.
 func engineOn(t *testing.T, st store.Store, dirs ...string) *Engine {
 	t.Helper()
-	cls, err := action.NewClassifier()
-	if err != nil {
-		t.Fatal(err)
-	}
 	pol, err := policy.Load(dirs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(Options{Store: st, Classifier: cls, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return engineWith(t, Options{Store: st, Policy: pol})
 }
 
 // TestSequencesSurviveRestart: a partial match made before a restart is

@@ -64,13 +64,7 @@ func openEngineAt(t *testing.T, path string) (*Engine, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cls, _ := action.NewClassifier()
-	pol, _ := policy.Builtin()
-	e, err := New(Options{Store: st, Classifier: cls, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, func() { st.Close() }
+	return engineWith(t, Options{Store: st}), func() { st.Close() }
 }
 
 func TestPinToolsRefusesChangedTools(t *testing.T) {
@@ -195,18 +189,9 @@ func TestPinToolsBadInput(t *testing.T) {
 // nothing in memory; a store that cannot load pins refuses calls.
 func TestPinStoreFailure(t *testing.T) {
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, ":memory:", sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
+	inner := testStore(t, "")
 	fs := &failingStore{Store: inner}
-	cls, _ := action.NewClassifier()
-	pol, _ := policy.Builtin()
-	e, err := New(Options{Store: fs, Classifier: cls, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := engineWith(t, Options{Store: fs})
 	sid := mustSession(t, e, SessionRequest{AgentID: "a", Intent: "read the docs"})
 	fs.mu.Lock()
 	fs.fail = true
@@ -223,10 +208,7 @@ func TestPinStoreFailure(t *testing.T) {
 	}
 
 	broken := &brokenPins{Store: inner}
-	e2, err := New(Options{Store: broken, Classifier: cls, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e2 := engineWith(t, Options{Store: broken})
 	d := eval(t, e2, hookP("a"), sid, "read_file", map[string]any{"path": "README.md"})
 	if d.Effect != policy.Deny || d.Rules[0] != "engine.internal-error" {
 		t.Fatalf("pins unreadable, call not refused: %s %v", d.Effect, d.Rules)
