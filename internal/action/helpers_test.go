@@ -1,6 +1,7 @@
 package action
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -49,23 +50,50 @@ type expect struct {
 	notes       []string // substrings that must appear in some note
 }
 
+// toolCase is a call of tool with args (JSON) and what its action must show.
+type toolCase struct {
+	name, tool, args string
+	want             expect
+}
+
+// runToolCases classifies each case's call in the test's working and home
+// directories and checks what its action shows.
+func runToolCases(t *testing.T, c *Classifier, tests []toolCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args map[string]any
+			if err := json.Unmarshal([]byte(tt.args), &args); err != nil {
+				t.Fatalf("bad test args: %v", err)
+			}
+			a := c.Classify(Call{Tool: tt.tool, Args: args, WorkingDir: testWD, HomeDir: testHome})
+			tt.want.check(t, a)
+		})
+	}
+}
+
 func yes() *bool { b := true; return &b }
 func no() *bool  { b := false; return &b }
 
+// check reports each way a differs from e and then, once, the action.
 func (e expect) check(t *testing.T, a Action) {
 	t.Helper()
+	failed := false
 	fail := func(format string, args ...any) {
 		t.Helper()
+		failed = true
 		t.Errorf(format, args...)
 	}
+	defer func() {
+		if failed {
+			t.Logf("action: kind=%s kinds=%v known=%v src=%s fam=%s cmds=%+v paths=%+v hosts=%v rec=%+v acc=%v am=%+v notes=%q",
+				a.Kind, a.Kinds, a.Known, a.Source, a.Family, a.Commands, a.Paths, a.Hosts, a.Recipients, a.Accounts, a.Amounts, a.Notes)
+		}
+	}()
 	if e.kind != "" && a.Kind != e.kind {
 		fail("Kind = %s, want %s", a.Kind, e.kind)
 	}
-	for _, k := range e.kinds {
-		if !slices.Contains(a.Kinds, k) {
-			fail("Kinds = %v, want to contain %s", a.Kinds, k)
-		}
-	}
+	wantAmong(fail, "Kinds", a.Kinds, e.kinds)
 	for _, k := range e.notKinds {
 		if slices.Contains(a.Kinds, k) {
 			fail("Kinds = %v, must not contain %s", a.Kinds, k)
@@ -74,14 +102,14 @@ func (e expect) check(t *testing.T, a Action) {
 	if a.Kind != MostConsequential(a.Kinds...) {
 		fail("Kind %s is not the most consequential of %v", a.Kind, a.Kinds)
 	}
-	checkBool(t, "Destructive", e.destructive, a.Destructive)
-	checkBool(t, "Sensitive", e.sensitive, a.Sensitive)
-	checkBool(t, "Effects.External", e.external, a.Effects.External)
-	checkBool(t, "Effects.Financial", e.financial, a.Effects.Financial)
-	checkBool(t, "Effects.Public", e.public, a.Effects.Public)
-	checkBool(t, "Effects.Recurring", e.recurring, a.Effects.Recurring)
-	checkBool(t, "Effects.AdminGrant", e.adminGrant, a.Effects.AdminGrant)
-	checkBool(t, "Known", e.known, a.Known)
+	checkBool(fail, "Destructive", e.destructive, a.Destructive)
+	checkBool(fail, "Sensitive", e.sensitive, a.Sensitive)
+	checkBool(fail, "Effects.External", e.external, a.Effects.External)
+	checkBool(fail, "Effects.Financial", e.financial, a.Effects.Financial)
+	checkBool(fail, "Effects.Public", e.public, a.Effects.Public)
+	checkBool(fail, "Effects.Recurring", e.recurring, a.Effects.Recurring)
+	checkBool(fail, "Effects.AdminGrant", e.adminGrant, a.Effects.AdminGrant)
+	checkBool(fail, "Known", e.known, a.Known)
 	if e.readOnly != nil {
 		ro := len(a.Commands) > 0
 		for _, c := range a.Commands {
@@ -127,32 +155,14 @@ func (e expect) check(t *testing.T, a Action) {
 			fail("path %s must not be recorded: %+v", p, a.Paths)
 		}
 	}
-	for _, h := range e.hosts {
-		if !slices.Contains(a.Hosts, h) {
-			fail("Hosts = %v, want %s", a.Hosts, h)
-		}
-	}
-	for _, u := range e.urls {
-		if !slices.Contains(a.URLs, u) {
-			fail("URLs = %v, want %s", a.URLs, u)
-		}
-	}
+	wantAmong(fail, "Hosts", a.Hosts, e.hosts)
+	wantAmong(fail, "URLs", a.URLs, e.urls)
 	for _, r := range e.recipients {
 		addr, field, _ := strings.Cut(r, ":")
-		if !slices.Contains(a.Recipients, Recipient{Address: addr, Field: field}) {
-			fail("Recipients = %+v, want %s", a.Recipients, r)
-		}
+		wantAmong(fail, "Recipients", a.Recipients, []Recipient{{Address: addr, Field: field}})
 	}
-	for _, acct := range e.accounts {
-		if !slices.Contains(a.Accounts, acct) {
-			fail("Accounts = %v, want %s", a.Accounts, acct)
-		}
-	}
-	for _, am := range e.amounts {
-		if !slices.Contains(a.Amounts, am) {
-			fail("Amounts = %+v, want %+v", a.Amounts, am)
-		}
-	}
+	wantAmong(fail, "Accounts", a.Accounts, e.accounts)
+	wantAmong(fail, "Amounts", a.Amounts, e.amounts)
 	for _, n := range e.notes {
 		if !slices.ContainsFunc(a.Notes, func(s string) bool { return strings.Contains(s, n) }) {
 			fail("no note containing %q in %q", n, a.Notes)
@@ -160,9 +170,17 @@ func (e expect) check(t *testing.T, a Action) {
 	}
 }
 
-func checkBool(t *testing.T, name string, want *bool, got bool) {
-	t.Helper()
+func checkBool(fail func(string, ...any), name string, want *bool, got bool) {
 	if want != nil && *want != got {
-		t.Errorf("%s = %v, want %v", name, got, *want)
+		fail("%s = %v, want %v", name, got, *want)
+	}
+}
+
+// wantAmong fails once for each of want that got lacks.
+func wantAmong[T comparable](fail func(string, ...any), name string, got, want []T) {
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			fail("%s = %+v, want to contain %+v", name, got, w)
+		}
 	}
 }

@@ -362,7 +362,6 @@ func TestShell(t *testing.T) {
 			tt.want.check(t, a)
 			if t.Failed() {
 				t.Logf("command: %s", tt.cmd)
-				t.Logf("action: kind=%s kinds=%v commands=%+v paths=%+v notes=%q", a.Kind, a.Kinds, a.Commands, a.Paths, a.Notes)
 			}
 		})
 	}
