@@ -159,7 +159,7 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 		applyShell(b, res)
 	}
 	for _, q := range w.sqls {
-		applySQL(b, classifySQL(q))
+		classifySQL(q).apply(&b.kinds, &b.destructive, b.note, b.unexamined)
 	}
 	for _, ca := range w.codes {
 		c.k.applyCode(bg, b, c.k.code.scan(ca.lang, ca.code), call.WorkingDir, call.HomeDir, c.parsers)

@@ -222,17 +222,7 @@ func dbCmd(inv *invocation, s *cmdSpec) {
 		}
 	}
 	for _, q := range sqls {
-		r := classifySQL(q)
-		if r.statements == 0 {
-			continue
-		}
-		inv.ks |= r.kinds
-		if r.destructive {
-			inv.destructive = true
-		}
-		for _, n := range r.notes {
-			inv.note(n)
-		}
+		classifySQL(q).apply(&inv.ks, &inv.destructive, inv.note, inv.w.cut)
 	}
 	if inv.ks&^kindBit(Read) == 0 {
 		inv.readOnly = true

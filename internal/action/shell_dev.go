@@ -3,6 +3,7 @@ package action
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -201,7 +202,7 @@ func (dk *devKnowledge) hazard(inv *invocation) string {
 	for _, sub := range dk.targetRunners[base] {
 		start := 1
 		if sub != "" {
-			if start = slicesIndex(argv, sub) + 1; start == 0 {
+			if start = slices.Index(argv, sub) + 1; start == 0 {
 				continue
 			}
 		}
@@ -267,7 +268,7 @@ func (dk *devKnowledge) consequential(t string) string {
 
 func containsAll(xs, want []string) bool {
 	for _, w := range want {
-		if slicesIndex(xs, w) < 0 {
+		if !slices.Contains(xs, w) {
 			return false
 		}
 	}

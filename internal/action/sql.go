@@ -2,6 +2,7 @@ package action
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -65,12 +66,12 @@ func (r *sqlResult) statement(words []string) {
 			}
 			switch w {
 			case "insert", "update", "delete", "merge":
-				r.statement(words[slicesIndex(words, w):])
+				r.statement(words[slices.Index(words, w):])
 				return
 			}
 		}
 		r.kinds.add(Read)
-		if first == "with" && containsWord(words, "into") {
+		if first == "with" && slices.Contains(words, "into") {
 			r.kinds.add(Write)
 		}
 		return
@@ -83,11 +84,11 @@ func (r *sqlResult) statement(words []string) {
 	}
 	switch first {
 	case "select":
-		if containsWord(words, "into") {
+		if slices.Contains(words, "into") {
 			// SELECT … INTO creates a table, or writes a file with
 			// INTO OUTFILE / DUMPFILE.
 			k = Write
-			if containsWord(words, "outfile") || containsWord(words, "dumpfile") {
+			if slices.Contains(words, "outfile") || slices.Contains(words, "dumpfile") {
 				r.notes = append(r.notes, "SELECT … INTO OUTFILE writes a file on the database server")
 			}
 		}
@@ -96,17 +97,17 @@ func (r *sqlResult) statement(words []string) {
 			k = Write
 		}
 	case "copy":
-		if containsWord(words, "program") {
+		if slices.Contains(words, "program") {
 			k = Execute
 			r.notes = append(r.notes, "COPY … PROGRAM runs a command on the database server")
-		} else if containsWord(words, "to") && !containsWord(words, "stdout") {
+		} else if slices.Contains(words, "to") && !slices.Contains(words, "stdout") {
 			r.notes = append(r.notes, "COPY … TO writes a file on the database server")
-		} else if containsWord(words, "to") {
+		} else if slices.Contains(words, "to") {
 			k = Read
 		}
 	case "delete":
 		r.destructive = true
-		if !containsWord(words, "where") {
+		if !slices.Contains(words, "where") {
 			r.notes = append(r.notes, "DELETE without WHERE deletes every row")
 		} else {
 			r.notes = append(r.notes, "DELETE removes rows")
@@ -118,12 +119,12 @@ func (r *sqlResult) statement(words []string) {
 		r.destructive = true
 		r.notes = append(r.notes, "TRUNCATE deletes every row")
 	case "update":
-		if !containsWord(words, "where") {
+		if !slices.Contains(words, "where") {
 			r.destructive = true
 			r.notes = append(r.notes, "UPDATE without WHERE overwrites every row")
 		}
 	case "alter":
-		if containsWord(words, "drop") {
+		if slices.Contains(words, "drop") {
 			k = Delete
 			r.destructive = true
 			r.notes = append(r.notes, "ALTER … DROP destroys a column or constraint with its data")
@@ -230,19 +231,6 @@ func isIdentStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
-func containsWord(ws []string, w string) bool {
-	return slicesIndex(ws, w) >= 0
-}
-
-func slicesIndex(ws []string, w string) int {
-	for i, x := range ws {
-		if x == w {
-			return i
-		}
-	}
-	return -1
-}
-
 // looksLikeSQL reports whether free text (a "query" argument) is SQL rather
 // than a search query: a statement keyword first and SQL structure after.
 func looksLikeSQL(s string) bool {
@@ -255,30 +243,32 @@ func looksLikeSQL(s string) bool {
 	}
 	switch words[0] {
 	case "drop", "truncate", "create", "alter":
-		return containsWord(words, "table") || containsWord(words, "database") || containsWord(words, "schema") ||
-			containsWord(words, "index") || containsWord(words, "view") || containsWord(words, "collection")
+		return slices.Contains(words, "table") || slices.Contains(words, "database") || slices.Contains(words, "schema") ||
+			slices.Contains(words, "index") || slices.Contains(words, "view") || slices.Contains(words, "collection")
 	}
 	for _, w := range []string{"from", "into", "set", "where", "table", "values"} {
-		if containsWord(words, w) {
+		if slices.Contains(words, w) {
 			return true
 		}
 	}
 	return strings.HasSuffix(strings.TrimSpace(s), ";")
 }
 
-// applySQL adds a SQL classification to the action.
-func applySQL(b *builder, r sqlResult) {
+// apply adds the classification to the kinds, the destructive flag and
+// the notes of what ran the SQL (a tool call's builder, a shell command's
+// invocation), and tells cut of a statement not read to its end.
+func (r sqlResult) apply(ks *kindSet, destructive *bool, note, cut func(string)) {
 	if r.statements == 0 {
 		return
 	}
-	b.kinds |= r.kinds
+	*ks |= r.kinds
 	if r.destructive {
-		b.destructive = true
+		*destructive = true
 	}
 	for _, n := range r.notes {
-		b.note(n)
+		note(n)
 	}
 	if r.cut {
-		b.unexamined(fmt.Sprintf("a SQL statement has more than %d words (MaxSQLWords): the rest of it was not examined", MaxSQLWords))
+		cut(fmt.Sprintf("a SQL statement has more than %d words (MaxSQLWords): the rest of it was not examined", MaxSQLWords))
 	}
 }
