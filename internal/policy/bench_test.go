@@ -6,6 +6,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -90,7 +91,7 @@ func BenchmarkVariables(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		prg := mustProgram(b, env, expr)
+		prg := mustProgram(b, env, expr, benchProgramOpts...)
 		p := &Policy{adapter: env.CELTypeAdapter()}
 		b.ReportAllocs()
 		for b.Loop() {
@@ -114,7 +115,7 @@ func BenchmarkVariables(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mapPrg := mustProgram(b, mapEnv, expr)
+	mapPrg := mustProgram(b, mapEnv, expr, benchProgramOpts...)
 	toMap := func(v any) map[string]any {
 		data, err := json.Marshal(v)
 		if err != nil {
@@ -146,14 +147,28 @@ func BenchmarkVariables(b *testing.B) {
 	})
 }
 
-func mustProgram(b *testing.B, env *cel.Env, expr string) cel.Program {
+// benchProgramOpts are the options the policy compiles its rules with.
+var benchProgramOpts = []cel.ProgramOption{cel.CostLimit(costLimit), cel.EvalOptions(cel.OptOptimize)}
+
+func mustProgram(t testing.TB, env *cel.Env, expr string, opts ...cel.ProgramOption) cel.Program {
+	t.Helper()
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
-		b.Fatal(iss.Err())
+		t.Fatalf("%s: %v", expr, iss.Err())
 	}
-	prg, err := env.Program(ast, cel.CostLimit(costLimit), cel.EvalOptions(cel.OptOptimize))
+	prg, err := env.Program(ast, opts...)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	return prg
+}
+
+// evalCEL is expr's value over vars, as CEL reads them.
+func evalCEL(t testing.TB, env *cel.Env, expr string, vars *activation) ref.Val {
+	t.Helper()
+	out, _, err := mustProgram(t, env, expr).Eval(vars)
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 
 	"cel.dev/cel-go/cel"
@@ -51,6 +52,21 @@ func (p program) eval(vars *activation) (ref.Val, error) {
 	}
 	out, _, err := prg.Eval(vars)
 	return out, err
+}
+
+// holds evaluates a rule's or a step's condition.
+func (p program) holds(vars *activation) (bool, error) {
+	out, err := p.eval(vars)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		// The checker guarantees bool; a dyn value reaching here would be
+		// a bug in CEL or in the views, and it must not pass silently.
+		return false, fmt.Errorf("condition returned %v, not bool", out)
+	}
+	return bool(b), nil
 }
 
 // newProgram builds the programs for a checked expression. lets are the

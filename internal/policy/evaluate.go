@@ -75,7 +75,7 @@ func (p *Policy) Evaluate(in *Input) (Verdict, error) {
 		if r.guard != nil && !r.guard.allows(vars) {
 			continue // a conjunct is false: the rule cannot fire
 		}
-		fired, err := r.holds(vars)
+		fired, err := r.prg.holds(vars)
 		if err != nil {
 			v.Errors = append(v.Errors, fmt.Sprintf("%s: %v", r.name, err))
 			if r.effect == Allow {
@@ -174,21 +174,6 @@ const (
 	fitNo
 )
 
-// holds evaluates the rule's condition.
-func (r *rule) holds(vars *activation) (bool, error) {
-	out, err := r.prg.eval(vars)
-	if err != nil {
-		return false, err
-	}
-	b, ok := out.(types.Bool)
-	if !ok {
-		// The checker guarantees bool; a dyn value reaching here would be
-		// a bug in CEL or in the views, and it must not pass silently.
-		return false, fmt.Errorf("condition returned %v, not bool", out)
-	}
-	return bool(b), nil
-}
-
 // normAction returns a, or a copy of it, such that Kind and every entry of
 // Kinds is a valid kind (invalid ones become unknown: what cannot be
 // classified is the worst case) and Kinds contains Kind. Rules can then test
@@ -244,58 +229,39 @@ type activation struct {
 	letBuf [16]ref.Val
 }
 
+// lazy is the value of a variable, converted from native on its first use
+// in this evaluation and kept in slot.
+func (a *activation) lazy(slot *ref.Val, native any) ref.Val {
+	if *slot == nil {
+		*slot = a.p.adapter.NativeToValue(native)
+	}
+	return *slot
+}
+
 func (a *activation) ResolveName(name string) (any, bool) {
-	ad := a.p.adapter
 	switch name {
 	case "call":
-		if a.call == nil {
-			a.call = ad.NativeToValue(&a.in.Call)
-		}
-		return a.call, true
+		return a.lazy(&a.call, &a.in.Call), true
 	case "action":
-		if a.action == nil {
-			a.action = ad.NativeToValue(&a.av)
-		}
-		return a.action, true
+		return a.lazy(&a.action, &a.av), true
 	case "mandate":
-		if a.mandate == nil {
-			a.mandate = ad.NativeToValue(&a.mv)
-		}
-		return a.mandate, true
+		return a.lazy(&a.mandate, &a.mv), true
 	case "scope":
-		if a.scope == nil {
-			a.scope = ad.NativeToValue(&a.in.Scope)
-		}
-		return a.scope, true
+		return a.lazy(&a.scope, &a.in.Scope), true
 	case "session":
-		if a.session == nil {
-			a.session = ad.NativeToValue(&a.in.Session)
-		}
-		return a.session, true
+		return a.lazy(&a.session, &a.in.Session), true
 	case "agent":
-		if a.agent == nil {
-			a.agent = ad.NativeToValue(&a.in.Agent)
-		}
-		return a.agent, true
+		return a.lazy(&a.agent, &a.in.Agent), true
 	case "self":
-		if a.self == nil {
-			a.self = ad.NativeToValue(&a.in.Self)
-		}
-		return a.self, true
+		return a.lazy(&a.self, &a.in.Self), true
 	case "flow":
-		if a.flow == nil {
-			a.flow = ad.NativeToValue(a.fl)
-		}
-		return a.flow, true
+		return a.lazy(&a.flow, a.fl), true
 	case "baseline":
-		if a.baseline == nil {
-			bl := a.in.Baseline
-			if bl == nil {
-				bl = &noBaseline
-			}
-			a.baseline = ad.NativeToValue(bl)
+		bl := a.in.Baseline
+		if bl == nil {
+			bl = &noBaseline
 		}
-		return a.baseline, true
+		return a.lazy(&a.baseline, bl), true
 	case "steps":
 		return a.steps, a.steps != nil
 	case "this":

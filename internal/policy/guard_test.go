@@ -9,7 +9,6 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
-	"cel.dev/cel-go/common/types/ref"
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/mandate"
@@ -132,43 +131,27 @@ func TestGuardFieldsMatchCEL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eval := func(expr string, vars *activation) ref.Val {
-		t.Helper()
-		a, iss := env.Compile(expr)
-		if iss.Err() != nil {
-			t.Fatalf("%s: %v", expr, iss.Err())
-		}
-		prg, err := env.Program(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _, err := prg.Eval(vars)
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return out
-	}
 	for _, tc := range slices.Concat(builtinCases(), seedCases(), flowCases()) {
 		vars := newActivation(p, tc.in)
 		for path, f := range boolFields {
-			if got, want := f(vars), eval(path, vars); types.Bool(got) != want {
+			if got, want := f(vars), evalCEL(t, env, path, vars); types.Bool(got) != want {
 				t.Errorf("%s: %s = %v in Go, %v in CEL", tc.name, path, got, want)
 			}
 		}
 		for path, f := range stringFields {
-			if got, want := f(vars), eval(path, vars); types.String(got) != want {
+			if got, want := f(vars), evalCEL(t, env, path, vars); types.String(got) != want {
 				t.Errorf("%s: %s = %q in Go, %v in CEL", tc.name, path, got, want)
 			}
 		}
 		for path, f := range listSizes {
-			if got, want := f(vars), eval("size("+path+")", vars); types.Int(got) != want {
+			if got, want := f(vars), evalCEL(t, env, "size("+path+")", vars); types.Int(got) != want {
 				t.Errorf("%s: size(%s) = %d in Go, %v in CEL", tc.name, path, got, want)
 			}
 		}
 		for path, f := range stringLists {
 			for _, k := range action.AllKinds() {
 				lit := strconv.Quote(string(k))
-				if got, want := slices.Contains(f(vars), string(k)), eval(lit+" in "+path, vars); types.Bool(got) != want {
+				if got, want := slices.Contains(f(vars), string(k)), evalCEL(t, env, lit+" in "+path, vars); types.Bool(got) != want {
 					t.Errorf("%s: %s in %s = %v in Go, %v in CEL", tc.name, lit, path, got, want)
 				}
 			}

@@ -247,18 +247,7 @@ func (f *sourceFile) parseRule(m *yaml.Node, e *errs) (sourceRule, bool) {
 			}
 		}
 	}
-	switch {
-	case r.name == "":
-		e.add(f.name, r.pos, "", "rule has no name")
-		ok = false
-	case !ruleNameRE.MatchString(r.name):
-		e.add(f.name, r.namePos, r.name, "bad rule name: use letters, digits, '.', '-' and '_', at most 128 characters")
-		ok = false
-	case f.builtin && !strings.HasPrefix(r.name, builtinPrefix):
-		e.add(f.name, r.namePos, r.name, "built-in rule names start with %q", builtinPrefix)
-		ok = false
-	case !f.builtin && strings.HasPrefix(r.name, builtinPrefix):
-		e.add(f.name, r.namePos, r.name, "the %q prefix is reserved for the built-in pack; rename the rule (or disable the built-in one with `disable:`)", builtinPrefix)
+	if !f.checkName(e, "rule", r.name, r.pos, r.namePos, "; rename the rule (or disable the built-in one with `disable:`)") {
 		ok = false
 	}
 	if r.when == nil || isNull(r.when) || strings.TrimSpace(r.when.Value) == "" {
@@ -277,6 +266,25 @@ func (f *sourceFile) parseRule(m *yaml.Node, e *errs) (sourceRule, bool) {
 		ok = false
 	}
 	return r, ok
+}
+
+// checkName reports a rule's or a sequence's name (what says which) that
+// is missing, malformed, or on the wrong side of the built-in prefix;
+// reservedHint follows the error of a file that takes the built-in prefix.
+func (f *sourceFile) checkName(e *errs, what, name string, pos, namePos position, reservedHint string) bool {
+	switch {
+	case name == "":
+		e.add(f.name, pos, "", "%s has no name", what)
+	case !ruleNameRE.MatchString(name):
+		e.add(f.name, namePos, name, "bad %s name: use letters, digits, '.', '-' and '_', at most 128 characters", what)
+	case f.builtin && !strings.HasPrefix(name, builtinPrefix):
+		e.add(f.name, namePos, name, "built-in %s names start with %q", what, builtinPrefix)
+	case !f.builtin && strings.HasPrefix(name, builtinPrefix):
+		e.add(f.name, namePos, name, "the %q prefix is reserved for the built-in pack%s", builtinPrefix, reservedHint)
+	default:
+		return true
+	}
+	return false
 }
 
 // letNameRE is what a let name may look like: a CEL identifier.

@@ -172,18 +172,7 @@ func (f *sourceFile) parseSequence(m *yaml.Node, e *errs) (sourceSequence, bool)
 			}
 		}
 	}
-	switch {
-	case s.name == "":
-		e.add(f.name, s.pos, "", "sequence has no name")
-		ok = false
-	case !ruleNameRE.MatchString(s.name):
-		e.add(f.name, s.namePos, s.name, "bad sequence name: use letters, digits, '.', '-' and '_', at most 128 characters")
-		ok = false
-	case f.builtin && !strings.HasPrefix(s.name, builtinPrefix):
-		e.add(f.name, s.namePos, s.name, "built-in sequence names start with %q", builtinPrefix)
-		ok = false
-	case !f.builtin && strings.HasPrefix(s.name, builtinPrefix):
-		e.add(f.name, s.namePos, s.name, "the %q prefix is reserved for the built-in pack", builtinPrefix)
+	if !f.checkName(e, "sequence", s.name, s.pos, s.namePos, "") {
 		ok = false
 	}
 	switch {

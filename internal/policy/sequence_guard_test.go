@@ -64,19 +64,7 @@ func TestStepGuardFieldsMatchCEL(t *testing.T) {
 		vars.stepCall, vars.this, vars.steps = &sc, p.adapter.NativeToValue(&sc), p.adapter.NativeToValue(map[string][]StepCall{})
 		eval := func(expr string) ref.Val {
 			t.Helper()
-			ast, iss := env.Compile(expr)
-			if iss.Err() != nil {
-				t.Fatalf("%s: %v", expr, iss.Err())
-			}
-			prg, err := env.Program(ast)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, _, err := prg.Eval(vars)
-			if err != nil {
-				t.Fatalf("%s: %v", expr, err)
-			}
-			return out
+			return evalCEL(t, env, expr, vars)
 		}
 		for path, f := range stepBoolFields {
 			if got, want := f(vars), eval(path); types.Bool(got) != want {

@@ -276,7 +276,7 @@ func (p *Policy) evalSequences(vars *activation, sc *SequenceCall, now time.Time
 			}
 			vars.steps = base.value(q, vars.p.adapter)
 			vars.this = this
-			ok, err := holdsProgram(&s.prg, vars)
+			ok, err := s.prg.holds(vars)
 			completes := base.step == last && len(base.calls[base.step])+1 >= s.count
 			if err != nil {
 				errs = append(errs, fmt.Sprintf("%s: step %s: %v", q.name, s.name, err))
@@ -297,19 +297,6 @@ func (p *Policy) evalSequences(vars *activation, sc *SequenceCall, now time.Time
 	}
 	vars.steps, vars.this, vars.stepCall = nil, nil, nil
 	return fired, errs
-}
-
-// holdsProgram evaluates a step's condition.
-func holdsProgram(prg *program, vars *activation) (bool, error) {
-	out, err := prg.eval(vars)
-	if err != nil {
-		return false, err
-	}
-	b, ok := out.(types.Bool)
-	if !ok {
-		return false, fmt.Errorf("condition returned %v, not bool", out)
-	}
-	return bool(b), nil
 }
 
 // firedSequence is a sequence the call completes.
