@@ -85,19 +85,19 @@ func parseAmount(s string) (Amount, bool) {
 			return Amount{}, false
 		}
 	}
-	v, ok := parseNumber(num)
+	v, ok := ParseNumber(num)
 	if !ok {
 		return Amount{}, false
 	}
 	return Amount{Value: v, Currency: cur}, true
 }
 
-// parseNumber parses a decimal with either separator convention: the last
+// ParseNumber parses a decimal with either separator convention: the last
 // separator followed by exactly 3 digits is a thousands separator unless
 // it is the only separator and a "." (1.500 reads as 1.5 only in the US
 // convention, and prices with three decimals are rare, so it stays 1500
 // for "," and 1.5 for ".").
-func parseNumber(s string) (float64, bool) {
+func ParseNumber(s string) (float64, bool) {
 	s = strings.ReplaceAll(strings.ReplaceAll(s, " ", ""), "'", "")
 	lastDot, lastComma := strings.LastIndexByte(s, '.'), strings.LastIndexByte(s, ',')
 	switch {
@@ -176,7 +176,7 @@ func findIBANs(s string) []string {
 			}
 			iban = iban[:n]
 		}
-		if validIBAN(iban) {
+		if ValidIBAN(iban) {
 			out = append(out, iban)
 		}
 	}
@@ -194,8 +194,8 @@ func hasIBANShape(s string) bool {
 	return false
 }
 
-// validIBAN checks the ISO 13616 mod-97 checksum.
-func validIBAN(iban string) bool {
+// ValidIBAN checks the ISO 13616 mod-97 checksum.
+func ValidIBAN(iban string) bool {
 	if len(iban) < 15 || len(iban) > 34 {
 		return false
 	}

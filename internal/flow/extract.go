@@ -1,11 +1,11 @@
 package flow
 
 import (
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/secret"
 )
 
@@ -308,7 +308,7 @@ done:
 			iban = iban[:n]
 		}
 	}
-	if !validIBAN(iban) {
+	if !action.ValidIBAN(iban) {
 		return "", 0, false
 	}
 	return iban, j, true
@@ -388,7 +388,7 @@ func numberBefore(s string, p int) (float64, int, bool) {
 	if a == e || a > 0 && isAlnum(s[a-1]) {
 		return 0, 0, false
 	}
-	n, ok := parseNumber(strings.TrimRight(s[a:e], ".,"))
+	n, ok := action.ParseNumber(strings.TrimRight(s[a:e], ".,"))
 	return n, a, ok
 }
 
@@ -405,7 +405,7 @@ func numberAfter(s string, p int) (float64, int, bool) {
 	if num == "" || !isDigit(num[0]) || b < len(s) && isAlnum(s[b]) {
 		return 0, 0, false
 	}
-	n, ok := parseNumber(num)
+	n, ok := action.ParseNumber(num)
 	return n, a + len(num), ok
 }
 
@@ -458,54 +458,5 @@ func isIBANShape(s string) bool {
 	return len(s) >= 15 && len(s) <= 34 && isUpper(s[0]) && isUpper(s[1]) && isDigit(s[2]) && isDigit(s[3])
 }
 
-// validIBAN checks the ISO 13616 mod-97 checksum.
-func validIBAN(iban string) bool {
-	if len(iban) < 15 || len(iban) > 34 {
-		return false
-	}
-	r := 0
-	for _, c := range []byte(iban[4:] + iban[:4]) {
-		switch {
-		case isDigit(c):
-			r = (r*10 + int(c-'0')) % 97
-		case isUpper(c):
-			r = (r*100 + int(c-'A') + 10) % 97
-		default:
-			return false
-		}
-	}
-	return r == 1
-}
-
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// parseNumber reads 1,234.56, 1.234,56, 12,50 and 1234 alike (the
-// classifier's convention: a lone "," before exactly three digits is a
-// thousands separator).
-func parseNumber(s string) (float64, bool) {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, " ", ""), "'", "")
-	lastDot, lastComma := strings.LastIndexByte(s, '.'), strings.LastIndexByte(s, ',')
-	switch {
-	case lastDot >= 0 && lastComma >= 0:
-		if lastComma > lastDot {
-			s = strings.ReplaceAll(s, ".", "")
-			s = strings.Replace(s, ",", ".", 1)
-		} else {
-			s = strings.ReplaceAll(s, ",", "")
-		}
-	case lastComma >= 0:
-		if strings.Count(s, ",") == 1 && len(s)-lastComma-1 != 3 {
-			s = strings.Replace(s, ",", ".", 1)
-		} else {
-			s = strings.ReplaceAll(s, ",", "")
-		}
-	case strings.Count(s, ".") > 1:
-		s = strings.ReplaceAll(s, ".", "")
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, false
-	}
-	return v, true
-}

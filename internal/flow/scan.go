@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/secret"
 )
 
@@ -489,7 +490,7 @@ func (st *scanState) fieldValue(v, field string, part Part, r keyRole) {
 		p := st.resolve(v)
 		st.add(Found{Class: Path, Value: p, Field: field, Part: part}, []key{keyOf(Path, p)})
 	case r&roleAmount != 0:
-		if n, ok := parseNumber(strings.TrimSpace(strings.Trim(v, "€$£ EURSD"))); ok {
+		if n, ok := action.ParseNumber(strings.TrimSpace(strings.Trim(v, "€$£ EURSD"))); ok {
 			st.add(Found{Class: Amount, Value: strconv.FormatFloat(n, 'f', -1, 64), Field: field, Part: part}, amountKeys(n, ""))
 		}
 	}
