@@ -77,6 +77,7 @@ func TestShellBounded(t *testing.T) {
 		{"30,000 statements, within the tokens but past the work", strings.Repeat("x=1;", 30000), "MaxShellWork"},
 		{"a 200 KB here-document is examined", "cat > notes.txt <<'EOF'\n" + strings.Repeat("The quick brown fox, jumps over the lazy dog.\n", 4500) + "EOF\n", ""},
 		{"600 commands", strings.Repeat("ls; ", 600), "MaxShellCommands"},
+		{"a SQL statement past the word cap in psql -c", `psql -c "WITH a AS (SELECT ` + strings.Repeat("x, ", MaxSQLWords) + `y) DELETE FROM users"`, "MaxSQLWords"},
 		{"a plain line", "go test ./...", ""},
 	}
 	for _, tc := range tests {
