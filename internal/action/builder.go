@@ -174,10 +174,8 @@ func (b *builder) account(acct string) {
 }
 
 func (b *builder) amount(am Amount) {
-	for _, x := range b.a.Amounts {
-		if x == am {
-			return
-		}
+	if slices.Contains(b.a.Amounts, am) {
+		return
 	}
 	b.a.Amounts = append(b.a.Amounts, am)
 }

@@ -160,6 +160,13 @@ var ibanLengths = map[string]int{
 	"AE": 23, "SA": 24, "IL": 23, "BR": 29, "UA": 29,
 }
 
+// IBANLength is the length of an IBAN of the country, where it is one of
+// the common countries.
+func IBANLength(country string) (int, bool) {
+	n, ok := ibanLengths[country]
+	return n, ok
+}
+
 // findIBANs returns the valid IBANs in s, normalised without spaces.
 func findIBANs(s string) []string {
 	if len(s) < 15 || !hasIBANShape(s) {

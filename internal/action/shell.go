@@ -987,19 +987,15 @@ func (w *shellWalker) note(s string) {
 	if len(w.res.notes) >= maxNotes*2 {
 		return
 	}
-	for _, n := range w.res.notes {
-		if n == s {
-			return
-		}
+	if slices.Contains(w.res.notes, s) {
+		return
 	}
 	w.res.notes = append(w.res.notes, s)
 }
 
 func (w *shellWalker) url(u string) {
-	for _, x := range w.res.urls {
-		if x == u {
-			return
-		}
+	if slices.Contains(w.res.urls, u) {
+		return
 	}
 	w.res.urls = append(w.res.urls, u)
 }
@@ -1009,10 +1005,8 @@ func (w *shellWalker) host(h string) {
 	if h == "" {
 		return
 	}
-	for _, x := range w.res.hosts {
-		if x == h {
-			return
-		}
+	if slices.Contains(w.res.hosts, h) {
+		return
 	}
 	w.res.hosts = append(w.res.hosts, h)
 }

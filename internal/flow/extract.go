@@ -288,7 +288,7 @@ func ibanAt(s string, i int) (string, int, bool) {
 	}
 done:
 	iban := b.String()
-	if n, ok := ibanLengths[iban[:2]]; ok {
+	if n, ok := action.IBANLength(iban[:2]); ok {
 		if len(iban) < n {
 			return "", 0, false
 		}
@@ -442,15 +442,6 @@ func hostOfURL(u string) string {
 		rest = rest[j+1:]
 	}
 	return normHost(rest)
-}
-
-// ibanLengths are the IBAN lengths of the common countries.
-var ibanLengths = map[string]int{
-	"AD": 24, "AT": 20, "BE": 16, "BG": 22, "CH": 21, "CY": 28, "CZ": 24, "DE": 22, "DK": 18,
-	"EE": 20, "ES": 24, "FI": 18, "FR": 27, "GB": 22, "GR": 27, "HR": 21, "HU": 28, "IE": 22,
-	"IS": 26, "IT": 27, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MT": 31, "NL": 18,
-	"NO": 15, "PL": 28, "PT": 25, "RO": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TR": 26,
-	"AE": 23, "SA": 24, "IL": 23, "BR": 29, "UA": 29,
 }
 
 func isIBANShape(s string) bool {

@@ -342,29 +342,29 @@ func formatValue(v ref.Val, depth int) string {
 		}
 		return "none"
 	case traits.Lister:
-		var parts []string
-		it := x.Iterator()
-		for i := 0; it.HasNext() == types.True; i++ {
-			if i == 20 {
-				parts = append(parts, "…")
-				break
-			}
-			parts = append(parts, formatValue(it.Next(), depth+1))
-		}
-		return strings.Join(parts, ", ")
+		return strings.Join(formatFirst(x.Iterator(), func(e ref.Val) string {
+			return formatValue(e, depth+1)
+		}), ", ")
 	case traits.Mapper:
-		var parts []string
-		it := x.Iterator()
-		for i := 0; it.HasNext() == types.True; i++ {
-			if i == 20 {
-				parts = append(parts, "…")
-				break
-			}
-			k := it.Next()
-			parts = append(parts, formatValue(k, depth+1)+": "+formatValue(x.Get(k), depth+1))
-		}
+		parts := formatFirst(x.Iterator(), func(k ref.Val) string {
+			return formatValue(k, depth+1) + ": " + formatValue(x.Get(k), depth+1)
+		})
 		slices.Sort(parts)
 		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	return fmt.Sprint(v.Value())
+}
+
+// formatFirst formats the first 20 entries of a list or a map, and "…" for
+// any after them.
+func formatFirst(it traits.Iterator, format func(ref.Val) string) []string {
+	var parts []string
+	for i := 0; it.HasNext() == types.True; i++ {
+		if i == 20 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, format(it.Next()))
+	}
+	return parts
 }
