@@ -350,15 +350,7 @@ func sedCmd(inv *invocation, _ *cmdSpec) {
 		scripts = append(scripts, inv.argv[ops[0]])
 		ops = ops[1:]
 	}
-	access := Read
-	if inPlace {
-		access = Write
-		inv.kind(Write)
-		inv.note("sed -i edits files in place")
-	}
-	for _, i := range ops {
-		inv.addPath(i, access)
-	}
+	inv.filterFiles("sed", ops, inPlace)
 	for _, s := range scripts {
 		if inPlace && inv.w.k.shell.dev.sedEmpties(s) {
 			inv.destructive = true
@@ -626,15 +618,7 @@ func perlCmd(inv *invocation, _ *cmdSpec) {
 		inv.note("runs the Perl script " + inv.argv[ops[0]])
 		ops = ops[1:]
 	}
-	access := Read
-	if inPlace {
-		access = Write
-		inv.kind(Write)
-		inv.note("perl -i edits files in place")
-	}
-	for _, i := range ops {
-		inv.addPath(i, access)
-	}
+	inv.filterFiles("perl", ops, inPlace)
 	for _, c := range codes {
 		inv.code("perl", c, "perl -e")
 	}
@@ -826,4 +810,18 @@ func openCmd(inv *invocation, _ *cmdSpec) {
 func valueOr(p parsedArgs, name string) string {
 	v, _ := p.value(name)
 	return v
+}
+
+// filterFiles adds the files a filter (sed, perl) reads its input from, or
+// edits in place when inPlace (-i).
+func (inv *invocation) filterFiles(prog string, ops []int, inPlace bool) {
+	access := Read
+	if inPlace {
+		access = Write
+		inv.kind(Write)
+		inv.note(prog + " -i edits files in place")
+	}
+	for _, i := range ops {
+		inv.addPath(i, access)
+	}
 }

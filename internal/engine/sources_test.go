@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
@@ -17,31 +18,19 @@ func TestStructuredMandatesKeepTheirSpeaker(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		p    func() (string, error)
+		p    auth.Principal
 		want string
 	}{
-		{"a user's structured grant keeps the user's label", func() (string, error) {
-			info, err := e.CreateSession(ctx, user, SessionRequest{AgentID: "a", Mandate: forged})
-			if err != nil {
-				return "", err
-			}
-			return info.Mandate.Instructions[0].Source, nil
-		}, "user"},
-		{"admin may say who spoke", func() (string, error) {
-			info, err := e.CreateSession(ctx, admin, SessionRequest{AgentID: "a", Mandate: forged})
-			if err != nil {
-				return "", err
-			}
-			return info.Mandate.Instructions[0].Source, nil
-		}, "user"},
+		{"a user's structured grant keeps the user's label", user, "user"},
+		{"admin may say who spoke", admin, "user"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.p()
+			info, err := e.CreateSession(ctx, tc.p, SessionRequest{AgentID: "a", Mandate: forged})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want {
+			if got := info.Mandate.Instructions[0].Source; got != tc.want {
 				t.Fatalf("instruction source %q, want %q", got, tc.want)
 			}
 		})

@@ -44,31 +44,28 @@ var (
 // The lookups guard.go makes: the rules' facts, then `this`. Rules are
 // compiled without `this`, so their conditions never name a field of it.
 func boolField(path string) func(*activation) bool {
-	if f := boolFields[path]; f != nil {
-		return f
-	}
-	return stepBoolFields[path]
+	return fieldOf(path, boolFields, stepBoolFields)
 }
 
 func stringField(path string) func(*activation) string {
-	if f := stringFields[path]; f != nil {
-		return f
-	}
-	return stepStringFields[path]
+	return fieldOf(path, stringFields, stepStringFields)
 }
 
 func stringList(path string) func(*activation) []string {
-	if f := stringLists[path]; f != nil {
-		return f
-	}
-	return stepStringLists[path]
+	return fieldOf(path, stringLists, stepStringLists)
 }
 
 func listSize(path string) func(*activation) int {
-	if f := listSizes[path]; f != nil {
+	return fieldOf(path, listSizes, stepListSizes)
+}
+
+// fieldOf is the reader of path among the rules' facts, else among the
+// step's, or nil.
+func fieldOf[F any](path string, rules, step map[string]F) F {
+	if f, ok := rules[path]; ok {
 		return f
 	}
-	return stepListSizes[path]
+	return step[path]
 }
 
 // existsMember reads `xs.exists(x, x == "lit")` and `xs.exists(x, x in
