@@ -54,6 +54,9 @@ type Facts struct {
 	// Retries are earlier denied calls whose targets this call reaches
 	// again (circumvention after a deny).
 	Retries []Retry `json:"retries"`
+	// Items are the listed items the call names by id, with the name
+	// their listing gave them (items.go).
+	Items []ItemFacts `json:"items"`
 	// Truncated: an output of the session was not examined in full.
 	// Evicted: values the table dropped for room.
 	Truncated bool `json:"truncated"`
@@ -135,7 +138,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 		table: t, SeenInjection: len(t.injections) > 0, OpenContentSeen: t.openSeen,
 		PrivateDataRead: t.privateSeen, Truncated: t.truncated > 0, Evicted: t.evicted,
 		SensitiveRead: t.sensitive, Values: []ValueFacts{}, FollowsInjection: []string{}, Carries: []string{},
-		OpenBody: []string{}, Injections: []InjectionRecord{},
+		OpenBody: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{},
 	}
 	f.Retries = t.retries(in.Action)
 	if n := len(t.injections); n > 0 {
@@ -191,6 +194,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 		}
 	}
 	t.argFacts(f, in)
+	t.itemFacts(f, in.Args)
 	f.Related = t.related(f, in, a)
 	f.LethalTrifecta = t.privateSeen && t.openSeen && (sendsOrPays(a) || (hasKind(a, action.Fetch) && len(f.Carries) > 0))
 	return f

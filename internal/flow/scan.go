@@ -145,6 +145,9 @@ type Scan struct {
 	// (queries, patterns, ids, addresses), as words and as whole strings.
 	selectorWords   []string
 	selectorStrings []string
+	// items are the listed items of an output that have an id and a
+	// name ({"id":"C01GEN","name":"general"}).
+	items []Item
 	// selectorConcepts are the concepts the selecting arguments name
 	// (a search for "DNI*": id_documents).
 	selectorConcepts []string
@@ -194,7 +197,25 @@ type scanState struct {
 	// item is the list item being walked (0: none), items how many were
 	// started, itemDepth the stack depth of the current one.
 	item, items, itemDepth int
+	// listed are the id and name fields of the listed items walked so
+	// far, by number; nListed how many were started.
+	listed  map[int]*Item
+	nListed int
 }
+
+// Item is one item of a listing: its id, its name, and whether the
+// listing marks it private.
+type Item struct {
+	ID      string
+	Name    string
+	Private bool
+	// words are the name's folded words without its private marks: what
+	// the user would call it.
+	words string
+}
+
+// maxItems bounds the items one output records.
+const maxItems = 1024
 
 func (s *Scanner) newState(h Hint, mode scanMode) *scanState {
 	return &scanState{s: s, hint: h, mode: mode, out: &Scan{}, budget: s.limits.MaxBytes, seen: map[key]int{}, words: map[string]bool{}, lineOK: map[uint64]bool{}}
@@ -255,6 +276,22 @@ func (st *scanState) finish() {
 	for w := range st.words {
 		st.out.words = append(st.out.words, w)
 	}
+	for n := 1; n <= st.nListed && len(st.listed) > 0; n++ {
+		it := st.listed[n]
+		if it == nil || it.ID == "" || it.Name == "" {
+			continue
+		}
+		var words []string
+		for _, tk := range tokenize(it.Name, 0, len(it.Name), nil) {
+			if st.s.voc.private[tk.text] {
+				it.Private = true
+				continue
+			}
+			words = append(words, tk.text)
+		}
+		it.words = strings.Join(words, " ")
+		st.out.items = append(st.out.items, *it)
+	}
 }
 
 // walkJSON streams raw, so a huge or deeply nested output costs what it is
@@ -299,7 +336,14 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 					st.items++
 					st.item, st.itemDepth = st.items, len(stack)+1
 				}
-				stack = append(stack, jsonFrame{obj: d == '{', field: f, part: p})
+				fr := jsonFrame{obj: d == '{', field: f, part: p}
+				if d == '{' && !top.obj && len(stack) > 1 && st.mode == modeOutput && st.nListed < maxItems {
+					// An object right in a list is a listed item
+					// (a folder's file, a workspace's channel).
+					st.nListed++
+					fr.listed = st.nListed
+				}
+				stack = append(stack, fr)
 				expectKey = d == '{'
 			case '}', ']':
 				if len(stack) == st.itemDepth {
@@ -322,6 +366,9 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 		}
 		f, p := st.childField(top)
 		key := top.key
+		if top.obj && top.listed != 0 {
+			st.itemField(top.listed, key, t)
+		}
 		switch v := t.(type) {
 		case string:
 			st.stringValue(v, key, f, p, depth)
@@ -335,13 +382,52 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 	}
 }
 
+// itemField notes a field of the listed item being walked, when it is the
+// item's id, its name or a private flag.
+func (st *scanState) itemField(n int, key string, t json.Token) {
+	r := st.s.voc.role(key)
+	if r&(roleID|roleItemName|rolePrivateFlag) == 0 {
+		return
+	}
+	it := st.listed[n]
+	if it == nil {
+		if st.listed == nil {
+			st.listed = map[int]*Item{}
+		}
+		it = &Item{}
+		st.listed[n] = it
+	}
+	var v string
+	switch x := t.(type) {
+	case string:
+		v = strings.TrimSpace(x)
+	case json.Number:
+		v = string(x)
+	case bool:
+		if x && r&rolePrivateFlag != 0 {
+			it.Private = true
+		}
+		return
+	default:
+		return
+	}
+	switch {
+	case r&roleID != 0 && it.ID == "" && v != "" && len(v) <= 128 && !strings.ContainsAny(v, " \n"):
+		it.ID = v
+	case r&roleItemName != 0 && it.Name == "" && v != "":
+		it.Name = clip(v, 200)
+	}
+}
+
 // jsonFrame is an object or array being walked.
 type jsonFrame struct {
-	obj   bool
-	key   string
-	field string
-	part  Part
-	idx   int
+	obj bool
+	// listed is the number of the listed item this object is (0: none).
+	listed int
+	key    string
+	field  string
+	part   Part
+	idx    int
 }
 
 // childField is the field path and part of the value at the top frame's

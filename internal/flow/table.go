@@ -139,6 +139,8 @@ type Table struct {
 
 	// lines are fingerprints of private and sensitive outputs.
 	lines map[uint64]lineSource
+	// items are the names listings gave ids (items.go).
+	items map[string]*listedItem
 
 	decisions map[string]*DecisionInfo
 	decOrder  []string
@@ -293,6 +295,7 @@ func (t *Table) Observed(o Observation) {
 	if sc.Truncated != "" {
 		t.truncated++
 	}
+	t.addItems(sc, info)
 	hasSecret := false
 	for _, v := range sc.Values {
 		if v.Class == Secret {

@@ -216,6 +216,9 @@ type knowledge struct {
 	PathKeys        []string         `yaml:"path_keys"`
 	SelectorKeys    []string         `yaml:"selector_keys"`
 	ContentKeys     []string         `yaml:"content_keys"`
+	ItemNameKeys    []string         `yaml:"item_name_keys"`
+	PrivateFlagKeys []string         `yaml:"private_flag_keys"`
+	PrivateWords    []string         `yaml:"private_words"`
 	TLDs            []string         `yaml:"tlds"`
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
 }
@@ -239,11 +242,14 @@ const (
 	rolePath
 	roleSelector
 	roleContent
+	roleItemName
+	rolePrivateFlag
 )
 
 // vocabulary is the compiled knowledge.
 type vocabulary struct {
 	roles       map[string]keyRole
+	private     map[string]bool // private_words, folded
 	tlds        map[string]bool
 	familyTrust map[string]Trust
 }
@@ -264,6 +270,7 @@ func loadVocabulary() (*vocabulary, error) {
 		{k.NameKeys, roleName}, {k.IDKeys, roleID}, {k.AmountKeys, roleAmount}, {k.CurrencyKeys, roleCurrency},
 		{k.AccountKeys, roleAccount}, {k.PhoneKeys, rolePhone}, {k.PathKeys, rolePath},
 		{k.SelectorKeys, roleSelector}, {k.ContentKeys, roleContent},
+		{k.ItemNameKeys, roleItemName}, {k.PrivateFlagKeys, rolePrivateFlag},
 	} {
 		for _, key := range l.keys {
 			v.roles[normKey(key)] |= l.r
@@ -271,6 +278,10 @@ func loadVocabulary() (*vocabulary, error) {
 	}
 	for _, t := range k.TLDs {
 		v.tlds[strings.ToLower(t)] = true
+	}
+	v.private = map[string]bool{}
+	for _, w := range k.PrivateWords {
+		v.private[fold(w)] = true
 	}
 	for f, t := range k.FamilyTrust {
 		if t != TrustOwn && t != TrustOpen && t != TrustUser {

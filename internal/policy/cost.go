@@ -381,6 +381,11 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 			f.str(r.Resource)
 			f.str(r.Reason)
 		}
+		f.list(len(fl.Items))
+		for i := range fl.Items {
+			f.str(fl.Items[i].Name)
+			f.str(fl.Items[i].ID)
+		}
 	}
 	return f.ok
 }

@@ -1,0 +1,116 @@
+package flow
+
+import "strings"
+
+// Items of listings. A listing output (a folder's files, a workspace's
+// channels, a search's mails) names each item beside its id; later calls
+// name the item by its id alone ("channel": "C01GEN"). The table keeps the
+// name each id was listed with, so that policy can hold the call against
+// the user's words ("post in #general"), against an injected request that
+// named the item ("also delete the folder 'Facturas 2022'"), and against
+// the listing's own marks ("1:1 with Grace (private)").
+
+// ItemFacts is an item a call names by its id, as its listing showed it.
+type ItemFacts struct {
+	// ID is the value of the call's argument; Field the argument.
+	ID    string `json:"id"`
+	Field string `json:"field"`
+	// Name is the item's name in the listing.
+	Name string `json:"name"`
+	// Tool, DecisionID and Trust are the listing's call and its trust.
+	Tool       string `json:"tool"`
+	DecisionID string `json:"decision_id"`
+	Trust      Trust  `json:"trust"`
+	// InUserWords: a word of the name is in the user's words (by stem:
+	// "standups" names "Standup 2026-11-24").
+	InUserWords bool `json:"in_user_words"`
+	// Named: every word of the name is in the user's words (by stem):
+	// the user named this very item, not only its kind.
+	Named bool `json:"named"`
+	// Injected: the name appears in an injected span the session saw.
+	Injected bool `json:"injected"`
+	// Private: the listing marks the item private or confidential.
+	Private bool `json:"private"`
+}
+
+// listedItem is an item as the table keeps it.
+type listedItem struct {
+	name       string
+	words      string // without private marks
+	folded     string
+	private    bool
+	tool       string
+	decisionID string
+	trust      Trust
+}
+
+// maxListed bounds the items a table keeps; past it new ones are not
+// recorded (the first listing of an id is the one that named it).
+const maxListed = 8192
+
+// addItems records the items of an observed output.
+func (t *Table) addItems(sc *Scan, info DecisionInfo) {
+	for _, it := range sc.items {
+		if _, ok := t.items[it.ID]; ok || len(t.items) >= maxListed {
+			continue
+		}
+		if t.items == nil {
+			t.items = map[string]*listedItem{}
+		}
+		t.items[it.ID] = &listedItem{name: it.Name, words: it.words, folded: fold(it.Name), private: it.Private, tool: info.Tool, decisionID: info.ID, trust: info.Trust}
+	}
+}
+
+// itemFacts adds the listed items the call's arguments name by id.
+func (t *Table) itemFacts(f *Facts, sc *Scan) {
+	if sc == nil || len(t.items) == 0 {
+		return
+	}
+	for _, v := range sc.Values {
+		if v.Class != ID || len(f.Items) >= maxFactValues {
+			continue
+		}
+		li, ok := t.items[v.Value]
+		if !ok {
+			continue
+		}
+		f.Items = append(f.Items, ItemFacts{
+			ID: v.Value, Field: v.Field, Name: li.name, Tool: li.tool, DecisionID: li.decisionID, Trust: li.trust,
+			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded), Private: li.private,
+		})
+	}
+}
+
+// nameInUserWords: a word of the name (four letters at least, not a
+// number) is one of the user's, by stem — or, with all, every such word
+// is.
+func (t *Table) nameInUserWords(name string, all bool) bool {
+	some := false
+	for _, tk := range tokenize(name, 0, len(name), nil) {
+		if len(tk.text) < 4 || isNumber(tk.text) || genericWord[tk.text] {
+			continue
+		}
+		switch in := t.userHasStem(tk.text); {
+		case in && !all:
+			return true
+		case !in && all:
+			return false
+		}
+		some = true
+	}
+	return all && some
+}
+
+// nameInjected: the folded name (four letters at least) is in an injected
+// span.
+func (t *Table) nameInjected(folded string) bool {
+	if len(strings.TrimSpace(folded)) < 4 {
+		return false
+	}
+	for i := range t.injections {
+		if strings.Contains(t.injections[i].full, folded) {
+			return true
+		}
+	}
+	return false
+}
