@@ -214,7 +214,7 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 				word: b.span(toks, i, i+1) + " … " + b.span(toks, j, j+1)})
 			continue
 		}
-		if e, n := b.at(toks, i, roleVerb); e != nil && free(i, n) && b.verbHere(st, i, e) && !b.longerNoun(toks, i, n) {
+		if e, n := b.at(toks, i, roleVerb); e != nil && free(i, n) && b.verbHere(st, i, e) && !b.longerNoun(toks, i, n) && !b.longerLight(toks, i, n) {
 			mark(i, n)
 			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+n)})
 			i += n - 1
@@ -400,6 +400,13 @@ func (b *build) resolveLight(st *segState) {
 func (b *build) longerNoun(toks []token, i, n int) bool {
 	_, nn := b.at(toks, i, roleNoun)
 	return nn > n
+}
+
+// longerLight reports whether a light verb longer than n words starts at
+// token i: "set up a call" takes its object's kind, it is not "set".
+func (b *build) longerLight(toks []token, i, n int) bool {
+	_, ln := b.at(toks, i, roleLight)
+	return ln > n
 }
 
 // headNoun reports whether a noun heads its phrase rather than modifying

@@ -255,3 +255,21 @@ var relativeClauseCases = []compileCase{
 }
 
 func TestCompileRelativeClause(t *testing.T) { runCompileCases(t, relativeClauseCases) }
+
+// Issue 11: "refund order X" pays (the refund), and setting up a call
+// with people sends the invitation and changes the calendar.
+var refundAndCallCases = []compileCase{
+	{text: "Refund order 4711.", lang: "en", allow: []action.Kind{r, p}, ask: []action.Kind{w}},
+	{text: "Erstatte die Bestellung 4711.", lang: "de", allow: []action.Kind{r, p}, ask: []action.Kind{w}},
+	{text: "Rembourse la commande 4711.", lang: "fr", allow: []action.Kind{r, p}, ask: []action.Kind{w}},
+	{text: "Reembolsa el pedido 4711.", lang: "es", allow: []action.Kind{r, p}, ask: []action.Kind{w}},
+	{text: "Rimborsa l'ordine 4711.", lang: "it", allow: []action.Kind{r, p}, ask: []action.Kind{w}},
+	{text: "Set up a call with everyone on the thread.", lang: "en", allow: []action.Kind{r, w, s}},
+	{text: "Crée une réunion avec tout le monde du fil.", lang: "fr", allow: []action.Kind{r, w, s}},
+	{text: "Crea una llamada con todos los del hilo.", lang: "es", allow: []action.Kind{r, w, s}},
+	// "a refund" after an article stays a noun.
+	{text: "Answer the customer tickets, but nobody gets a refund.", lang: "en",
+		allow: []action.Kind{r, s}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
+}
+
+func TestCompileRefundAndCall(t *testing.T) { runCompileCases(t, refundAndCallCases) }
