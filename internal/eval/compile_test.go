@@ -89,15 +89,7 @@ func TestCompileWithheldNeverListed(t *testing.T) {
 	if len(c.Cases) != 2 || c.HeldOutUnusable != 1 {
 		t.Fatalf("cases %d, held-out unusable %d", len(c.Cases), c.HeldOutUnusable)
 	}
-	a, err := Open(context.Background(), app.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	results, err := RunCompile(context.Background(), a.Engine, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	results := runCompile(t, c)
 	rep := NewCompileReport(c, results, CompileReportOptions{Revision: "test"})
 	var js bytes.Buffer
 	if err := rep.WriteJSON(&js); err != nil {
@@ -125,6 +117,21 @@ func TestCompileWithheldNeverListed(t *testing.T) {
 	}
 }
 
+// runCompile grades c's cases on an instance of the built-in policy.
+func runCompile(t *testing.T, c *CompileCorpus) []*CompileResult {
+	t.Helper()
+	a, err := Open(context.Background(), app.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	results, err := RunCompile(context.Background(), a.Engine, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results
+}
+
 // TestCompileGrading grades one case right and holds each figure.
 func TestCompileGrading(t *testing.T) {
 	dir := t.TempDir()
@@ -136,15 +143,7 @@ func TestCompileGrading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Open(context.Background(), app.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	results, err := RunCompile(context.Background(), a.Engine, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	results := runCompile(t, c)
 	r := results[0]
 	if !r.Exact || len(r.Wider) != 0 || len(r.Narrower) != 0 || r.BlockAllowed != 0 || r.AllowNotAllowed != 0 {
 		t.Errorf("result = %+v", r)
