@@ -13,7 +13,6 @@ import (
 
 	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/internal/app"
-	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/events"
 )
@@ -29,18 +28,7 @@ func newApprovalFixture(t testing.TB) *fixture {
 	}
 	t.Cleanup(func() { a.Close() })
 	f := &fixture{a: a, tokens: map[string]string{}}
-	for _, spec := range []struct{ key, role, agent string }{
-		{"admin", "admin", ""}, {"user", "user", ""}, {"hook", "hook", ""}, {"approver", "approver", ""}, {"agent:mailer", "agent", "mailer"},
-	} {
-		tok, rec, err := auth.Issue(spec.role, spec.agent, spec.key, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Store.CreateToken(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-		f.tokens[spec.key] = tok
-	}
+	f.issue(t, tokenSpec{"admin", "admin", ""}, tokenSpec{"user", "user", ""}, tokenSpec{"hook", "hook", ""}, tokenSpec{"approver", "approver", ""}, tokenSpec{"agent:mailer", "agent", "mailer"})
 	h := New(Options{Engine: a.Engine, Events: bus, Webhooks: fakeWebhooks{}, Version: "test"})
 	f.srv = httptest.NewServer(validating(h, testValidator(t), func(err error) { t.Error(err) }, exercised.add))
 	t.Cleanup(f.srv.Close)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/http"
 	"testing"
 	"time"
 )
@@ -12,16 +11,13 @@ import (
 // it.
 func TestEventStreamGap(t *testing.T) {
 	f := newApprovalFixture(t)
-	code, out := f.do(t, "POST", "/v1/sessions", "hook", `{"session_id":"cc:g1","agent_id":"claude-code","intent":"Fix the failing test in ./pkg/auth","working_directory":"/home/dev/api"}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, out)
-	}
+	f.codingSession(t, "cc:g1")
 	gaps := f.stream(t, "user", "?types=gap", "")
 	appr := f.stream(t, "approver", "", "")
 	gc, ac := make(chan sseEvent, 2), make(chan sseEvent, 2)
 	go readEvents(t, gaps, 1, gc)
 	go readEvents(t, appr, 1, ac)
-	code, out = f.do(t, "POST", "/v1/observe", "hook", `{"session_id":"cc:g1","call_id":"toolu_9","tool":"Bash","args":{"command":"ls"},"output":{"stdout":"a"}}`)
+	code, out := f.do(t, "POST", "/v1/observe", "hook", `{"session_id":"cc:g1","call_id":"toolu_9","tool":"Bash","args":{"command":"ls"},"output":{"stdout":"a"}}`)
 	if code != 200 || out["gap"] != true {
 		t.Fatalf("observe: %d %v", code, out)
 	}

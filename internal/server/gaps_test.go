@@ -7,11 +7,8 @@ import (
 
 func TestObserveByCallIDAndGaps(t *testing.T) {
 	f := newFixture(t)
-	code, out := f.do(t, "POST", "/v1/sessions", "hook", `{"session_id":"cc:s1","agent_id":"claude-code","intent":"Fix the failing test in ./pkg/auth","working_directory":"/home/dev/api"}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, out)
-	}
-	code, out = f.do(t, "POST", "/v1/evaluate", "hook", `{"session_id":"cc:s1","tool":"Read","args":{"file_path":"pkg/auth/auth.go"},"call_id":"toolu_1"}`)
+	f.codingSession(t, "cc:s1")
+	code, out := f.do(t, "POST", "/v1/evaluate", "hook", `{"session_id":"cc:s1","tool":"Read","args":{"file_path":"pkg/auth/auth.go"},"call_id":"toolu_1"}`)
 	if code != 200 || out["effect"] != "allow" {
 		t.Fatalf("evaluate: %d %v", code, out)
 	}

@@ -31,22 +31,29 @@ func newFixture(t testing.TB) *fixture {
 	}
 	t.Cleanup(func() { a.Close() })
 	f := &fixture{a: a, tokens: map[string]string{}}
-	for _, spec := range []struct{ key, role, agent string }{
-		{"admin", "admin", ""}, {"user", "user", ""}, {"hook", "hook", ""}, {"hook:mailer", "hook", "mailer"}, {"agent:mailer", "agent", "mailer"}, {"agent:other", "agent", "other"},
-	} {
-		tok, rec, err := auth.Issue(spec.role, spec.agent, spec.key, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Store.CreateToken(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-		f.tokens[spec.key] = tok
-	}
+	f.issue(t, tokenSpec{"admin", "admin", ""}, tokenSpec{"user", "user", ""}, tokenSpec{"hook", "hook", ""}, tokenSpec{"hook:mailer", "hook", "mailer"}, tokenSpec{"agent:mailer", "agent", "mailer"}, tokenSpec{"agent:other", "agent", "other"})
 	h := New(Options{Engine: a.Engine, Store: a.Store, Evidence: a.Evidence, Gatherer: a.Registry, MaxArgsBytes: 64 << 10, Version: "test"})
 	f.srv = httptest.NewServer(validating(h, testValidator(t), func(err error) { t.Error(err) }, exercised.add))
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// tokenSpec is a token a fixture holds, under key in its tokens.
+type tokenSpec struct{ key, role, agent string }
+
+// issue stores a token for each spec and keeps its secret in f.tokens.
+func (f *fixture) issue(t testing.TB, specs ...tokenSpec) {
+	t.Helper()
+	for _, spec := range specs {
+		tok, rec, err := auth.Issue(spec.role, spec.agent, spec.key, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.a.Store.CreateToken(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		f.tokens[spec.key] = tok
+	}
 }
 
 func (f *fixture) do(t testing.TB, method, path, who, body string) (int, map[string]any) {
@@ -80,6 +87,16 @@ func (f *fixture) session(t testing.TB, agent, intent string) string {
 		t.Fatalf("create session: %d %v", code, out)
 	}
 	return out["session_id"].(string)
+}
+
+// codingSession creates, as the hook, session id: Claude Code fixing a
+// test in /home/dev/api.
+func (f *fixture) codingSession(t testing.TB, id string) {
+	t.Helper()
+	body := `{"session_id":"` + id + `","agent_id":"claude-code","intent":"Fix the failing test in ./pkg/auth","working_directory":"/home/dev/api"}`
+	if code, out := f.do(t, "POST", "/v1/sessions", "hook", body); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, out)
+	}
 }
 
 func TestEvaluateFlow(t *testing.T) {
