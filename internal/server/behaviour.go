@@ -17,28 +17,18 @@ func (s *Server) behaviourRoutes() {
 		Responses: []openapi.Response{{Status: 200, Body: api.AgentList{}}},
 		Errors:    commonErrors,
 	}, s.listAgents)
-	s.handle(readOne("/v1/agents/{id}", "One agent's baseline and its versions (learning | monitoring | frozen)", api.AgentBaseline{}), s.getAgent)
-	s.handle(readOne("/v1/agents/{id}/drift", "Each version of the agent compared with the one before it: drift, stable or insufficient", api.DriftReport{}), s.agentDrift)
+	s.handle(readOne("/v1/agents/{id}", "One agent's baseline and its versions (learning | monitoring | frozen)", api.AgentBaseline{}), byID(s, s.eng.Agent))
+	s.handle(readOne("/v1/agents/{id}/drift", "Each version of the agent compared with the one before it: drift, stable or insufficient", api.DriftReport{}), byID(s, s.eng.Drift))
 	s.handle(withNarrative(readOne("/v1/agents/{id}/review", "What the agent's latest sessions show together: repeated asks, denies and shortcuts, growing scope", api.AgentReview{})), s.agentReview)
 	s.handle(send("POST", "/v1/agents/{id}/baseline", admins, "Reset, freeze or unfreeze the agent's baseline (an evidence record)",
 		api.BaselineRequest{}, 200, api.AgentBaseline{}, 404), s.baselineAction)
-	s.handle(readOne("/v1/decisions/{id}/trace", "The chain that led to a decision and its first departure", api.Trace{}), s.traceDecision)
+	s.handle(readOne("/v1/decisions/{id}/trace", "The chain that led to a decision and its first departure", api.Trace{}), byID(s, s.eng.Trace))
 	s.handle(withNarrative(readOne("/v1/sessions/{id}/summary", "A session as facts: kinds, destinations, asks and answers, denies, gaps, signals, first departure", api.SessionSummary{})), s.sessionSummary)
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	agents, err := s.eng.Agents(r.Context(), p)
 	s.reply(w, r, http.StatusOK, api.AgentList{Agents: orEmpty(agents)}, err)
-}
-
-func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	a, err := s.eng.Agent(r.Context(), p, r.PathValue("id"))
-	s.reply(w, r, http.StatusOK, a, err)
-}
-
-func (s *Server) agentDrift(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	d, err := s.eng.Drift(r.Context(), p, r.PathValue("id"))
-	s.reply(w, r, http.StatusOK, d, err)
 }
 
 func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -56,11 +46,6 @@ func (s *Server) baselineAction(w http.ResponseWriter, r *http.Request, p auth.P
 	}
 	a, err := s.eng.BaselineAction(r.Context(), p, r.PathValue("id"), req)
 	s.reply(w, r, http.StatusOK, a, err)
-}
-
-func (s *Server) traceDecision(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	t, err := s.eng.Trace(r.Context(), p, r.PathValue("id"))
-	s.reply(w, r, http.StatusOK, t, err)
 }
 
 func (s *Server) sessionSummary(w http.ResponseWriter, r *http.Request, p auth.Principal) {

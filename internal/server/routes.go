@@ -104,10 +104,10 @@ func (s *Server) routes(gatherer prometheus.Gatherer, lg *evidence.Log) {
 	s.handle(send("POST", "/v1/sessions/{id}/tools", writers,
 		"Pin a tools/list result for the session: new tools are pinned, changed definitions recorded (calls to them are then denied)",
 		api.PinToolsRequest{}, 200, api.PinReport{}, 404), s.pinTools)
-	s.handle(readOne("/v1/sessions/{id}/tools", "The session's pinned tools and recorded changes", api.SessionTools{}), s.sessionTools)
+	s.handle(readOne("/v1/sessions/{id}/tools", "The session's pinned tools and recorded changes", api.SessionTools{}), byID(s, s.eng.Tools))
 	s.handle(readOne("/v1/sessions/{id}/flow",
 		"The values the session has seen, each with its first source (user's words, mandate, a call, an output and its trust), its injected spans and sensitive reads",
-		api.SessionFlow{}), s.sessionFlow)
+		api.SessionFlow{}), byID(s, s.eng.SessionFlow))
 	s.evidenceRoutes(lg)
 	s.approvalRoutes()
 	s.behaviourRoutes()

@@ -345,6 +345,14 @@ func replyAs[T, W any](s *Server, w http.ResponseWriter, r *http.Request, status
 	writeJSON(w, status, wire(v))
 }
 
+// byID is the handler of a read that get answers for the path's {id}.
+func byID[T any](s *Server, get func(context.Context, auth.Principal, string) (T, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+		v, err := get(r.Context(), p, r.PathValue("id"))
+		s.reply(w, r, http.StatusOK, v, err)
+	}
+}
+
 // orEmpty is l, or an empty list: lists are [] on the wire, never null.
 func orEmpty[T any](l []T) []T {
 	if l == nil {

@@ -34,13 +34,3 @@ func (s *Server) pinTools(w http.ResponseWriter, r *http.Request, p auth.Princip
 	rep, err := s.eng.PinTools(r.Context(), p, r.PathValue("id"), defs)
 	s.reply(w, r, http.StatusOK, rep, err)
 }
-
-func (s *Server) sessionTools(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	st, err := s.eng.Tools(r.Context(), p, r.PathValue("id"))
-	s.reply(w, r, http.StatusOK, st, err)
-}
-
-func (s *Server) sessionFlow(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	f, err := s.eng.SessionFlow(r.Context(), p, r.PathValue("id"))
-	s.reply(w, r, http.StatusOK, f, err)
-}
