@@ -25,6 +25,20 @@ func devSession(t *testing.T, in *instance) string {
 		"working_directory": "/home/dev/api", "home_directory": "/home/dev"})
 }
 
+// devBash evaluates command as a Bash call in a new devSession: the call
+// must be answered, with effect want. It returns the answer.
+func devBash(t *testing.T, in *instance, command, want string) reply {
+	t.Helper()
+	r := in.evaluate("user", devSession(t, in), "Bash", map[string]any{"command": command})
+	if r.code != 200 {
+		t.Fatalf("evaluate: %d %s", r.code, truncate(string(r.raw)))
+	}
+	if eff := r.str("effect"); eff != want {
+		t.Errorf("%s (%v), want %s", eff, r.body["reasons"], want)
+	}
+	return r
+}
+
 // decidedWithin is the bound the issue sets on one pathological decision.
 const decidedWithin = time.Second
 
@@ -137,13 +151,7 @@ func TestBoundedWithinLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := in.evaluate("user", devSession(t, in), "Bash", map[string]any{"command": tc.command})
-			if r.code != 200 {
-				t.Fatalf("evaluate: %d %s", r.code, truncate(string(r.raw)))
-			}
-			if eff := r.str("effect"); eff != tc.want {
-				t.Errorf("%s (%v), want %s", eff, r.body["reasons"], tc.want)
-			}
+			devBash(t, in, tc.command, tc.want)
 		})
 	}
 }

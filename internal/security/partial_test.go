@@ -123,13 +123,7 @@ func TestPartialExaminedAfterAll(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := in.evaluate("user", devSession(t, in), "Bash", map[string]any{"command": tc.command})
-			if r.code != 200 {
-				t.Fatalf("evaluate: %d %s", r.code, truncate(string(r.raw)))
-			}
-			if eff := r.str("effect"); eff != tc.want {
-				t.Errorf("%s (%v), want %s", eff, r.body["reasons"], tc.want)
-			}
+			r := devBash(t, in, tc.command, tc.want)
 			act, _ := r.body["action"].(map[string]any)
 			if un, _ := act["unexamined"].([]any); len(un) > 0 {
 				t.Errorf("unexamined %v", un)
