@@ -56,23 +56,13 @@ func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, erro
 	return s.checkSession(ctx, b)
 }
 
+// dialect is how PostgreSQL writes what the listings share.
+var dialect = sqlstore.Dialect{Numbered: true, AgentID: "agent_id", Order: "ord"}
+
 // ListSessions implements store.Store.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*store.Session, error) {
-	a := sqlstore.Where{Numbered: true}
-	if f.AgentID != "" {
-		a.Add("agent_id = ?", f.AgentID)
-	}
-	if f.Status != "" {
-		a.Add("status = ?", f.Status)
-	}
-	if f.ParentID != "" {
-		a.Add("parent_id = ?", f.ParentID)
-	}
-	if f.Before != "" {
-		a.Add("ord < (SELECT ord FROM sessions WHERE id = ?)", f.Before)
-	}
-	q := `SELECT ` + sqlstore.SessionCols + `, ` + sqlstore.Bound("sessions") + ` FROM sessions` + a.Clause() + ` ORDER BY ord DESC LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
-	all, err := collect(ctx, s, "list sessions", q, a.Args, sqlstore.ScanSession)
+	q, args := sqlstore.SessionsQuery(dialect, sqlstore.SessionCols+", "+sqlstore.Bound("sessions"), f)
+	all, err := collect(ctx, s, "list sessions", q, args, sqlstore.ScanSession)
 	if err != nil {
 		return nil, err
 	}

@@ -66,18 +66,8 @@ func (s *Store) GetApproval(ctx context.Context, id string) (*store.Approval, er
 // ListApprovals implements store.Approvals. Ids are time-ordered (UUIDv7),
 // so id order is creation order.
 func (s *Store) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.Approval, error) {
-	var a sqlstore.Where
-	if f.SessionID != "" {
-		a.Add("session_id = ?", f.SessionID)
-	}
-	if f.State != "" {
-		a.Add("state = ?", f.State)
-	}
-	if f.Before != "" {
-		a.Add("id < ?", f.Before)
-	}
-	q := `SELECT ` + approvalCols + ` FROM approvals` + a.Clause() + ` ORDER BY id DESC LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
-	return list(ctx, s, "list approvals", q, sqlstore.ScanApproval, a.Args...)
+	q, args := sqlstore.ApprovalsQuery(dialect, approvalCols, f)
+	return list(ctx, s, "list approvals", q, sqlstore.ScanApproval, args...)
 }
 
 // CallApprovals implements store.Approvals.

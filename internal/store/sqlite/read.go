@@ -86,23 +86,13 @@ func list[T any](ctx context.Context, s *Store, what, q string, scan func(sqlsto
 	return out, nil
 }
 
+// dialect is how SQLite writes what the listings share.
+var dialect = sqlstore.Dialect{AgentID: "json_extract(agent, '$.id')", Order: "rowid"}
+
 // ListSessions implements store.Store.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*store.Session, error) {
-	var a sqlstore.Where
-	if f.AgentID != "" {
-		a.Add("json_extract(agent, '$.id') = ?", f.AgentID)
-	}
-	if f.Status != "" {
-		a.Add("status = ?", f.Status)
-	}
-	if f.ParentID != "" {
-		a.Add("parent_id = ?", f.ParentID)
-	}
-	if f.Before != "" {
-		a.Add("rowid < (SELECT rowid FROM sessions WHERE id = ?)", f.Before)
-	}
-	q := `SELECT ` + sqlstore.SessionCols + `, ` + sqlstore.Bound("sessions") + ` FROM sessions` + a.Clause() + ` ORDER BY rowid DESC LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
-	all, err := list(ctx, s, "list sessions", q, sqlstore.ScanSession, a.Args...)
+	q, args := sqlstore.SessionsQuery(dialect, sqlstore.SessionCols+", "+sqlstore.Bound("sessions"), f)
+	all, err := list(ctx, s, "list sessions", q, sqlstore.ScanSession, args...)
 	if err != nil {
 		return nil, err
 	}

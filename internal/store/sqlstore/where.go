@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"strconv"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/store"
 )
 
 // Where builds a query's WHERE clause and its parameters. Conditions are
@@ -42,4 +44,51 @@ func (w *Where) Clause() string {
 		return ""
 	}
 	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// Dialect names what a listing query writes differently per database.
+type Dialect struct {
+	// Numbered: placeholders are $1, $2, … (PostgreSQL) instead of ?.
+	Numbered bool
+	// AgentID is the expression for a session's agent id.
+	AgentID string
+	// Order is the column that holds a session's insertion order.
+	Order string
+}
+
+// SessionsQuery is the listing of sessions by f, newest first, with its
+// parameters; cols is what each row selects.
+func SessionsQuery(d Dialect, cols string, f store.SessionFilter) (string, []any) {
+	w := Where{Numbered: d.Numbered}
+	if f.AgentID != "" {
+		w.Add(d.AgentID+" = ?", f.AgentID)
+	}
+	if f.Status != "" {
+		w.Add("status = ?", f.Status)
+	}
+	if f.ParentID != "" {
+		w.Add("parent_id = ?", f.ParentID)
+	}
+	if f.Before != "" {
+		w.Add(d.Order+" < (SELECT "+d.Order+" FROM sessions WHERE id = ?)", f.Before)
+	}
+	q := `SELECT ` + cols + ` FROM sessions` + w.Clause() + ` ORDER BY ` + d.Order + ` DESC LIMIT ` + w.Next(Limit(f.Limit))
+	return q, w.Args
+}
+
+// ApprovalsQuery is the listing of approvals by f, newest first (ids are
+// UUIDv7, so id order is creation order), with its parameters.
+func ApprovalsQuery(d Dialect, cols string, f store.ApprovalFilter) (string, []any) {
+	w := Where{Numbered: d.Numbered}
+	if f.SessionID != "" {
+		w.Add("session_id = ?", f.SessionID)
+	}
+	if f.State != "" {
+		w.Add("state = ?", f.State)
+	}
+	if f.Before != "" {
+		w.Add("id < ?", f.Before)
+	}
+	q := `SELECT ` + cols + ` FROM approvals` + w.Clause() + ` ORDER BY id DESC LIMIT ` + w.Next(Limit(f.Limit))
+	return q, w.Args
 }

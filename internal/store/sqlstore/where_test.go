@@ -1,0 +1,45 @@
+package sqlstore
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/mandate-dev/mandate/internal/store"
+)
+
+// The listings are shared by both stores: the placeholders and the
+// parameters must line up in each dialect, the LIMIT last.
+func TestListingQueries(t *testing.T) {
+	sqlite := Dialect{AgentID: "json_extract(agent, '$.id')", Order: "rowid"}
+	pg := Dialect{Numbered: true, AgentID: "agent_id", Order: "ord"}
+	f := store.SessionFilter{AgentID: "a1", Status: "open", Before: "s9", Limit: 5}
+	for _, tc := range []struct {
+		name     string
+		run      func() (string, []any)
+		wantQ    string
+		wantArgs []any
+	}{
+		{"sessions, sqlite", func() (string, []any) { return SessionsQuery(sqlite, "c", f) },
+			"SELECT c FROM sessions WHERE json_extract(agent, '$.id') = ? AND status = ? AND rowid < (SELECT rowid FROM sessions WHERE id = ?) ORDER BY rowid DESC LIMIT ?",
+			[]any{"a1", "open", "s9", 5}},
+		{"sessions, postgres", func() (string, []any) { return SessionsQuery(pg, "c", f) },
+			"SELECT c FROM sessions WHERE agent_id = $1 AND status = $2 AND ord < (SELECT ord FROM sessions WHERE id = $3) ORDER BY ord DESC LIMIT $4",
+			[]any{"a1", "open", "s9", 5}},
+		{"approvals, postgres, no filter", func() (string, []any) { return ApprovalsQuery(pg, "c", store.ApprovalFilter{}) },
+			"SELECT c FROM approvals ORDER BY id DESC LIMIT $1",
+			[]any{100}},
+		{"approvals, sqlite", func() (string, []any) {
+			return ApprovalsQuery(sqlite, "c", store.ApprovalFilter{SessionID: "s1", Before: "x", Limit: 2})
+		},
+			"SELECT c FROM approvals WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+			[]any{"s1", "x", 2}},
+	} {
+		q, args := tc.run()
+		if q != tc.wantQ {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, q, tc.wantQ)
+		}
+		if !slices.Equal(args, tc.wantArgs) {
+			t.Errorf("%s: args %v, want %v", tc.name, args, tc.wantArgs)
+		}
+	}
+}
