@@ -44,31 +44,41 @@ func indented(t testing.TB, b []byte) []byte {
 }
 
 // ours lists Mandate's handlers per event, as "matcher|timeout|onFailure".
+// It reads settings the way Uninstall does: the user's entries are kept
+// raw and may have any shape (a matcher that is not a string, a group
+// without hooks), so an entry that does not decode as a handler is not
+// Mandate's, and is skipped rather than failing the test.
 func ours(t testing.TB, settings []byte) map[string][]string {
 	t.Helper()
-	var s struct {
-		Hooks map[string][]struct {
-			Matcher string `json:"matcher"`
-			Hooks   []struct {
-				Type      string `json:"type"`
-				Command   string `json:"command"`
-				Timeout   int    `json:"timeout"`
-				OnFailure string `json:"onFailure"`
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
 	out := map[string][]string{}
 	if len(bytes.TrimSpace(settings)) == 0 {
 		return out
 	}
-	if err := json.Unmarshal(settings, &s); err != nil {
+	var top struct {
+		Hooks map[string][]json.RawMessage `json:"hooks"`
+	}
+	if err := json.Unmarshal(settings, &top); err != nil {
 		t.Fatal(err)
 	}
-	for ev, groups := range s.Hooks {
-		for _, g := range groups {
-			for _, h := range g.Hooks {
+	for ev, groups := range top.Hooks {
+		for _, raw := range groups {
+			var g map[string]json.RawMessage
+			if json.Unmarshal(raw, &g) != nil {
+				continue
+			}
+			var matcher string
+			_ = json.Unmarshal(g["matcher"], &matcher) // not a string: no matcher
+			var handlers []json.RawMessage
+			if json.Unmarshal(g["hooks"], &handlers) != nil {
+				continue
+			}
+			for _, hraw := range handlers {
+				var h handler
+				if json.Unmarshal(hraw, &h) != nil {
+					continue
+				}
 				if h.Type == "command" && IsMandateCommand(h.Command) {
-					out[ev] = append(out[ev], strings.Join([]string{g.Matcher, itoa(h.Timeout), h.OnFailure, h.Command}, "|"))
+					out[ev] = append(out[ev], strings.Join([]string{matcher, itoa(h.Timeout), h.OnFailure, h.Command}, "|"))
 				}
 			}
 		}
