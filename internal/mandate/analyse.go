@@ -6,6 +6,7 @@ package mandate
 import (
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -170,6 +171,7 @@ func (b *build) analyse(toks []token) *segState {
 	scan(roleSelf, func(_ *entry, i, n int) { st.self = append(st.self, [2]int{i, i + n}) })
 	b.findAnchors(st, free, mark)
 	b.resolveLight(st)
+	b.writtenToPerson(st)
 	b.findCuts(st)
 	b.negate(st)
 	b.qualify(st)
@@ -214,7 +216,7 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 				word: b.span(toks, i, i+1) + " … " + b.span(toks, j, j+1)})
 			continue
 		}
-		if e, n := b.at(toks, i, roleVerb); e != nil && free(i, n) && b.verbHere(st, i, e) && !b.longerNoun(toks, i, n) && !b.longerLight(toks, i, n) {
+		if e, n := b.atFree(toks, i, roleVerb, free); e != nil && b.verbHere(st, i, e) && !b.longerNoun(toks, i, n) && !b.longerLight(toks, i, n) {
 			mark(i, n)
 			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+n)})
 			i += n - 1
@@ -393,6 +395,92 @@ func (b *build) resolveLight(st *segState) {
 			a.kinds = kinds
 		}
 	}
+}
+
+// atFree is at for the longest phrase whose tokens are all free: in "n'écris
+// à personne" the verb "écris à" loses its "à" to "à personne", and the
+// verb is "écris".
+func (b *build) atFree(toks []token, i int, r role, free func(i, n int) bool) (*entry, int) {
+	e, n := b.at(toks, i, r)
+	if e == nil || free(i, n) {
+		return e, n
+	}
+	var best *entry
+	for _, l := range b.langs {
+		for _, c := range l.index[toks[i].text] {
+			if c.role != r || c.tail != nil || len(c.words) >= n || (best != nil && len(c.words) <= len(best.words)) {
+				continue
+			}
+			if wordsAt(toks, i, c.words) && free(i, len(c.words)) {
+				best = c
+			}
+		}
+	}
+	if best == nil {
+		return nil, 0
+	}
+	return best, len(best.words)
+}
+
+// writtenToPerson makes a verb of writing aimed at a person a send, not a
+// change to a file: "écris à personne", "schreib niemandem", "non scrivere
+// a nessuno", "escribe a Juan", "write to the team". The person is a
+// "nobody" pronoun, a word for people (persons), or a name after a
+// recipient preposition; "write the summary to notes/summary.md" is
+// aimed at a file and stays a write.
+func (b *build) writtenToPerson(st *segState) {
+	for _, a := range st.anchors {
+		if a.noun || a.light || a.anyKind {
+			continue
+		}
+		if e, n := b.at(st.toks, a.pos, roleSay); e == nil || n != a.end-a.pos {
+			continue
+		}
+		if from, to, ok := b.personAt(st, a.end); ok {
+			a.kinds = []action.Kind{action.Send}
+			for k := from; k < to; k++ {
+				st.consumed[k] = true // the person written to, used
+			}
+		}
+	}
+}
+
+// personAt reports whether the words at token j name a person written
+// to: a "nobody" pronoun ("à personne", "niemandem"), or an optional
+// recipient preposition and determiner before a word for people or a
+// name ("to the team", "a Marco").
+func (b *build) personAt(st *segState, j int) (from, to int, ok bool) {
+	toks := st.toks
+	if e, _ := b.at(toks, j, roleNegAfter); e != nil && e.general {
+		return j, j, true
+	}
+	prep := false
+	if _, n := b.at(toks, j, roleRecipientPrep); n > 0 {
+		j, prep = j+n, true
+	}
+	if e, _ := b.at(toks, j, roleNegAfter); e != nil && e.general {
+		return j, j, true // "to no one" written apart
+	}
+	if j < len(toks) && toks[j].kind == tokWord && b.is(toks[j], roleDeterminer) {
+		j++
+	}
+	if e, n := b.at(toks, j, rolePerson); e != nil {
+		return j, j + n, true
+	}
+	if !prep || j >= len(toks) || toks[j].kind != tokWord {
+		return 0, 0, false
+	}
+	// A name: capitalised, and no word of an active lexicon.
+	r, _ := utf8.DecodeRuneInString(b.text[toks[j].start:toks[j].end])
+	if !unicode.IsUpper(r) {
+		return 0, 0, false
+	}
+	for _, l := range b.langs {
+		if l.vocab[toks[j].text] {
+			return 0, 0, false
+		}
+	}
+	return j, j + 1, true
 }
 
 // longerNoun reports whether a noun phrase longer than n words starts at

@@ -40,6 +40,10 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		exception string
 	}
 	var uses []use
+	// excepted are negated verbs an exception leaves open for what it
+	// names: "don't email anyone outside orbit-saas.com" rules out every
+	// recipient but those, which the scope then holds.
+	excepted := map[*anchor]bool{}
 	segNegated := len(st.negBef)+len(st.negAft) > 0
 	for i, t := range toks {
 		if t.kind != tokEntity {
@@ -92,6 +96,9 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 				if u.negated {
 					u.negated = false
 					u.exception = fmt.Sprintf("exception %q in a negated clause: the one allowed", ex)
+					if u.a != nil && u.a.negated {
+						excepted[u.a] = true
+					}
 				} else if u.a != nil {
 					u.negated, u.negFrom = true, x[0]
 					u.why = fmt.Sprintf("exception %q to verb %q (%s)", ex, u.a.word, kindsString(b.negKinds(u.a)))
@@ -180,6 +187,12 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		case a.askFirst:
 			narrow = narrowAsk // "ask me before deleting anything big"
 			why = fmt.Sprintf("%q: the user wants to be asked before %q (%s)", a.neg, a.word, kindsString(a.kinds))
+		case excepted[a]:
+			// "don't email anyone outside orbit-saas.com": every
+			// recipient but the ones named is ruled out, and the scope
+			// holds those.
+			narrow = narrowExcept
+			why += "; the exception names what stays open, which the scope holds"
 		case st.nothingPos > a.pos && st.nothingPos < to:
 			narrow = narrowElsewhere // "don't post it anywhere else"
 		case a.negNobody:

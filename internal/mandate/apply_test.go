@@ -22,7 +22,7 @@ func TestRule09Scope(t *testing.T) {
 		{text: "email everyone at orbit-saas.com", lang: "en", allow: ks(r, s), recipients: []string{"*@orbit-saas.com"}},
 		{text: "delete everything in ~/tmp except ~/tmp/keep/", lang: "en", allow: ks(r, d),
 			paths: []string{"~/tmp/**"}, prohibit: []string{"delete:~/tmp/keep/**"}},
-		{text: "don't email anyone outside orbit-saas.com", lang: "en", allow: ks(r), deny: ks(s),
+		{text: "don't email anyone outside orbit-saas.com", lang: "en", allow: ks(r), ask: ks(s),
 			recipients: []string{"*@orbit-saas.com"}},
 	})
 }

@@ -118,7 +118,7 @@ var qualifiedCases = []compileCase{
 	{text: "Email everyone at orbit-saas.com the agenda", lang: "en",
 		allow: []action.Kind{r, s}, recipients: []string{"*@orbit-saas.com"}},
 	{text: "Don't email anyone outside orbit-saas.com", lang: "en",
-		allow: []action.Kind{r}, deny: []action.Kind{s}, recipients: []string{"*@orbit-saas.com"}},
+		allow: []action.Kind{r}, ask: []action.Kind{s}, recipients: []string{"*@orbit-saas.com"}},
 	{text: "Don't email anyone at evil.example", lang: "en",
 		allow: []action.Kind{r}, prohibit: []string{"send:*@evil.example"}},
 	{text: "Check the Elster portal, just tell me if there's a new message, I'll log in later myself", lang: "en",

@@ -103,6 +103,12 @@ type langTable struct {
 	Conditionals []string `yaml:"conditionals"`
 	AsWords      []string `yaml:"as_words"`
 	SayVerbs     []string `yaml:"say_verbs"`
+	// RecipientPreps introduce the person a verb of writing is written
+	// to ("write to", "écris à", "scrivi a"); Persons are words for such
+	// a person ("anyone", "the team", "Kunden"). A verb of writing aimed
+	// at a person, or at a name, sends.
+	RecipientPreps []string `yaml:"recipient_prepositions"`
+	Persons        []string `yaml:"persons"`
 	// HomeFolders are the folders of a user's home directory, named in
 	// words: "my Downloads folder", "le dossier Téléchargements".
 	HomeFolders struct {
@@ -193,6 +199,8 @@ const (
 	roleOnlyPair      // "ne … que": a negation word that, with its tail, means "only"
 	roleCopula        // "est", "is": a verb form right after it is a state
 	roleRelative      // "that", "qui": a relative clause restricting the items
+	roleRecipientPrep // "to", "à": before the person written to
+	rolePerson        // "anyone", "the team": a person written to
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -469,6 +477,8 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.Conditionals, entry{role: roleConditional}},
 		{t.AsWords, entry{role: roleAs}},
 		{t.SayVerbs, entry{role: roleSay}},
+		{t.RecipientPreps, entry{role: roleRecipientPrep}},
+		{t.Persons, entry{role: rolePerson}},
 		{t.HandsOff, entry{role: roleHandsOff}},
 		{t.AskFirst, entry{role: roleAskFirst}},
 		{t.ItemConditions, entry{role: roleItemCondition}},

@@ -14,6 +14,7 @@ import (
 // Ways a denial is narrower than its kind.
 const (
 	narrowElsewhere = "elsewhere" // "don't post it anywhere else": all but what was named
+	narrowExcept    = "except"    // "don't email anyone outside x.com": all but what the exception names
 	narrowObject    = "object"    // "don't modify the staging database", "no PR": one thing the draft cannot name
 	narrowOperation = "operation" // "no apply", "don't merge": one operation of the kind
 	narrowCondition = "condition" // "if there's an error, don't change anything": only then
@@ -141,7 +142,7 @@ func (b *build) settleConflict(k action.Kind) {
 	}
 	elsewhere, narrow := true, true
 	for _, d := range ds {
-		elsewhere = elsewhere && d.narrow == narrowElsewhere
+		elsewhere = elsewhere && (d.narrow == narrowElsewhere || d.narrow == narrowExcept)
 		narrow = narrow && d.narrow != ""
 	}
 	if !narrow {
@@ -176,7 +177,7 @@ func (b *build) settleObjectDenial(k action.Kind) {
 	var ds []denial
 	for _, d := range b.denials {
 		if d.kind == k {
-			if d.narrow != narrowObject && d.narrow != narrowAsk {
+			if d.narrow != narrowObject && d.narrow != narrowAsk && d.narrow != narrowExcept {
 				return
 			}
 			ds = append(ds, d)

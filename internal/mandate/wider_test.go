@@ -137,17 +137,20 @@ var slugNotCueCases = []compileCase{
 }
 
 // An entity an exception spares in a negated clause is what the
-// prohibition leaves open, not a place asked for: no fetch of it.
+// prohibition leaves open, not a place asked for: no fetch of it. The
+// verb is ruled out for everything but it ("narrowExcept"): asked for
+// elsewhere, the kind is granted and the scope holds the exception; not
+// asked for, the kind is put to a person.
 var exceptionEntityCases = []compileCase{
 	{text: "Non scrivere a nessuno fuori da azienda.example. Manda il verbale al team.", lang: "it",
-		allow: []action.Kind{r, s}, deny: []action.Kind{w}, prohibit: []string{"write:"}, hosts: []string{"azienda.example"}},
+		allow: []action.Kind{r, s}, recipients: []string{"*@azienda.example"}},
 	{text: "Schreib niemandem außerhalb von firma.example. Schick das Protokoll an das Team.", lang: "de",
-		allow: []action.Kind{r, s}, deny: []action.Kind{w}, prohibit: []string{"write:"}, hosts: []string{"firma.example"}},
+		allow: []action.Kind{r, s}, recipients: []string{"*@firma.example"}},
 	// Where the verb reaches the host (buying on a shop), it is fetched.
 	{text: "Buy the cable on shop.example.", lang: "en",
 		allow: []action.Kind{r, f, p}, ask: []action.Kind{w}, hosts: []string{"shop.example"}},
 	{text: "Edit nothing outside docs.example.", lang: "en",
-		allow: []action.Kind{r}, deny: []action.Kind{w}, prohibit: []string{"write:"}, hosts: []string{"docs.example"}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}, hosts: []string{"docs.example"}},
 }
 
 // A verb form right after a copula is a state, not a request.
