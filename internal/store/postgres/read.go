@@ -57,7 +57,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, erro
 }
 
 // dialect is how PostgreSQL writes what the listings share.
-var dialect = sqlstore.Dialect{Numbered: true, AgentID: "agent_id", Order: "ord"}
+var dialect = sqlstore.Dialect{Numbered: true, AgentID: "agent_id", Order: "ord", Gap: "gap"}
 
 // ListSessions implements store.Store.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*store.Session, error) {
@@ -137,12 +137,19 @@ func (s *Store) scanDecision(r sqlstore.Scanner) (*store.Decision, error) {
 
 // GetDecision implements store.Store.
 func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, error) {
-	d, err := s.scanDecision(s.pool.QueryRow(ctx, `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE id = $1`, id))
+	return s.decision(ctx, "get decision", func() string { return fmt.Sprintf("decision %q", id) },
+		`SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE id = $1`, id)
+}
+
+// decision reads the one decision q finds; none is store.ErrNotFound,
+// named by missing, any other failure is described as what.
+func (s *Store) decision(ctx context.Context, what string, missing func() string, q string, args ...any) (*store.Decision, error) {
+	d, err := s.scanDecision(s.pool.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("decision %q: %w", id, store.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", missing(), store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, describe("get decision", err)
+		return nil, describe(what, err)
 	}
 	return d, nil
 }
@@ -150,18 +157,8 @@ func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, er
 // ListDecisions implements store.Store. With a session it lists in sequence
 // order; without, newest first.
 func (s *Store) ListDecisions(ctx context.Context, f store.DecisionFilter) ([]*store.Decision, error) {
-	a := sqlstore.Where{Numbered: true}
-	order := " ORDER BY ord DESC"
-	if f.SessionID != "" {
-		a.Add("session_id = ?", f.SessionID)
-		a.Add("seq > ?", f.AfterSeq)
-		order = " ORDER BY seq"
-	}
-	if f.Effect != "" {
-		a.Add("effect = ?", f.Effect)
-	}
-	q := `SELECT ` + sqlstore.DecisionCols + `, ` + sqlstore.Bound("decisions") + ` FROM decisions` + a.Clause() + order + ` LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
-	return collect(ctx, s, "list decisions", q, a.Args, s.scanDecision)
+	q, args := sqlstore.DecisionsQuery(dialect, f)
+	return collect(ctx, s, "list decisions", q, args, s.scanDecision)
 }
 
 // ListObservations implements store.Store.
@@ -174,25 +171,14 @@ func (s *Store) DecisionByCall(ctx context.Context, sessionID, callID string) (*
 	if callID == "" {
 		return nil, fmt.Errorf("decision for an empty call id: %w", store.ErrNotFound)
 	}
-	d, err := s.scanDecision(s.pool.QueryRow(ctx, `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE session_id = $1 AND call_id = $2 ORDER BY seq DESC LIMIT 1`, sessionID, callID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("decision for call %q in session %q: %w", callID, sessionID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, describe("decision by call", err)
-	}
-	return d, nil
+	return s.decision(ctx, "decision by call", func() string { return fmt.Sprintf("decision for call %q in session %q", callID, sessionID) },
+		`SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE session_id = $1 AND call_id = $2 ORDER BY seq DESC LIMIT 1`, sessionID, callID)
 }
 
 // ListGaps implements store.Store.
 func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Observation, error) {
-	a := sqlstore.Where{Numbered: true}
-	a.Add("gap")
-	if f.SessionID != "" {
-		a.Add("session_id = ?", f.SessionID)
-	}
-	q := `SELECT ` + sqlstore.ObservationCols + `, ` + sqlstore.Bound("observations") + ` FROM observations` + a.Clause() + ` ORDER BY ord DESC LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
-	return collect(ctx, s, "list gaps", q, a.Args, sqlstore.ScanObservation)
+	q, args := sqlstore.GapsQuery(dialect, f)
+	return collect(ctx, s, "list gaps", q, args, sqlstore.ScanObservation)
 }
 
 // ListToolPins implements store.Store. Each pin is held against its

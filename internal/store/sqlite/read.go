@@ -87,7 +87,7 @@ func list[T any](ctx context.Context, s *Store, what, q string, scan func(sqlsto
 }
 
 // dialect is how SQLite writes what the listings share.
-var dialect = sqlstore.Dialect{AgentID: "json_extract(agent, '$.id')", Order: "rowid"}
+var dialect = sqlstore.Dialect{AgentID: "json_extract(agent, '$.id')", Order: "rowid", Gap: "gap = 1"}
 
 // ListSessions implements store.Store.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*store.Session, error) {
@@ -136,9 +136,16 @@ func (s *Store) scanDecision(r sqlstore.Scanner) (*store.Decision, error) {
 
 // GetDecision implements store.Store.
 func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, error) {
-	d, err := s.scanDecision(s.queryRow(ctx, `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE id = ?`, id))
+	return s.decision(ctx, func() string { return fmt.Sprintf("decision %q", id) },
+		`SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE id = ?`, id)
+}
+
+// decision reads the one decision q finds; none is store.ErrNotFound,
+// named by missing.
+func (s *Store) decision(ctx context.Context, missing func() string, q string, args ...any) (*store.Decision, error) {
+	d, err := s.scanDecision(s.queryRow(ctx, q, args...))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("decision %q: %w", id, store.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", missing(), store.ErrNotFound)
 	}
 	return d, err
 }
@@ -146,18 +153,8 @@ func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, er
 // ListDecisions implements store.Store. With a session it lists in sequence
 // order; without, newest first.
 func (s *Store) ListDecisions(ctx context.Context, f store.DecisionFilter) ([]*store.Decision, error) {
-	var a sqlstore.Where
-	order := " ORDER BY rowid DESC"
-	if f.SessionID != "" {
-		a.Add("session_id = ?", f.SessionID)
-		a.Add("seq > ?", f.AfterSeq)
-		order = " ORDER BY seq"
-	}
-	if f.Effect != "" {
-		a.Add("effect = ?", f.Effect)
-	}
-	q := `SELECT ` + sqlstore.DecisionCols + `, ` + sqlstore.Bound("decisions") + ` FROM decisions` + a.Clause() + order + ` LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
-	return list(ctx, s, "list decisions", q, s.scanDecision, a.Args...)
+	q, args := sqlstore.DecisionsQuery(dialect, f)
+	return list(ctx, s, "list decisions", q, s.scanDecision, args...)
 }
 
 // ListObservations implements store.Store.
@@ -170,22 +167,14 @@ func (s *Store) DecisionByCall(ctx context.Context, sessionID, callID string) (*
 	if callID == "" {
 		return nil, fmt.Errorf("decision for an empty call id: %w", store.ErrNotFound)
 	}
-	d, err := s.scanDecision(s.queryRow(ctx, `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE session_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1`, sessionID, callID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("decision for call %q in session %q: %w", callID, sessionID, store.ErrNotFound)
-	}
-	return d, err
+	return s.decision(ctx, func() string { return fmt.Sprintf("decision for call %q in session %q", callID, sessionID) },
+		`SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+` FROM decisions WHERE session_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1`, sessionID, callID)
 }
 
 // ListGaps implements store.Store.
 func (s *Store) ListGaps(ctx context.Context, f store.GapFilter) ([]*store.Observation, error) {
-	var a sqlstore.Where
-	a.Add("gap = 1")
-	if f.SessionID != "" {
-		a.Add("session_id = ?", f.SessionID)
-	}
-	q := `SELECT ` + sqlstore.ObservationCols + `, ` + sqlstore.Bound("observations") + ` FROM observations` + a.Clause() + ` ORDER BY rowid DESC LIMIT ` + a.Next(sqlstore.Limit(f.Limit))
-	return list(ctx, s, "list gaps", q, sqlstore.ScanObservation, a.Args...)
+	q, args := sqlstore.GapsQuery(dialect, f)
+	return list(ctx, s, "list gaps", q, sqlstore.ScanObservation, args...)
 }
 
 // ListToolPins implements store.Store. Each pin is held against its

@@ -52,8 +52,11 @@ type Dialect struct {
 	Numbered bool
 	// AgentID is the expression for a session's agent id.
 	AgentID string
-	// Order is the column that holds a session's insertion order.
+	// Order is the column that holds a row's insertion order.
 	Order string
+	// Gap is the condition that an observation is a gap (a flag column is
+	// an integer in SQLite, a boolean in PostgreSQL).
+	Gap string
 }
 
 // SessionsQuery is the listing of sessions by f, newest first, with its
@@ -90,5 +93,34 @@ func ApprovalsQuery(d Dialect, cols string, f store.ApprovalFilter) (string, []a
 		w.Add("id < ?", f.Before)
 	}
 	q := `SELECT ` + cols + ` FROM approvals` + w.Clause() + ` ORDER BY id DESC LIMIT ` + w.Next(Limit(f.Limit))
+	return q, w.Args
+}
+
+// DecisionsQuery is the listing of decisions by f: a session's in sequence
+// order after f.AfterSeq, or all sessions' newest first.
+func DecisionsQuery(d Dialect, f store.DecisionFilter) (string, []any) {
+	w := Where{Numbered: d.Numbered}
+	order := " ORDER BY " + d.Order + " DESC"
+	if f.SessionID != "" {
+		w.Add("session_id = ?", f.SessionID)
+		w.Add("seq > ?", f.AfterSeq)
+		order = " ORDER BY seq"
+	}
+	if f.Effect != "" {
+		w.Add("effect = ?", f.Effect)
+	}
+	q := `SELECT ` + DecisionCols + `, ` + Bound("decisions") + ` FROM decisions` + w.Clause() + order + ` LIMIT ` + w.Next(Limit(f.Limit))
+	return q, w.Args
+}
+
+// GapsQuery is the listing of the observations that are gaps, of one
+// session or of all, newest first.
+func GapsQuery(d Dialect, f store.GapFilter) (string, []any) {
+	w := Where{Numbered: d.Numbered}
+	w.Add(d.Gap)
+	if f.SessionID != "" {
+		w.Add("session_id = ?", f.SessionID)
+	}
+	q := `SELECT ` + ObservationCols + `, ` + Bound("observations") + ` FROM observations` + w.Clause() + ` ORDER BY ` + d.Order + ` DESC LIMIT ` + w.Next(Limit(f.Limit))
 	return q, w.Args
 }

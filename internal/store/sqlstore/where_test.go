@@ -10,8 +10,8 @@ import (
 // The listings are shared by both stores: the placeholders and the
 // parameters must line up in each dialect, the LIMIT last.
 func TestListingQueries(t *testing.T) {
-	sqlite := Dialect{AgentID: "json_extract(agent, '$.id')", Order: "rowid"}
-	pg := Dialect{Numbered: true, AgentID: "agent_id", Order: "ord"}
+	sqlite := Dialect{AgentID: "json_extract(agent, '$.id')", Order: "rowid", Gap: "gap = 1"}
+	pg := Dialect{Numbered: true, AgentID: "agent_id", Order: "ord", Gap: "gap"}
 	f := store.SessionFilter{AgentID: "a1", Status: "open", Before: "s9", Limit: 5}
 	for _, tc := range []struct {
 		name     string
@@ -33,6 +33,20 @@ func TestListingQueries(t *testing.T) {
 		},
 			"SELECT c FROM approvals WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
 			[]any{"s1", "x", 2}},
+		{"decisions of a session, postgres", func() (string, []any) {
+			return DecisionsQuery(pg, store.DecisionFilter{SessionID: "s1", AfterSeq: 3, Effect: "deny"})
+		},
+			"SELECT " + DecisionCols + ", " + Bound("decisions") + " FROM decisions WHERE session_id = $1 AND seq > $2 AND effect = $3 ORDER BY seq LIMIT $4",
+			[]any{"s1", 3, "deny", 100}},
+		{"decisions of all sessions, sqlite", func() (string, []any) { return DecisionsQuery(sqlite, store.DecisionFilter{Limit: 7}) },
+			"SELECT " + DecisionCols + ", " + Bound("decisions") + " FROM decisions ORDER BY rowid DESC LIMIT ?",
+			[]any{7}},
+		{"gaps of a session, postgres", func() (string, []any) { return GapsQuery(pg, store.GapFilter{SessionID: "s1", Limit: 4}) },
+			"SELECT " + ObservationCols + ", " + Bound("observations") + " FROM observations WHERE gap AND session_id = $1 ORDER BY ord DESC LIMIT $2",
+			[]any{"s1", 4}},
+		{"gaps, sqlite", func() (string, []any) { return GapsQuery(sqlite, store.GapFilter{}) },
+			"SELECT " + ObservationCols + ", " + Bound("observations") + " FROM observations WHERE gap = 1 ORDER BY rowid DESC LIMIT ?",
+			[]any{100}},
 	} {
 		q, args := tc.run()
 		if q != tc.wantQ {
