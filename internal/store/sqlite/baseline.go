@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/store/sqlstore"
 )
@@ -34,32 +31,31 @@ const baselineSchema = `CREATE TABLE baselines (
 
 var _ store.Baselines = (*Store)(nil)
 
-// FoldBaseline implements store.Baselines. Folds are written outside the
-// group-commit writer (they are rare and off the decision path), in an
-// immediate transaction of their own, retried while the database is busy.
+// FoldBaseline implements store.Baselines. A fold is a job of the
+// group-commit writer: it runs inside the writer's next batch, under a
+// savepoint of its own (its failure undoes only it), and is acknowledged
+// when that batch is durable. Folding beside the writer, in a transaction of
+// its own, took the database's write lock and fsynced the WAL once per
+// session per fold round, stalling the decisions' commits behind it.
 func (s *Store) FoldBaseline(ctx context.Context, f *store.BaselineFold) error {
 	if f == nil || f.Apply == nil || len(f.Keys) == 0 {
 		return errors.New("sqlite: fold baseline: keys and apply are required")
 	}
-	for attempt := 0; ; attempt++ {
-		err := s.foldOnce(ctx, f)
-		if err == nil || !isBusy(err) || attempt >= 50 {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("sqlite: fold baseline: %w", ctx.Err())
-		case <-time.After(time.Duration(attempt+1) * 2 * time.Millisecond):
-		}
+	res := make(chan error, 1)
+	s.enqueue(job{Job: sqlstore.Job{Res: res}, fold: f})
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		// The writer still runs the fold; Apply may be called after this
+		// returns, which store.BaselineFold allows.
+		return fmt.Errorf("sqlite: fold baseline: %w", ctx.Err())
 	}
 }
 
-func (s *Store) foldOnce(ctx context.Context, f *store.BaselineFold) error {
-	tx, err := s.pool.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: fold baseline: %w", err)
-	}
-	defer tx.Rollback()
+// foldIn runs f in the writer's transaction t.
+func foldIn(t *txn, f *store.BaselineFold) error {
+	ctx, tx := t.ctx, t.tx
 	cursor := 0
 	if f.SessionID != "" {
 		err := tx.QueryRowContext(ctx, `SELECT seq FROM baseline_cursors WHERE session_id = ?`, f.SessionID).Scan(&cursor)
@@ -92,15 +88,12 @@ func (s *Store) foldOnce(ctx context.Context, f *store.BaselineFold) error {
 		switch {
 		case r.Profile == nil:
 			if before[i] {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM baselines WHERE agent = ? AND version = ?`, k.Agent, k.Version); err != nil {
+				if _, err := t.exec(stDeleteBaseline, k.Agent, k.Version); err != nil {
 					return fmt.Errorf("sqlite: fold baseline: delete: %w", err)
 				}
 			}
 		default:
-			_, err := tx.ExecContext(ctx, `INSERT INTO baselines (agent, version, profile, revision, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)
-				ON CONFLICT (agent, version) DO UPDATE SET profile = excluded.profile, revision = revision + 1, updated_at = excluded.updated_at`,
-				k.Agent, k.Version, []byte(r.Profile), now, now)
-			if err != nil {
+			if _, err := t.exec(stUpsertBaseline, k.Agent, k.Version, []byte(r.Profile), now, now); err != nil {
 				return fmt.Errorf("sqlite: fold baseline: write %s/%s: %w", k.Agent, k.Version, err)
 			}
 		}
@@ -109,16 +102,20 @@ func (s *Store) foldOnce(ctx context.Context, f *store.BaselineFold) error {
 		if next < cursor {
 			return fmt.Errorf("sqlite: fold baseline: session %s: the cursor may only move forward (%d → %d)", f.SessionID, cursor, next)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO baseline_cursors (session_id, seq) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq`, f.SessionID, next)
-		if err != nil {
+		if _, err := t.exec(stUpsertCursor, f.SessionID, next); err != nil {
 			return fmt.Errorf("sqlite: fold baseline: write cursor: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: fold baseline: commit: %w", err)
-	}
 	return nil
 }
+
+// The statements a fold writes, prepared with the writer's.
+const (
+	stDeleteBaseline = `DELETE FROM baselines WHERE agent = ? AND version = ?`
+	stUpsertBaseline = `INSERT INTO baselines (agent, version, profile, revision, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)
+				ON CONFLICT (agent, version) DO UPDATE SET profile = excluded.profile, revision = revision + 1, updated_at = excluded.updated_at`
+	stUpsertCursor = `INSERT INTO baseline_cursors (session_id, seq) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq`
+)
 
 // GetBaseline implements store.Baselines.
 func (s *Store) GetBaseline(ctx context.Context, agent, version string) (*store.Baseline, error) {
@@ -153,15 +150,4 @@ func (s *Store) BaselineCursor(ctx context.Context, sessionID string) (int, erro
 		return 0, fmt.Errorf("sqlite: baseline cursor: %w", err)
 	}
 	return seq, nil
-}
-
-// isBusy reports a lock held by another connection (the writer): the
-// transaction can be tried again.
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	code := se.Code() & 0xff
-	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
 }

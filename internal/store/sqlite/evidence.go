@@ -50,7 +50,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		write: db,
 		opts:  Options{Logger: slog.New(slog.DiscardHandler)},
 		log:   slog.New(slog.DiscardHandler),
-		queue: make(chan sqlstore.Job),
+		queue: make(chan job),
 		done:  make(chan struct{}),
 	}
 	go func() {

@@ -206,6 +206,10 @@ var migrations = []string{
 	// outside their decisions' transactions and have no record: they go.
 	`DELETE FROM budgets;
 	ALTER TABLE budgets ADD COLUMN leaf BLOB;`,
+	// evidence_session_type (session_id, type, idx) serves every lookup
+	// evidence_session (session_id) did; keeping both cost every record
+	// one more B-tree insert, in the writer's commit.
+	`DROP INDEX IF EXISTS evidence_session;`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

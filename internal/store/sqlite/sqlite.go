@@ -58,7 +58,7 @@ type Store struct {
 	write  *sql.DB
 	opts   Options
 	log    *slog.Logger
-	queue  chan sqlstore.Job
+	queue  chan job
 	done   chan struct{}
 	mu     sync.RWMutex // guards closed against Submit
 	closed bool
@@ -163,7 +163,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		write: write,
 		opts:  opts,
 		log:   opts.Logger,
-		queue: make(chan sqlstore.Job, 4096),
+		queue: make(chan job, 4096),
 		done:  make(chan struct{}),
 		// About 100 bytes a row: some 6 MB at most.
 		checked: store.NewCheckCache(1 << 16),
@@ -280,18 +280,32 @@ func (s *Store) Submit(c *store.Change) <-chan error {
 		res <- err
 		return res
 	}
+	s.enqueue(job{Job: sqlstore.Job{E: e, Res: res}})
+	return res
+}
+
+// job is what the writer runs: a change, or a baseline fold (fold set, E
+// nil), which commits in the writer's batch like a change instead of
+// taking the database's write lock beside it.
+type job struct {
+	sqlstore.Job
+	fold *store.BaselineFold
+}
+
+// enqueue hands j to the writer, or answers it at once when the store takes
+// nothing more.
+func (s *Store) enqueue(j job) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		res <- store.ErrClosed
-		return res
+		j.Res <- store.ErrClosed
+		return
 	}
 	if err := s.broken.Load(); err != nil {
-		res <- *err
-		return res
+		j.Res <- *err
+		return
 	}
-	s.queue <- sqlstore.Job{E: e, Res: res}
-	return res
+	s.queue <- j
 }
 
 // EvidenceSize implements store.Store. The log is gapless from 0 (the

@@ -32,7 +32,7 @@ type writer struct {
 
 // synced is a committed batch waiting for the WAL to reach the disk.
 type synced struct {
-	batch    []sqlstore.Job
+	batch    []job
 	errs     []error
 	startIdx uint64
 	hashes   [][]byte
@@ -57,7 +57,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 	// Prepare on the pool before taking its only connection: the
 	// statements stay prepared on that connection, and each transaction
 	// reuses them instead of parsing SQL per row.
-	for _, q := range []string{stGuardHead, stExpectState, stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg, stInsertApproval, stUpdateApproval, stInsertBudget, stDrawBudget} {
+	for _, q := range []string{stGuardHead, stExpectState, stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg, stInsertApproval, stUpdateApproval, stInsertBudget, stDrawBudget, stDeleteBaseline, stUpsertBaseline, stUpsertCursor} {
 		st, err := s.write.PrepareContext(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prepare: %w", err)
@@ -196,7 +196,7 @@ func (w *writer) begin(ctx context.Context) (*txn, error) {
 // any change fails, the transaction is rolled back and the batch is applied
 // again one change at a time, each under a savepoint, so one bad change
 // (a duplicate id, say) fails alone.
-func (w *writer) commit(batch []sqlstore.Job) {
+func (w *writer) commit(batch []job) {
 	ctx := context.Background()
 	if err := w.s.broken.Load(); err != nil {
 		for _, j := range batch {
@@ -205,13 +205,13 @@ func (w *writer) commit(batch []sqlstore.Job) {
 		return
 	}
 	startIdx := w.nextIdx
-	hashes, err := w.fastPath(ctx, batch)
+	errs, hashes, err := w.fastPath(ctx, batch)
 	if err == nil {
-		w.deliver(&synced{batch: batch, startIdx: startIdx, hashes: hashes})
+		w.deliver(&synced{batch: batch, errs: errs, startIdx: startIdx, hashes: hashes})
 		return
 	}
 	w.nextIdx = startIdx
-	errs, hashes, err := w.slowPath(ctx, batch)
+	errs, hashes, err = w.slowPath(ctx, batch)
 	if err != nil {
 		w.nextIdx = startIdx
 		for _, j := range batch {
@@ -233,7 +233,7 @@ func (w *writer) deliver(s *synced) {
 	w.acknowledge(s.batch, s.errs, s.startIdx, s.hashes)
 }
 
-func (w *writer) acknowledge(batch []sqlstore.Job, errs []error, startIdx uint64, hashes [][]byte) {
+func (w *writer) acknowledge(batch []job, errs []error, startIdx uint64, hashes [][]byte) {
 	w.s.commits.Add(1)
 	w.s.changes.Add(uint64(len(batch)))
 	if len(hashes) > 0 && w.s.opts.OnEvidence != nil {
@@ -248,18 +248,38 @@ func (w *writer) acknowledge(batch []sqlstore.Job, errs []error, startIdx uint64
 	}
 }
 
-func (w *writer) fastPath(ctx context.Context, batch []sqlstore.Job) ([][]byte, error) {
+// fastPath commits the batch in one transaction. Only a fold can fail alone
+// here (under its own savepoint; errs then says which); any other failure
+// fails the transaction.
+func (w *writer) fastPath(ctx context.Context, batch []job) ([]error, [][]byte, error) {
 	t, err := w.begin(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var hashes [][]byte
+	var (
+		errs   []error
+		hashes [][]byte
+	)
 	last := map[string]*sqlstore.Encoded{} // session id -> its last counter update
 	var order []string
-	for _, j := range batch {
+	for i, j := range batch {
+		if j.fold != nil {
+			ferr, err := w.fold(t, j.fold)
+			if err != nil {
+				t.tx.Rollback()
+				return nil, nil, err
+			}
+			if ferr != nil {
+				if errs == nil {
+					errs = make([]error, len(batch))
+				}
+				errs[i] = ferr
+			}
+			continue
+		}
 		if err := w.apply(t, j.E, &hashes, true); err != nil {
 			t.tx.Rollback()
-			return nil, err
+			return nil, nil, err
 		}
 		if s := j.E.C.Session; s != nil && !j.E.C.NewSession {
 			if _, ok := last[s.ID]; !ok {
@@ -271,16 +291,33 @@ func (w *writer) fastPath(ctx context.Context, batch []sqlstore.Job) ([][]byte, 
 	for _, id := range order {
 		if err := w.updateSession(t, last[id]); err != nil {
 			t.tx.Rollback()
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := t.tx.Commit(); err != nil {
-		return nil, fmt.Errorf("sqlite: commit: %w", err)
+		return nil, nil, fmt.Errorf("sqlite: commit: %w", err)
 	}
-	return hashes, nil
+	return errs, hashes, nil
 }
 
-func (w *writer) slowPath(ctx context.Context, batch []sqlstore.Job) ([]error, [][]byte, error) {
+// fold runs a baseline fold under a savepoint: ferr is the fold's own
+// failure (its writes undone), err one of the transaction's.
+func (w *writer) fold(t *txn, f *store.BaselineFold) (ferr, err error) {
+	if _, err := t.tx.ExecContext(t.ctx, `SAVEPOINT fold`); err != nil {
+		return nil, fmt.Errorf("sqlite: savepoint: %w", err)
+	}
+	if ferr = foldIn(t, f); ferr != nil {
+		if _, err := t.tx.ExecContext(t.ctx, `ROLLBACK TO fold`); err != nil {
+			return nil, fmt.Errorf("sqlite: rollback to savepoint: %w", err)
+		}
+	}
+	if _, err := t.tx.ExecContext(t.ctx, `RELEASE fold`); err != nil {
+		return nil, fmt.Errorf("sqlite: release savepoint: %w", err)
+	}
+	return ferr, nil
+}
+
+func (w *writer) slowPath(ctx context.Context, batch []job) ([]error, [][]byte, error) {
 	t, err := w.begin(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -288,6 +325,15 @@ func (w *writer) slowPath(ctx context.Context, batch []sqlstore.Job) ([]error, [
 	errs := make([]error, len(batch))
 	var hashes [][]byte
 	for i, j := range batch {
+		if j.fold != nil {
+			ferr, err := w.fold(t, j.fold)
+			if err != nil {
+				t.tx.Rollback()
+				return nil, nil, err
+			}
+			errs[i] = ferr
+			continue
+		}
 		if _, err := t.tx.ExecContext(ctx, `SAVEPOINT change`); err != nil {
 			t.tx.Rollback()
 			return nil, nil, fmt.Errorf("sqlite: savepoint: %w", err)
