@@ -231,12 +231,14 @@ func (e *Engine) decideWith(ctx context.Context, l *live, req EvaluateRequest, n
 		} else {
 			in := e.inputFor(&l.sess, m, t, &req, tools, now)
 			in.Baseline = &callBaseline{e: e, ctx: ctx, l: l, tool: req.Tool, now: now}
-			in.Sequences = e.sequenceGroupsLocked(ctx, l, pol)
+			in.Sequences, err = e.sequenceGroupsLocked(ctx, l, pol)
 			if pre != nil {
 				in.Classified = &pre.act
 			}
-			res, err = d.DecideContext(ctx, in)
-			res.cf, res.tools = in.Flow.(*callFlow), tools
+			if err == nil {
+				res, err = d.DecideContext(ctx, in)
+				res.cf, res.tools = in.Flow.(*callFlow), tools
+			}
 		}
 	}
 	if err != nil {

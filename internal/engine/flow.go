@@ -245,9 +245,29 @@ func (e *Engine) flowObserved(ctx context.Context, l *live, o *store.Observation
 // and their observations, in order, and with seq (when not nil) its
 // sequence state from the same decisions.
 func (e *Engine) replayFlow(ctx context.Context, l *live, t *flow.Table, seq *seqReplay) error {
-	after := max(0, l.sess.State.Calls-maxFlowReplay)
+	var before func(*store.Decision, map[string]any, *flow.Scan) *flow.Facts
+	if seq != nil {
+		before = func(d *store.Decision, args map[string]any, sc *flow.Scan) *flow.Facts {
+			return seq.decided(t, d, args, sc)
+		}
+	}
+	return e.feedFlow(ctx, &l.sess, t, max(0, l.sess.State.Calls-maxFlowReplay), 0, before)
+}
+
+// feedFlow enters into t a session's decisions after sequence number
+// after, up to upto (0: all of them), with their observations, in order.
+// before, when not nil, sees each call before it enters the table (as it
+// was when the call was decided) and returns the call's flow facts.
+func (e *Engine) feedFlow(ctx context.Context, s *store.Session, t *flow.Table, after, upto int, before func(*store.Decision, map[string]any, *flow.Scan) *flow.Facts) error {
 	for {
-		ds, err := e.store.ListDecisions(ctx, store.DecisionFilter{SessionID: l.sess.ID, AfterSeq: after, Limit: 1000})
+		limit := 1000
+		if upto > 0 {
+			limit = min(limit, upto-after)
+			if limit <= 0 {
+				return nil
+			}
+		}
+		ds, err := e.store.ListDecisions(ctx, store.DecisionFilter{SessionID: s.ID, AfterSeq: after, Limit: limit})
 		if err != nil {
 			return err
 		}
@@ -260,13 +280,12 @@ func (e *Engine) replayFlow(ctx context.Context, l *live, t *flow.Table, seq *se
 			if len(d.Args) > 0 {
 				_ = json.Unmarshal(d.Args, &args) // stored args were checked when decided
 			}
-			sc := e.scan.Args(args, flowHint(&l.sess, ""))
+			sc := e.scan.Args(args, flowHint(s, ""))
 			var facts *flow.Facts
-			if seq != nil {
-				// Before the call enters the table, as when it was decided.
-				facts = seq.decided(t, d, args, sc)
+			if before != nil {
+				facts = before(d, args, sc)
 			}
-			info := e.decisionInfo(d.ID, d.Seq, d.Action, d.Effect, l.sess.Tools, facts, d.CreatedAt)
+			info := e.decisionInfo(d.ID, d.Seq, d.Action, d.Effect, s.Tools, facts, d.CreatedAt)
 			t.Decided(info, sc)
 			obs, err := e.store.ListObservations(ctx, d.ID)
 			if err != nil {
@@ -274,10 +293,10 @@ func (e *Engine) replayFlow(ctx context.Context, l *live, t *flow.Table, seq *se
 			}
 			for _, o := range obs {
 				t.Observed(flow.Observation{ID: o.ID, DecisionID: d.ID, Reported: o.Origin == OriginReported, At: o.CreatedAt,
-					Scan: e.scan.Output(o.Output, flowHint(&l.sess, d.Action.Family)), Info: info})
+					Scan: e.scan.Output(o.Output, flowHint(s, d.Action.Family)), Info: info})
 			}
 		}
-		if len(ds) < 1000 {
+		if len(ds) < limit {
 			return nil
 		}
 	}

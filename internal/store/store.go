@@ -358,6 +358,13 @@ type DecisionFilter struct {
 	Limit     int
 	// AfterSeq lists a session's decisions after this sequence number.
 	AfterSeq int
+	// Tree lists the decisions of every session in the delegation tree
+	// under this session (it included), and AgentID those of every session
+	// of this agent: newest first, across sessions in commit order. They
+	// are how the engine rebuilds the sequence state of a tree or an agent
+	// after a restart.
+	Tree    string
+	AgentID string
 }
 
 // GapFilter selects gaps to list.

@@ -97,9 +97,22 @@ func ApprovalsQuery(d Dialect, cols string, f store.ApprovalFilter) (string, []a
 }
 
 // DecisionsQuery is the listing of decisions by f: a session's in sequence
-// order after f.AfterSeq, or all sessions' newest first.
+// order after f.AfterSeq, otherwise newest first in commit order across
+// sessions. f.Tree walks the delegation tree down from its root with a
+// recursive query (both dialects have WITH RECURSIVE); f.AgentID takes
+// the agent's sessions.
 func DecisionsQuery(d Dialect, f store.DecisionFilter) (string, []any) {
 	w := Where{Numbered: d.Numbered}
+	with := ""
+	if f.Tree != "" {
+		// The root is the first parameter: the WITH clause comes first in
+		// the text, so its placeholder is the first in either dialect.
+		w.Add("session_id IN (SELECT id FROM tree)", f.Tree)
+		with = `WITH RECURSIVE tree(id) AS (SELECT CAST(` + firstPlaceholder(d) + ` AS TEXT) UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id) `
+	}
+	if f.AgentID != "" {
+		w.Add("session_id IN (SELECT id FROM sessions WHERE "+d.AgentID+" = ?)", f.AgentID)
+	}
 	order := " ORDER BY " + d.Order + " DESC"
 	if f.SessionID != "" {
 		w.Add("session_id = ?", f.SessionID)
@@ -109,8 +122,15 @@ func DecisionsQuery(d Dialect, f store.DecisionFilter) (string, []any) {
 	if f.Effect != "" {
 		w.Add("effect = ?", f.Effect)
 	}
-	q := `SELECT ` + DecisionCols + `, ` + Bound("decisions") + ` FROM decisions` + w.Clause() + order + ` LIMIT ` + w.Next(Limit(f.Limit))
+	q := with + `SELECT ` + DecisionCols + `, ` + Bound("decisions") + ` FROM decisions` + w.Clause() + order + ` LIMIT ` + w.Next(Limit(f.Limit))
 	return q, w.Args
+}
+
+func firstPlaceholder(d Dialect) string {
+	if d.Numbered {
+		return "$1"
+	}
+	return "?"
 }
 
 // GapsQuery is the listing of the observations that are gaps, of one

@@ -25,6 +25,18 @@ func TestListingQueries(t *testing.T) {
 		{"sessions, postgres", func() (string, []any) { return SessionsQuery(pg, "c", f) },
 			"SELECT c FROM sessions WHERE agent_id = $1 AND status = $2 AND ord < (SELECT ord FROM sessions WHERE id = $3) ORDER BY ord DESC LIMIT $4",
 			[]any{"a1", "open", "s9", 5}},
+		{"decisions of a tree, postgres", func() (string, []any) {
+			return DecisionsQuery(pg, store.DecisionFilter{Tree: "r", AgentID: "a1", Effect: "deny", Limit: 7})
+		},
+			"WITH RECURSIVE tree(id) AS (SELECT CAST($1 AS TEXT) UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id) " +
+				"SELECT " + DecisionCols + ", " + Bound("decisions") + " FROM decisions WHERE session_id IN (SELECT id FROM tree) AND session_id IN (SELECT id FROM sessions WHERE agent_id = $2) AND effect = $3 ORDER BY ord DESC LIMIT $4",
+			[]any{"r", "a1", "deny", 7}},
+		{"decisions of a tree, sqlite", func() (string, []any) {
+			return DecisionsQuery(sqlite, store.DecisionFilter{Tree: "r", Limit: 7})
+		},
+			"WITH RECURSIVE tree(id) AS (SELECT CAST(? AS TEXT) UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id) " +
+				"SELECT " + DecisionCols + ", " + Bound("decisions") + " FROM decisions WHERE session_id IN (SELECT id FROM tree) ORDER BY rowid DESC LIMIT ?",
+			[]any{"r", 7}},
 		{"approvals, postgres, no filter", func() (string, []any) { return ApprovalsQuery(pg, "c", store.ApprovalFilter{}) },
 			"SELECT c FROM approvals ORDER BY id DESC LIMIT $1",
 			[]any{100}},

@@ -71,6 +71,7 @@ func Run(t *testing.T, b Backend) {
 		{"SubmitAfterClose", testClosed},
 		{"Tokens", testTokens},
 		{"Listing", testListing},
+		{"ListingByTreeAndAgent", testTreeListing},
 		{"CallsAndGaps", testGaps},
 		{"ToolPins", testToolPins},
 		{"Evidence", testEvidence},
@@ -469,6 +470,58 @@ func testListing(t *testing.T, b Backend) {
 	ds, _ = s.ListDecisions(ctx, store.DecisionFilter{Limit: 2})
 	if len(ds) != 2 || ds[0].ID != "s1-d1" || ds[1].ID != "s0-d5" {
 		t.Errorf("all decisions, newest first: %v", ds)
+	}
+}
+
+// testTreeListing: a delegation tree's and an agent's decisions, across
+// their sessions, newest first in commit order (the engine rebuilds the
+// sequence state of a tree or an agent from them), and only theirs.
+func testTreeListing(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := open(t, b, b.New(t), nil)
+	// root ← child ← grandchild (agent a1); stray (a1, its own tree);
+	// other (a2, under root).
+	for _, x := range []struct{ id, parent, agent string }{
+		{"root", "", "a1"}, {"child", "root", "a1"}, {"grandchild", "child", "a1"},
+		{"stray", "", "a1"}, {"other", "root", "a2"},
+	} {
+		c := NewSession(x.id)
+		c.Session.ParentID, c.Session.Agent.ID = x.parent, x.agent
+		apply(t, s, c)
+	}
+	seq := map[string]int{}
+	for _, sess := range []string{"root", "grandchild", "stray", "child", "other", "root", "grandchild"} {
+		seq[sess]++
+		apply(t, s, Decision(sess, seq[sess]))
+	}
+	ids := func(ds []*store.Decision) (out []string) {
+		for _, d := range ds {
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		f    store.DecisionFilter
+		want []string
+	}{
+		{"the tree under root", store.DecisionFilter{Tree: "root"},
+			[]string{"grandchild-d2", "root-d2", "other-d1", "child-d1", "grandchild-d1", "root-d1"}},
+		{"the tree under child, limit 2", store.DecisionFilter{Tree: "child", Limit: 2},
+			[]string{"grandchild-d2", "child-d1"}},
+		{"a leaf's tree", store.DecisionFilter{Tree: "stray"}, []string{"stray-d1"}},
+		{"agent a1", store.DecisionFilter{AgentID: "a1"},
+			[]string{"grandchild-d2", "root-d2", "child-d1", "stray-d1", "grandchild-d1", "root-d1"}},
+		{"agent a2", store.DecisionFilter{AgentID: "a2"}, []string{"other-d1"}},
+		{"agent a1 in the tree under root", store.DecisionFilter{Tree: "root", AgentID: "a1", Limit: 3},
+			[]string{"grandchild-d2", "root-d2", "child-d1"}},
+		{"an unknown tree", store.DecisionFilter{Tree: "nobody"}, nil},
+		{"an unknown agent", store.DecisionFilter{AgentID: "nobody"}, nil},
+	} {
+		ds, err := s.ListDecisions(ctx, tc.f)
+		if err != nil || !slices.Equal(ids(ds), tc.want) {
+			t.Errorf("%s: %v %v, want %v", tc.name, ids(ds), err, tc.want)
+		}
 	}
 }
 
