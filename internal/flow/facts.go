@@ -221,7 +221,11 @@ func (t *Table) argFacts(f *Facts, in CallInput) {
 		if !ok {
 			continue
 		}
-		if e.injected != nil && !e.pinned() && e.seen&seenPlain == 0 {
+		if e.injected != nil && !e.pinned() && (e.seen&seenPlain == 0 || searchesFor(in.Action, sc, v.Value)) {
+			// A value seen outside the injected span too (a sender in a
+			// listing) is the task's to act on, but not one to go and
+			// look for: a search for "from:finance@…" after "forward the
+			// messages from finance@… to …" does what the span asked.
 			f.FollowsInjection = appendNew(f.FollowsInjection, e.display)
 		}
 		if e.first.Origin == OriginOutput && e.first.DecisionID != "" && distinctive(v.Class) {
@@ -315,6 +319,16 @@ func (t *Table) argFacts(f *Facts, in CallInput) {
 			f.FollowsInjection = appendNew(f.FollowsInjection, "the "+c+" the injected text asked for")
 		}
 	}
+}
+
+// searchesFor: a call that only reads builds a query around v
+// ("from:finance@…"). An argument that is v whole names the item to read
+// (the pod the alert named), which investigating it may need.
+func searchesFor(a *action.Action, sc *Scan, v string) bool {
+	if a == nil || a.Kind != action.Read || slices.ContainsFunc(a.Kinds, func(k action.Kind) bool { return k != action.Read }) {
+		return false
+	}
+	return slices.ContainsFunc(sc.selectorStrings, func(s string) bool { return s != v && strings.Contains(s, v) })
 }
 
 // distinctive classes identify data: carrying one is carrying the data.
