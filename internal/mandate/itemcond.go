@@ -26,6 +26,9 @@ type qualifier struct {
 	only      bool // also a restrictor ("only"): with nothing but names after it, the scope holds it
 	except    bool // an exception with no entity after it
 	relative  bool // a relative clause on the items ("the files that …")
+	// negation is a negation that reaches no verb, noun or entity, after
+	// a verb in its clause: "delete the files not in git".
+	negation bool
 }
 
 // findItemConditions records item conditions and keep verbs on free
@@ -90,6 +93,8 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			qs = append(qs, qualifier{from: x[0], to: x[1], except: true})
 		}
 	}
+	qs = append(qs, b.danglingNegations(st)...)
+	b.limitedDeletes(st)
 	for _, q := range qs {
 		from, to := st.clauseOf(q.from)
 		if q.only {
@@ -103,12 +108,15 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 		if e, _ := b.at(st.toks, q.to, roleAs); q.only && e != nil {
 			continue // "but only as a PR": how the work is delivered, see deliveredAs
 		}
-		if q.relative && !b.unreadBetween(st, q.to, to) {
+		if (q.relative || q.negation) && !b.unreadBetween(st, q.to, to) {
 			continue // "the files that are in ~/tmp": the scope holds what it says
 		}
 		a := b.qualifiedAnchor(st, q, from, to, inherited)
-		if q.relative && a != nil && (slices.Contains(a.kinds, action.Send) || b.addressee(st, a) != "") {
+		if (q.relative || q.negation) && a != nil && (slices.Contains(a.kinds, action.Send) || b.addressee(st, a) != "") {
 			continue // "write in #standup that the build is green": what is said
+		}
+		if q.negation && (a == nil || a.pos > q.from) {
+			continue
 		}
 		phrase := b.span(st.toks, q.from, to)
 		if a == nil {
@@ -161,6 +169,83 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			b.qualified[k] = ql
 		}
 	}
+}
+
+// limitedDeletes reads a delete whose items are restricted by a preposition
+// and words the draft cannot read: "delete the emails from LinkedIn",
+// "lösche die Mails von der Bank", "supprime les mails de LinkedIn". A
+// delete granted as a whole would remove the other items too, and cannot
+// be undone: deleting is put to a person, call by call. Named resources
+// ("the files in ~/tmp") are held by the scope, and words of any sort
+// ("everything in …") restrict nothing.
+func (b *build) limitedDeletes(st *segState) {
+	for _, a := range st.anchors {
+		if !granting(a) || !slices.Contains(a.kinds, action.Delete) {
+			continue
+		}
+		_, to := st.clauseOf(a.pos)
+		for _, o := range st.anchors {
+			if o.pos > a.pos && o.pos < to && !o.noun {
+				to = o.pos
+			}
+		}
+		for j := a.end; j < to; j++ {
+			e, n := b.at(st.toks, j, roleLimiting)
+			if e == nil || st.consumed[j] || !b.nounBefore(st, j, a) || !b.unreadBetween(st, j+n, to) {
+				continue
+			}
+			b.qualifyLimited(action.Delete, b.span(st.toks, j, to), a.word)
+			break
+		}
+	}
+}
+
+// nounBefore reports whether the word before token j is a noun of the
+// verb's object: "the emails from LinkedIn" restricts the emails, but in
+// "delete it from my calendar" or "remove the folder 'Drafts' from my
+// Drive" the preposition names where the items are, not which.
+func (b *build) nounBefore(st *segState, j int, a *anchor) bool {
+	if j == 0 || j-1 < a.end {
+		return false
+	}
+	t := st.toks[j-1]
+	return t.kind == tokWord && b.fillerAt(st, j-1) == 0 && !b.is(t, roleMarker) && !b.anchorBetween(st, j-1, j) || slices.ContainsFunc(st.nouns, func(nn *anchor) bool { return nn.end == j })
+}
+
+func (b *build) qualifyLimited(k action.Kind, phrase, verb string) {
+	if _, ok := b.qualified[k]; ok {
+		b.qualify1(k, b.qualified[k].phrase, b.qualified[k].verb)
+		return
+	}
+	b.qualify1(k, phrase, verb)
+}
+
+// danglingNegations are the segment's negation markers that negated no
+// verb, noun or entity but follow a granting verb in their clause: "delete
+// the files not in git", "archive the threads with no reply". They
+// restrict the items the verb acts on in words the draft cannot hold,
+// which itemConditions weighs like a relative clause: when the words after
+// the marker are not all read, the verb's kinds are put to a person.
+func (b *build) danglingNegations(st *segState) []qualifier {
+	var out []qualifier
+	for _, n := range append(slices.Clone(st.negBef), st.negAft...) {
+		used := slices.ContainsFunc(st.anchors, func(a *anchor) bool { return a.negated && a.negStart == n[0] })
+		_, to := st.clauseOf(n[0])
+		for j := n[1]; !used && j < to; j++ {
+			used = st.toks[j].kind == tokEntity // "…, and not alice@y.com": a targeted prohibition
+		}
+		before := slices.ContainsFunc(st.anchors, func(a *anchor) bool { return granting(a) && a.end <= n[0] && a.pos >= b.clauseStart(st, n[0]) })
+		if used || !before || slices.ContainsFunc(out, func(q qualifier) bool { return q.from == n[0] }) {
+			continue
+		}
+		out = append(out, qualifier{from: n[0], to: n[1], negation: true})
+	}
+	return out
+}
+
+func (b *build) clauseStart(st *segState, i int) int {
+	from, _ := st.clauseOf(i)
+	return from
 }
 
 // relativeHere reports whether a relative word at i opens a clause on the

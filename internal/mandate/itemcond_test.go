@@ -58,3 +58,35 @@ func TestExtensionNarrowsFolder(t *testing.T) {
 		}
 	}
 }
+
+// A delete whose items a preposition restricts in words the draft cannot
+// read ("the emails from LinkedIn") is asked; where the preposition names
+// the container ("delete it from my calendar") or the scope holds the
+// items, it is granted.
+func TestCompileLimitedDelete(t *testing.T) {
+	r, d := action.Read, action.Delete
+	runCompileCases(t, []compileCase{
+		{text: "Delete all emails from LinkedIn.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Delete it from my calendar.", lang: "en", allow: []action.Kind{r, d}},
+		{text: "Lösche alle Mails von LinkedIn.", lang: "de", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Supprime tous les mails de Vinted.", lang: "fr", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Borra todos los correos de LinkedIn.", lang: "es", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Borra todos los archivos .log de ~/tmp.", lang: "es", allow: []action.Kind{r, d}, paths: []string{"~/tmp/**/*.log"}},
+		{text: "Cancella tutte le mail di LinkedIn.", lang: "it", allow: []action.Kind{r}, ask: []action.Kind{d}},
+	})
+}
+
+// A negation that reaches no verb, noun or entity, after a granting verb
+// in its clause, restricts the verb's items: asked when the words after it
+// are not all read; after a verb of saying it is what is said.
+func TestCompileDanglingNegation(t *testing.T) {
+	r, d, s := action.Read, action.Delete, action.Send
+	runCompileCases(t, []compileCase{
+		{text: "Delete the files not tracked by git.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Tell the team the build is not green.", lang: "en", allow: []action.Kind{r, s}},
+		{text: "Lösche alle nicht versionierten Dateien.", lang: "de", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Supprime les fichiers pas suivis par git.", lang: "fr", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Borra los archivos no versionados en git.", lang: "es", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Cancella i file non tracciati da git.", lang: "it", allow: []action.Kind{r}, ask: []action.Kind{d}},
+	})
+}

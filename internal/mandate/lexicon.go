@@ -109,6 +109,10 @@ type langTable struct {
 	// at a person, or at a name, sends.
 	RecipientPreps []string `yaml:"recipient_prepositions"`
 	Persons        []string `yaml:"persons"`
+	// Limiting are the prepositions that restrict the items a delete acts
+	// on ("the emails from LinkedIn", "die Mails von …", "les mails de
+	// …"): followed by words the draft cannot read, deleting is asked.
+	Limiting []string `yaml:"limiting"`
 	// HomeFolders are the folders of a user's home directory, named in
 	// words: "my Downloads folder", "le dossier Téléchargements".
 	HomeFolders struct {
@@ -201,6 +205,7 @@ const (
 	roleRelative      // "that", "qui": a relative clause restricting the items
 	roleRecipientPrep // "to", "à": before the person written to
 	rolePerson        // "anyone", "the team": a person written to
+	roleLimiting      // "from", "von": a preposition restricting the items deleted
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -479,6 +484,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.SayVerbs, entry{role: roleSay}},
 		{t.RecipientPreps, entry{role: roleRecipientPrep}},
 		{t.Persons, entry{role: rolePerson}},
+		{t.Limiting, entry{role: roleLimiting}},
 		{t.HandsOff, entry{role: roleHandsOff}},
 		{t.AskFirst, entry{role: roleAskFirst}},
 		{t.ItemConditions, entry{role: roleItemCondition}},
