@@ -152,7 +152,13 @@ type Recorder struct {
 	// others are the Change fields this file has no explicit record for
 	// (added to store.Change later): each is recorded generically, so that
 	// nothing committed escapes the log.
-	others []reflect.StructField
+	others []otherField
+}
+
+// otherField is one of those fields with its record type, worked out once.
+type otherField struct {
+	reflect.StructField
+	typ string
 }
 
 // known are the Change fields Record handles by name. Guard is concurrency
@@ -174,7 +180,11 @@ func NewRecorder(now func() time.Time) *Recorder {
 		if !f.IsExported() || isKnownField(f.Name) {
 			continue
 		}
-		r.others = append(r.others, f)
+		typ := snake(f.Name)
+		if f.Type.Kind() == reflect.Slice {
+			typ = strings.TrimSuffix(typ, "s")
+		}
+		r.others = append(r.others, otherField{f, typ})
 	}
 	return r
 }
@@ -288,7 +298,7 @@ func (r *Recorder) recordOthers(c *store.Change, add func(string, string, string
 	v := reflect.ValueOf(c).Elem()
 	for _, f := range r.others {
 		fv := v.FieldByIndex(f.Index)
-		typ := snake(f.Name)
+		typ := f.typ
 		var items []reflect.Value
 		switch fv.Kind() {
 		case reflect.Pointer, reflect.Interface, reflect.Map:
@@ -299,7 +309,6 @@ func (r *Recorder) recordOthers(c *store.Change, add func(string, string, string
 			for i := range fv.Len() {
 				items = append(items, fv.Index(i))
 			}
-			typ = strings.TrimSuffix(typ, "s")
 		case reflect.Bool:
 			continue // flags qualify other fields
 		default:

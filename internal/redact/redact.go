@@ -60,6 +60,29 @@ type Redactor struct {
 	// keys caches secret.SensitiveKey for the key names seen (bounded).
 	keys  sync.Map // string → bool
 	nkeys atomic.Int64
+	// changeFields are the store.Change fields Redact walks generically
+	// (all exported ones but the session, its flag and the evidence),
+	// listed once instead of by reflection on every change.
+	changeFields []changeField
+}
+
+type changeField struct {
+	index int
+	name  string
+}
+
+// changeFieldsOf lists the fields of store.Change that Redact walks.
+func changeFieldsOf() []changeField {
+	var out []changeField
+	ct := reflect.TypeFor[store.Change]()
+	for i := range ct.NumField() {
+		f := ct.Field(i)
+		if !f.IsExported() || f.Name == "Session" || f.Name == "Evidence" || f.Name == "NewSession" {
+			continue
+		}
+		out = append(out, changeField{i, f.Name})
+	}
+	return out
 }
 
 // Option configures a Redactor.
@@ -82,9 +105,10 @@ func New(key []byte, opts ...Option) (*Redactor, error) {
 		return nil, fmt.Errorf("redaction key is %d bytes, want at least 16", len(key))
 	}
 	r := &Redactor{
-		key:    append([]byte(nil), key...),
-		scan:   secret.Builtin(),
-		marker: regexp.MustCompile(`\[REDACTED:[a-z0-9_]+:[0-9a-f]{32}\]`),
+		key:          append([]byte(nil), key...),
+		scan:         secret.Builtin(),
+		marker:       regexp.MustCompile(`\[REDACTED:[a-z0-9_]+:[0-9a-f]{32}\]`),
+		changeFields: changeFieldsOf(),
 	}
 	for _, o := range opts {
 		o(r)
@@ -253,16 +277,11 @@ func (r *Redactor) Redact(c *store.Change) error {
 		}
 	}
 	cv := reflect.ValueOf(c).Elem()
-	ct := cv.Type()
-	for i := range ct.NumField() {
-		f := ct.Field(i)
-		if !f.IsExported() || f.Name == "Session" || f.Name == "Evidence" || f.Name == "NewSession" {
-			continue
-		}
-		fv := cv.Field(i)
+	for _, f := range r.changeFields {
+		fv := cv.Field(f.index)
 		v, changed, err := r.walk(fv, false)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f.Name, err)
+			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		if changed {
 			fv.Set(v)
