@@ -1,10 +1,8 @@
 package evidence_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,96 +15,35 @@ import (
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/servetest"
 	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
-// server is a `mandate serve` subprocess.
+// serverProc is a `mandate serve` subprocess on a data directory, with
+// its admin token.
 type serverProc struct {
+	*servetest.Proc
 	t     *testing.T
-	cmd   *exec.Cmd
-	url   string
 	token string
-	exit  chan error
-}
-
-func buildMandate(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mandate")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/mandate-dev/mandate/cmd/mandate")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func startServer(t *testing.T, bin, data string) *serverProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "warn")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &serverProc{t: t, cmd: cmd, exit: make(chan error, 1)}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if _, addr, ok := strings.Cut(sc.Text(), "listening on "); ok {
-				found <- addr
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	go func() { s.exit <- cmd.Wait() }()
-	select {
-	case s.url = <-found:
-	case err := <-s.exit:
-		t.Fatalf("mandate serve exited: %v\n%s", err, stderr.String())
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("mandate serve did not say where it listens\n%s", stderr.String())
-	}
+	p := servetest.Start(t, 20*time.Second, bin, "serve", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "warn")
 	tok, err := os.ReadFile(filepath.Join(data, "admin.token"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.token = strings.TrimSpace(string(tok))
-	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
-			s.cmd.Process.Kill()
-			<-s.exit
-		}
-	})
-	return s
+	return &serverProc{Proc: p, t: t, token: strings.TrimSpace(string(tok))}
 }
 
-func (s *serverProc) post(client *http.Client, path string, body string) (int, map[string]any, error) {
-	req, _ := http.NewRequest("POST", s.url+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, nil, err
-	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return resp.StatusCode, nil, err
-	}
-	return resp.StatusCode, out, nil
+func (s *serverProc) post(client *http.Client, path string, body string) (*servetest.Answer, error) {
+	return servetest.Post(client, s.URL, s.token, path, body)
 }
 
 func (s *serverProc) get(path string) (int, []byte) {
 	s.t.Helper()
-	req, _ := http.NewRequest("GET", s.url+path, nil)
+	req, _ := http.NewRequest("GET", s.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -123,25 +60,15 @@ func (s *serverProc) get(path string) (int, []byte) {
 // log, and that the log verifies.
 func TestDurabilityUnderSIGKILL(t *testing.T) {
 	testpeer.Slow(t)
-	bin := buildMandate(t)
+	bin := servetest.Binary(t)
 	data := t.TempDir()
 	srv := startServer(t, bin, data)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-	var sessions []string
-	for i := range 6 {
-		code, out, err := srv.post(client, "/v1/sessions", fmt.Sprintf(`{"agent_id":"agent-%d","intent":"Fix the failing test in ./pkg/auth and run the tests","working_directory":"/home/dev/project"}`, i))
-		if err != nil || code != http.StatusCreated {
-			t.Fatalf("create session: %d %v %v", code, out, err)
-		}
-		sessions = append(sessions, out["session_id"].(string))
-	}
-
+	sessions := servetest.Sessions(t, client, srv.token, 6, func(int) string { return srv.URL })
 	var (
 		mu    sync.Mutex
 		acked = map[string]string{} // decision id → session
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
 	)
 	calls := []string{
 		`"tool":"Read","args":{"file_path":"pkg/auth/token.go"}`,
@@ -149,29 +76,18 @@ func TestDurabilityUnderSIGKILL(t *testing.T) {
 		`"tool":"Edit","args":{"file_path":"pkg/auth/token.go","old_string":"a","new_string":"b"}`,
 		`"tool":"send_email","args":{"to":"eve@elsewhere.example"}`,
 	}
-	for w := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				s := sessions[(w+i)%len(sessions)]
-				code, out, err := srv.post(client, "/v1/evaluate", `{"session_id":"`+s+`",`+calls[i%len(calls)]+`}`)
-				if err != nil {
-					continue // the server is gone: not acknowledged
-				}
-				if code == http.StatusOK {
-					mu.Lock()
-					acked[out["decision_id"].(string)] = s
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	stop := servetest.Load(16, func(w, i int) {
+		s := sessions[(w+i)%len(sessions)]
+		a, err := srv.post(client, "/v1/evaluate", `{"session_id":"`+s+`",`+calls[i%len(calls)]+`}`)
+		if err != nil {
+			return // the server is gone: not acknowledged
+		}
+		if a.Code == http.StatusOK {
+			mu.Lock()
+			acked[a.Body["decision_id"].(string)] = s
+			mu.Unlock()
+		}
+	})
 	// Kill it once it has acknowledged a good number of decisions.
 	target := 800
 	if raceEnabled {
@@ -187,12 +103,11 @@ func TestDurabilityUnderSIGKILL(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := srv.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-srv.exit
-	close(stop)
-	wg.Wait()
+	<-srv.Done()
+	stop()
 	mu.Lock()
 	n := len(acked)
 	mu.Unlock()
@@ -253,11 +168,11 @@ func TestDurabilityUnderSIGKILL(t *testing.T) {
 	}
 
 	// A clean stop signs a last checkpoint; the whole store verifies.
-	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := srv.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-srv.exit:
+	case <-srv.Done():
 	case <-time.After(20 * time.Second):
 		t.Fatal("mandate serve did not stop on SIGTERM")
 	}

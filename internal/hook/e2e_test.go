@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/hook"
 	"github.com/mandate-dev/mandate/internal/server"
+	"github.com/mandate-dev/mandate/internal/servetest"
 	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/testpeer"
 )
@@ -42,14 +42,7 @@ func mandateBinary(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "mandate")
-		if runtime.GOOS == "windows" {
-			binPath += ".exe"
-		}
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/mandate-dev/mandate/cmd/mandate")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binPath, buildErr = servetest.Build(dir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mandate-dev/mandate/internal/servetest"
 	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
@@ -53,11 +54,7 @@ func mandateBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "mandate")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/mandate-dev/mandate/cmd/mandate").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binPath, buildErr = servetest.Build(dir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mandate-dev/mandate/internal/servetest"
 	"github.com/mandate-dev/mandate/internal/store/postgres/pgtest"
 	"github.com/mandate-dev/mandate/internal/testpeer"
 )
@@ -22,7 +23,7 @@ import (
 func TestApprovalsThroughServeReplicas(t *testing.T) {
 	testpeer.Slow(t)
 	dsn := pgtest.DSN(t)
-	bin := buildMandate(t)
+	bin := servetest.Binary(t)
 	dirs := []string{t.TempDir(), t.TempDir()}
 	r1 := startReplica(t, bin, dsn, dirs[0])
 	copyKeys(t, dirs[0], dirs[1])
@@ -39,32 +40,32 @@ func TestApprovalsThroughServeReplicas(t *testing.T) {
 	approver := strings.TrimSpace(string(out))
 	client := &http.Client{Timeout: 90 * time.Second}
 
-	a, err := post(client, r1.url, admin, "/v1/sessions", `{"agent_id":"mailer","intent":"Send the Q3 summary to alice@example.com"}`)
-	if err != nil || a.code != http.StatusCreated {
+	a, err := servetest.Post(client, r1.URL, admin, "/v1/sessions", `{"agent_id":"mailer","intent":"Send the Q3 summary to alice@example.com"}`)
+	if err != nil || a.Code != http.StatusCreated {
 		t.Fatalf("create session: %+v %v", a, err)
 	}
-	sid := a.body["session_id"].(string)
+	sid := a.Body["session_id"].(string)
 	call := `{"session_id":"` + sid + `","tool":"send_email","args":{"to":"eve@auditors.example","subject":"Q3","body":"numbers"}`
-	first, err := post(client, r1.url, admin, "/v1/evaluate", call+`}`)
-	if err != nil || first.body["effect"] != "ask" {
+	first, err := servetest.Post(client, r1.URL, admin, "/v1/evaluate", call+`}`)
+	if err != nil || first.Body["effect"] != "ask" {
 		t.Fatalf("first call: %+v %v", first, err)
 	}
-	id := first.body["approval_id"].(string)
+	id := first.Body["approval_id"].(string)
 
 	var (
 		wg     sync.WaitGroup
-		waited *answer
+		waited *servetest.Answer
 		werr   error
 		took   time.Duration
 	)
 	wg.Go(func() {
 		t0 := time.Now()
-		waited, werr = post(client, r1.url, admin, "/v1/evaluate", call+`,"wait":"60s"}`)
+		waited, werr = servetest.Post(client, r1.URL, admin, "/v1/evaluate", call+`,"wait":"60s"}`)
 		took = time.Since(t0)
 	})
 	time.Sleep(300 * time.Millisecond) // let the wait begin (an answer before it is found at once anyway)
 	cmd := exec.Command(bin, "approvals", "approve", id, "--note", "Eve audits us")
-	cmd.Env = append(os.Environ(), "MANDATE_URL="+r2.url, "MANDATE_TOKEN="+approver)
+	cmd.Env = append(os.Environ(), "MANDATE_URL="+r2.URL, "MANDATE_TOKEN="+approver)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mandate approvals approve through replica 2: %v\n%s", err, out)
 	}
@@ -73,9 +74,9 @@ func TestApprovalsThroughServeReplicas(t *testing.T) {
 		t.Fatal(werr)
 	}
 	t.Logf("the evaluate waiting on replica 1 returned %s after it started", took)
-	rules, _ := waited.body["rules"].([]any)
-	if waited.body["effect"] != "allow" || len(rules) == 0 || rules[0] != "approval.granted" || waited.body["approval_id"] != id {
-		t.Errorf("the waiting evaluate: %d %v", waited.code, waited.body)
+	rules, _ := waited.Body["rules"].([]any)
+	if waited.Body["effect"] != "allow" || len(rules) == 0 || rules[0] != "approval.granted" || waited.Body["approval_id"] != id {
+		t.Errorf("the waiting evaluate: %d %v", waited.Code, waited.Body)
 	}
 	if took >= 60*time.Second {
 		t.Errorf("the waiting evaluate waited out its wait (%s)", took)
@@ -85,11 +86,11 @@ func TestApprovalsThroughServeReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatalf("token create --role agent: %v\n%s", err, ag)
 	}
-	third, err := post(client, r2.url, admin, "/v1/evaluate", call+`}`)
-	if err != nil || third.body["effect"] != "ask" {
+	third, err := servetest.Post(client, r2.URL, admin, "/v1/evaluate", call+`}`)
+	if err != nil || third.Body["effect"] != "ask" {
 		t.Fatalf("the same call again (the approval was used once): %+v %v", third, err)
 	}
-	if a, err := post(client, r1.url, strings.TrimSpace(string(ag)), "/v1/approvals/"+third.body["approval_id"].(string), `{"decision":"approve"}`); err != nil || a.code != http.StatusForbidden {
+	if a, err := servetest.Post(client, r1.URL, strings.TrimSpace(string(ag)), "/v1/approvals/"+third.Body["approval_id"].(string), `{"decision":"approve"}`); err != nil || a.Code != http.StatusForbidden {
 		t.Errorf("an agent token answered: %+v %v", a, err)
 	}
 }

@@ -1,12 +1,8 @@
 package postgres
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,65 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mandate-dev/mandate/internal/servetest"
 	"github.com/mandate-dev/mandate/internal/store/postgres/pgtest"
 	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
-type replicaProc struct {
-	cmd    *exec.Cmd
-	url    string
-	exit   chan error
-	stderr *bytes.Buffer
-}
-
-func buildMandate(t *testing.T) string {
+func startReplica(t *testing.T, bin, dsn, data string) *servetest.Proc {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mandate")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mandate-dev/mandate/cmd/mandate").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func startReplica(t *testing.T, bin, dsn, data string) *replicaProc {
-	t.Helper()
-	cmd := exec.Command(bin, "serve", "--store", dsn, "--data", data, "--listen", "127.0.0.1:0", "--log-level", "warn")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &replicaProc{cmd: cmd, exit: make(chan error, 1), stderr: &bytes.Buffer{}}
-	cmd.Stderr = r.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if _, addr, ok := strings.Cut(sc.Text(), "listening on "); ok {
-				found <- addr
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	go func() { r.exit <- cmd.Wait() }()
-	select {
-	case r.url = <-found:
-	case err := <-r.exit:
-		t.Fatalf("mandate serve exited: %v\n%s", err, r.stderr)
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("mandate serve did not say where it listens\n%s", r.stderr)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-r.exit
-		}
-	})
-	return r
+	return servetest.Start(t, 60*time.Second, bin, "serve", "--store", dsn, "--data", data, "--listen", "127.0.0.1:0", "--log-level", "warn")
 }
 
 func copyKeys(t *testing.T, from, to string) {
@@ -91,30 +36,6 @@ func copyKeys(t *testing.T, from, to string) {
 	}
 }
 
-type answer struct {
-	code int
-	body map[string]any
-}
-
-func post(c *http.Client, url, token, path, body string) (*answer, error) {
-	req, _ := http.NewRequest("POST", url+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	a := &answer{code: resp.StatusCode}
-	if err := json.Unmarshal(b, &a.body); err != nil {
-		return nil, fmt.Errorf("%d %s: %w", resp.StatusCode, b, err)
-	}
-	return a, nil
-}
-
 // TestFailover: 3 replicas on loopback against one database, a short load
 // spread over them, kill -9 of one mid-load (the first started, the
 // integrator as a rule). No acknowledged decision is lost, the others keep
@@ -124,9 +45,9 @@ func post(c *http.Client, url, token, path, body string) (*answer, error) {
 func TestFailover(t *testing.T) {
 	testpeer.Slow(t)
 	dsn := pgtest.DSN(t)
-	bin := buildMandate(t)
+	bin := servetest.Binary(t)
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	reps := []*replicaProc{startReplica(t, bin, dsn, dirs[0])}
+	reps := []*servetest.Proc{startReplica(t, bin, dsn, dirs[0])}
 	copyKeys(t, dirs[0], dirs[1])
 	copyKeys(t, dirs[0], dirs[2])
 	reps = append(reps, startReplica(t, bin, dsn, dirs[1]), startReplica(t, bin, dsn, dirs[2]))
@@ -134,15 +55,7 @@ func TestFailover(t *testing.T) {
 	token := strings.TrimSpace(string(tokb))
 	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 
-	var sessions []string
-	for i := range 9 {
-		a, err := post(client, reps[i%3].url, token, "/v1/sessions", fmt.Sprintf(`{"agent_id":"agent-%d","intent":"Fix the failing test in ./pkg/auth and run the tests","working_directory":"/home/dev/project"}`, i))
-		if err != nil || a.code != http.StatusCreated {
-			t.Fatalf("create session through replica %d: %+v %v", i%3, a, err)
-		}
-		sessions = append(sessions, a.body["session_id"].(string))
-	}
-
+	sessions := servetest.Sessions(t, client, token, 9, func(i int) string { return reps[i%3].URL })
 	var (
 		mu         sync.Mutex
 		acked      = map[string]bool{}
@@ -151,55 +64,41 @@ func TestFailover(t *testing.T) {
 		badAnswers []string
 	)
 	dead := func(i int) bool { return i == 0 && killed.Load() }
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				sess := sessions[(w+n)%len(sessions)]
-				body := fmt.Sprintf(`{"session_id":%q,"tool":"Read","args":{"file_path":"/home/dev/project/pkg/auth/auth_%d.go"}}`, sess, n)
-				for try := range 3 {
-					i := (w + n + try) % 3
-					if dead(i) {
-						continue
-					}
-					a, err := post(client, reps[i].url, token, "/v1/evaluate", body)
-					if err != nil {
-						continue // the replica died under us: the next one
-					}
-					if a.code == http.StatusOK {
-						mu.Lock()
-						acked[a.body["decision_id"].(string)] = true
-						mu.Unlock()
-						if killed.Load() {
-							afterKill.Add(1)
-						}
-					} else if a.body["effect"] != "deny" {
-						mu.Lock()
-						badAnswers = append(badAnswers, fmt.Sprintf("%d %v", a.code, a.body))
-						mu.Unlock()
-					}
-					break
-				}
+	stop := servetest.Load(8, func(w, n int) {
+		sess := sessions[(w+n)%len(sessions)]
+		body := fmt.Sprintf(`{"session_id":%q,"tool":"Read","args":{"file_path":"/home/dev/project/pkg/auth/auth_%d.go"}}`, sess, n)
+		for try := range 3 {
+			i := (w + n + try) % 3
+			if dead(i) {
+				continue
 			}
-		}()
-	}
+			a, err := servetest.Post(client, reps[i].URL, token, "/v1/evaluate", body)
+			if err != nil {
+				continue // the replica died under us: the next one
+			}
+			if a.Code == http.StatusOK {
+				mu.Lock()
+				acked[a.Body["decision_id"].(string)] = true
+				mu.Unlock()
+				if killed.Load() {
+					afterKill.Add(1)
+				}
+			} else if a.Body["effect"] != "deny" {
+				mu.Lock()
+				badAnswers = append(badAnswers, fmt.Sprintf("%d %v", a.Code, a.Body))
+				mu.Unlock()
+			}
+			break
+		}
+	})
 	time.Sleep(1500 * time.Millisecond)
-	if err := reps[0].cmd.Process.Kill(); err != nil { // SIGKILL
+	if err := reps[0].Cmd.Process.Kill(); err != nil { // SIGKILL
 		t.Fatal(err)
 	}
 	killed.Store(true)
-	<-reps[0].exit
+	<-reps[0].Done()
 	time.Sleep(1500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	stop()
 	mu.Lock()
 	t.Logf("%d decisions acknowledged, %d after the kill", len(acked), afterKill.Load())
 	for _, b := range badAnswers {
@@ -218,17 +117,17 @@ func TestFailover(t *testing.T) {
 	}
 	recovered := false
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		a, err := post(client, reps[1].url, token, "/v1/evaluate", fmt.Sprintf(`{"session_id":%q,"tool":"Read","args":{"file_path":"/home/dev/project/x"}}`, sessions[0]))
+		a, err := servetest.Post(client, reps[1].URL, token, "/v1/evaluate", fmt.Sprintf(`{"session_id":%q,"tool":"Read","args":{"file_path":"/home/dev/project/x"}}`, sessions[0]))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.code == http.StatusOK {
-			acked[a.body["decision_id"].(string)] = true
+		if a.Code == http.StatusOK {
+			acked[a.Body["decision_id"].(string)] = true
 			recovered = true
 			break
 		}
-		if a.body["effect"] != "deny" {
-			t.Fatalf("while the database was cut off: %d %v, want a deny", a.code, a.body)
+		if a.Body["effect"] != "deny" {
+			t.Fatalf("while the database was cut off: %d %v, want a deny", a.Code, a.Body)
 		}
 	}
 	if !recovered {
