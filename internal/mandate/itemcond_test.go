@@ -90,3 +90,18 @@ func TestCompileDanglingNegation(t *testing.T) {
 		{text: "Cancella i file non tracciati da git.", lang: "it", allow: []action.Kind{r}, ask: []action.Kind{d}},
 	})
 }
+
+// A verb that leaves some items out ("skip", "überspring", "ignore",
+// "omite", "salta") restricts the verb before it as "only" does: its kinds
+// are put to a person.
+func TestCompileSpareVerbs(t *testing.T) {
+	r, s, d := action.Read, action.Send, action.Delete
+	runCompileCases(t, []compileCase{
+		{text: "Reply to all emails from customers, but skip the angry ones.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Delete the old branches, skip release ones.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{d}},
+		{text: "Beantworte alle Kundenmails, aber überspring die von Anwälten.", lang: "de", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Réponds à tous les mails des clients, mais ignore ceux des avocats.", lang: "fr", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Responde a todos los correos de clientes, pero omite los de abogados.", lang: "es", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Rispondi a tutte le mail dei clienti, ma salta quelle degli avvocati.", lang: "it", allow: []action.Kind{r}, ask: []action.Kind{s}},
+	})
+}
