@@ -13,12 +13,21 @@ import (
 
 // Every program runs under costLimit. Tracking cost at run time roughly
 // doubles what a rule costs to evaluate, so each expression is also
-// estimated statically, assuming the input sizes below: when the
-// worst case is within the limit, a second, untracked program is kept, and
+// estimated statically, assuming the input sizes of a fit tier: when the
+// worst case is within the limit, an untracked program is kept, and
 // Evaluate uses it whenever the input actually is within those sizes
-// (inputFits). Inputs beyond them, expressions that read call.args (whose
-// size nothing bounds) and expressions whose worst case is too large always
-// run tracked.
+// (measureInput). Inputs beyond them, expressions that read call.args
+// (whose size nothing bounds) and expressions whose worst case is too
+// large always run tracked.
+//
+// There are two tiers. fitWide is the one every estimate is tried
+// against first; an expression too costly for it (a comprehension nested
+// in another over lists of 64) is tried against fitNarrow, whose shorter
+// lists are what a coding agent's calls have: a shell line's commands and
+// their words, a handful of paths and URLs, Mandate's own few addresses.
+// The untracked program is run only on an input within the tier it was
+// estimated for, so its cost is within costLimit exactly as the tracked
+// program would have found, and the verdict is the same.
 const (
 	fitList       = 64   // entries of any list or map
 	fitString     = 1024 // bytes of any string
@@ -26,6 +35,26 @@ const (
 	fitKindString = 16   // bytes of a kind, currency, status or effect
 	fitRecent     = 32   // session.recent entries
 )
+
+// fitSizes are the input sizes a static estimate assumes, and the
+// largest ones an input has (measureInput).
+type fitSizes struct {
+	list, str         int // any list or map; any string
+	kindList, kindStr int // lists of kinds or currencies; a kind, currency, status or effect
+	recent            int // session.recent
+	selfList, selfStr int // Mandate's own addresses, hosts, ports and paths
+}
+
+var (
+	fitWide   = fitSizes{list: fitList, str: fitString, kindList: fitKindList, kindStr: fitKindString, recent: fitRecent, selfList: fitList, selfStr: fitString}
+	fitNarrow = fitSizes{list: 16, str: fitString, kindList: fitKindList, kindStr: fitKindString, recent: fitRecent, selfList: 16, selfStr: 256}
+)
+
+// within reports whether every size in s is at most t's.
+func (s fitSizes) within(t fitSizes) bool {
+	return s.list <= t.list && s.str <= t.str && s.kindList <= t.kindList && s.kindStr <= t.kindStr &&
+		s.recent <= t.recent && s.selfList <= t.selfList && s.selfStr <= t.selfStr
+}
 
 // kindPaths are the inputs holding kinds, currencies, statuses and effects:
 // short strings in short lists, sized tighter than the rest so that the
@@ -38,17 +67,23 @@ var kindPaths = map[string]bool{
 }
 
 // program is a compiled expression: always tracked, and fast (untracked)
-// when its static worst case is within costLimit for inputs that fit.
+// when its static worst case is within costLimit for inputs that fit
+// fitWide, or else narrow (untracked) when it is for inputs that fit
+// fitNarrow. At most one of fast and narrow is set.
 type program struct {
 	tracked cel.Program
 	fast    cel.Program
+	narrow  cel.Program
 }
 
-// eval runs the fast program when the input fits and there is one.
+// eval runs the untracked program whose tier the input fits, if any.
 func (p program) eval(vars *activation) (ref.Val, error) {
 	prg := p.tracked
-	if p.fast != nil && vars.fits() {
+	switch {
+	case p.fast != nil && vars.fits(fitWide):
 		prg = p.fast
+	case p.narrow != nil && vars.fits(fitNarrow):
+		prg = p.narrow
 	}
 	out, _, err := prg.Eval(vars)
 	return out, err
@@ -80,11 +115,16 @@ func newProgram(env *cel.Env, a *cel.Ast, lets map[string]letEstimate) (program,
 		return program{}, err
 	}
 	p := program{tracked: tracked}
-	est, err := env.EstimateCost(a, estimator{lets: lets})
+	untracked := &p.fast
+	est, err := env.EstimateCost(a, estimator{lets: lets, fit: fitWide})
 	if err != nil || est.Max > costLimit {
-		return p, nil // always tracked; not an error
+		untracked = &p.narrow
+		est, err = env.EstimateCost(a, estimator{lets: lets, fit: fitNarrow})
+		if err != nil || est.Max > costLimit {
+			return p, nil // always tracked; not an error
+		}
 	}
-	p.fast, err = env.Program(a, cel.EvalOptions(cel.OptOptimize))
+	*untracked, err = env.Program(a, cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
 		return program{}, err
 	}
@@ -129,10 +169,11 @@ type letEstimate struct {
 	elem *cost.SizeEstimate // the elements of a list, the keys of a map
 }
 
-// estimator tells CEL's static estimator the sizes inputFits guarantees
-// and what the custom functions cost.
+// estimator tells CEL's static estimator the sizes of a fit tier, which
+// measureInput checks, and what the custom functions cost.
 type estimator struct {
 	lets map[string]letEstimate
+	fit  fitSizes
 }
 
 func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
@@ -165,22 +206,29 @@ func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 		}
 	}
 	kindish := kindPaths[strings.Join(fields, ".")]
+	self := path[0] == "self"
 	t := n.Type()
-	var s cost.SizeEstimate
-	switch {
+	f := e.fit
+	var max int
+	switch list := t.Kind() == types.ListKind || t.Kind() == types.MapKind; {
 	case t.Kind() == types.StringKind && kindish:
-		s = cost.RangedSizeEstimate(0, fitKindString)
+		max = f.kindStr
+	case t.Kind() == types.StringKind && self:
+		max = f.selfStr
 	case t.Kind() == types.StringKind:
-		s = cost.RangedSizeEstimate(0, fitString)
-	case (t.Kind() == types.ListKind || t.Kind() == types.MapKind) && path[0] == "session" && len(path) == 2 && path[1] == "recent":
-		s = cost.RangedSizeEstimate(0, fitRecent)
-	case (t.Kind() == types.ListKind || t.Kind() == types.MapKind) && kindish:
-		s = cost.RangedSizeEstimate(0, fitKindList)
-	case t.Kind() == types.ListKind || t.Kind() == types.MapKind:
-		s = cost.RangedSizeEstimate(0, fitList)
+		max = f.str
+	case list && path[0] == "session" && len(path) == 2 && path[1] == "recent":
+		max = f.recent
+	case list && kindish:
+		max = f.kindList
+	case list && self:
+		max = f.selfList
+	case list:
+		max = f.list
 	default:
 		return nil
 	}
+	s := cost.RangedSizeEstimate(0, uint64(max))
 	return &s
 }
 
@@ -231,9 +279,15 @@ func (actualCost) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
 }
 
 // inputFits reports whether every list, map and string the rules can see
-// (except call.args) is within the sizes the static estimates assumed.
+// (except call.args) is within fitWide.
 func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
-	f := fitter{ok: true}
+	return measureInput(call, a, m, in).within(fitWide)
+}
+
+// measureInput returns the largest list, map and string of each sort the
+// rules can see, except call.args.
+func measureInput(call *CallFacts, a *actionView, m *mandateView, in *Input) fitSizes {
+	var f fitter
 	f.str(call.Tool)
 
 	f.str(a.Tool)
@@ -300,9 +354,7 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 	if m.Limits.Spend != nil {
 		f.str(m.Limits.Spend.Currency)
 	}
-	if len(m.Limits.Counts) > fitKindList {
-		return false
-	}
+	f.kindList(len(m.Limits.Counts))
 	for k := range m.Limits.Counts {
 		f.kind(k)
 	}
@@ -323,9 +375,9 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 	f.str(ss.ID)
 	f.kind(ss.Status)
 	f.str(ss.ParentID)
-	if len(ss.Counts) > fitKindList || len(ss.Spend) > fitKindList || len(ss.Recent) > fitRecent {
-		return false
-	}
+	f.kindList(len(ss.Counts))
+	f.kindList(len(ss.Spend))
+	f.s.recent = max(f.s.recent, len(ss.Recent))
 	for k := range ss.Counts {
 		f.kind(k)
 	}
@@ -345,10 +397,10 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 	f.str(ag.ToolsetHash)
 	f.str(ag.Retrieval)
 
-	f.strs(in.Self.Addresses)
-	f.strs(in.Self.Hosts)
-	f.strs(in.Self.Ports)
-	f.strs(in.Self.Paths)
+	f.selfStrs(in.Self.Addresses)
+	f.selfStrs(in.Self.Hosts)
+	f.selfStrs(in.Self.Ports)
+	f.selfStrs(in.Self.Paths)
 
 	if bl := in.Baseline; bl != nil {
 		f.kind(bl.State)
@@ -387,15 +439,16 @@ func inputFits(call *CallFacts, a *actionView, m *mandateView, in *Input) bool {
 			f.str(fl.Items[i].ID)
 		}
 	}
-	return f.ok
+	return f.s
 }
 
-// fitter accumulates inputFits' checks.
-type fitter struct{ ok bool }
+// fitter accumulates measureInput's maxima.
+type fitter struct{ s fitSizes }
 
-func (f *fitter) str(s string)  { f.ok = f.ok && len(s) <= fitString }
-func (f *fitter) kind(s string) { f.ok = f.ok && len(s) <= fitKindString }
-func (f *fitter) list(n int)    { f.ok = f.ok && n <= fitList }
+func (f *fitter) str(s string)   { f.s.str = max(f.s.str, len(s)) }
+func (f *fitter) kind(s string)  { f.s.kindStr = max(f.s.kindStr, len(s)) }
+func (f *fitter) list(n int)     { f.s.list = max(f.s.list, n) }
+func (f *fitter) kindList(n int) { f.s.kindList = max(f.s.kindList, n) }
 
 func (f *fitter) strs(ss []string) {
 	f.list(len(ss))
@@ -405,8 +458,15 @@ func (f *fitter) strs(ss []string) {
 }
 
 func (f *fitter) kinds(ks []string) {
-	f.ok = f.ok && len(ks) <= fitKindList
+	f.kindList(len(ks))
 	for _, k := range ks {
 		f.kind(k)
+	}
+}
+
+func (f *fitter) selfStrs(ss []string) {
+	f.s.selfList = max(f.s.selfList, len(ss))
+	for _, s := range ss {
+		f.s.selfStr = max(f.s.selfStr, len(s))
 	}
 }

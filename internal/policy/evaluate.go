@@ -155,24 +155,16 @@ func newActivation(p *Policy, in *Input) *activation {
 	return vars
 }
 
-// fits reports inputFits for the evaluation's input, computed once, on
-// the first program that has an untracked form.
-func (a *activation) fits() bool {
-	if a.fit == fitUnknown {
-		a.fit = fitNo
-		if inputFits(&a.in.Call, &a.av, &a.mv, a.in) {
-			a.fit = fitYes
-		}
+// fits reports whether the evaluation's input is within tier t. The
+// input's sizes are measured once, on the first program that has an
+// untracked form.
+func (a *activation) fits(t fitSizes) bool {
+	if !a.measured {
+		a.measured = true
+		a.sizes = measureInput(&a.in.Call, &a.av, &a.mv, a.in)
 	}
-	return a.fit == fitYes
+	return a.sizes.within(t)
 }
-
-// The states of activation.fit.
-const (
-	fitUnknown = iota
-	fitYes
-	fitNo
-)
 
 // normAction returns a, or a copy of it, such that Kind and every entry of
 // Kinds is a valid kind (invalid ones become unknown: what cannot be
@@ -214,7 +206,8 @@ type activation struct {
 	p                                            *Policy
 	in                                           *Input
 	fl                                           *flow.Facts // in.Flow, or no facts
-	fit                                          uint8       // see fits
+	measured                                     bool        // sizes is set; see fits
+	sizes                                        fitSizes
 	call, action, mandate, scope, session, agent ref.Val
 	self, flow, baseline                         ref.Val
 	// steps and this are bound while a sequence step is evaluated.

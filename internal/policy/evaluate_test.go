@@ -372,29 +372,38 @@ func TestCustomFunctions(t *testing.T) {
 
 // TestTrackedAndFastAgree evaluates every built-in case twice, once with
 // the untracked programs the static estimates allow and once with cost
-// tracking throughout, and expects the same verdicts.
+// tracking throughout, and expects the same verdicts. Each case is also
+// evaluated with 17 notes on its action: too many for fitNarrow, so the
+// rules whose untracked program is estimated for that tier run tracked
+// there, and must still agree.
 func TestTrackedAndFastAgree(t *testing.T) {
 	p := builtinPolicy(t)
-	fast := 0
+	fast, narrow := 0, 0
 	for _, r := range p.rules {
 		if r.prg.fast != nil {
 			fast++
+		}
+		if r.prg.narrow != nil {
+			narrow++
 		}
 	}
 	if fast < len(p.rules)/2 {
 		t.Errorf("only %d of %d built-in rules have a statically bounded cost", fast, len(p.rules))
 	}
+	if narrow == 0 {
+		t.Error("no built-in rule has an untracked program for fitNarrow")
+	}
 	slow := *p
 	slow.rules = nil
 	for _, r := range p.rules {
 		c := *r
-		c.prg.fast = nil
+		c.prg.fast, c.prg.narrow = nil, nil
 		slow.rules = append(slow.rules, &c)
 	}
 	slow.lets = nil
 	for _, l := range p.lets {
 		c := *l
-		c.prg.fast = nil
+		c.prg.fast, c.prg.narrow = nil, nil
 		slow.lets = append(slow.lets, &c)
 	}
 	for _, tc := range append(builtinCases(), seedCases()...) {
@@ -402,6 +411,23 @@ func TestTrackedAndFastAgree(t *testing.T) {
 		b, _ := slow.Evaluate(tc.in)
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: fast %+v, tracked %+v", tc.name, a, b)
+		}
+		if tc.in == nil || tc.in.Action == nil {
+			continue
+		}
+		wide := *tc.in
+		act := *tc.in.Action
+		for i := range fitNarrow.list + 1 {
+			act.Notes = append(slices.Clip(act.Notes), fmt.Sprint("note ", i))
+		}
+		wide.Action = &act
+		if s := fitsSizes(&wide); !s.within(fitWide) || s.within(fitNarrow) {
+			t.Fatalf("%s: padded input is not between the tiers: %+v", tc.name, s)
+		}
+		a, _ = p.Evaluate(&wide)
+		b, _ = slow.Evaluate(&wide)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s, padded: fast %+v, tracked %+v", tc.name, a, b)
 		}
 	}
 }

@@ -141,6 +141,10 @@ func fitsInput(in *Input) bool {
 	return inputFits(&in.Call, viewAction(normAction(in.Action)), viewMandate(in.Mandate), in)
 }
 
+func fitsSizes(in *Input) fitSizes {
+	return measureInput(&in.Call, viewAction(normAction(in.Action)), viewMandate(in.Mandate), in)
+}
+
 // fullInput has one element in every list and map, so that the fields of
 // their elements can be grown too.
 func fullInput() *Input {
