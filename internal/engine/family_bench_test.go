@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -76,6 +77,7 @@ func BenchmarkDecideFamily(b *testing.B) {
 		}
 	}
 	facts := policy.SessionFacts{ID: "s", Status: "active", Counts: map[string]int{"read": 3}, Spend: map[string]float64{}}
+	self := serverSelf()
 	for _, c := range familyCalls {
 		b.Run(c.family, func(b *testing.B) {
 			now := time.Now()
@@ -87,7 +89,7 @@ func BenchmarkDecideFamily(b *testing.B) {
 				t0 := time.Now()
 				if _, err := d.Decide(&Input{
 					Call:    action.Call{Tool: c.tool, Args: c.args, WorkingDir: "/home/dev/proj", HomeDir: "/home/dev"},
-					Mandate: drafts[c.intent], Session: facts, Now: now,
+					Mandate: drafts[c.intent], Session: facts, Self: self, Now: now,
 				}); err != nil {
 					b.Fatal(err)
 				}
@@ -96,6 +98,23 @@ func BenchmarkDecideFamily(b *testing.B) {
 			latencies(b, lat, cpu0)
 		})
 	}
+}
+
+// serverSelf is Mandate's footprint as app.SelfFacts makes it for a
+// server listening on 127.0.0.1:7410 with its data in the user's home: the
+// self-protection rules run on every call.
+func serverSelf() policy.SelfFacts {
+	hosts := []string{"127.0.0.1", "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback",
+		"::1", "::ffff:127.0.0.1", "127.1", "127.0.1", "2130706433", "0x7f000001", "0x7f.0.0.1", "0177.0.0.1",
+		"0.0.0.0", "0", "::"}
+	var f policy.SelfFacts
+	for _, h := range hosts {
+		f.Hosts = append(f.Hosts, h)
+		f.Addresses = append(f.Addresses, net.JoinHostPort(h, "7410"))
+	}
+	f.Ports = []string{"7410"}
+	f.Paths = []string{"/home/dev/.local/share/mandate", "/home/dev/.config/mandate"}
+	return f
 }
 
 // jitterSink keeps the floor's loop from being optimised away.

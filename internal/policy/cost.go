@@ -24,7 +24,9 @@ import (
 // against first; an expression too costly for it (a comprehension nested
 // in another over lists of 64) is tried against fitNarrow, whose shorter
 // lists are what a coding agent's calls have: a shell line's commands and
-// their words, a handful of paths and URLs, Mandate's own few addresses.
+// their words, a handful of paths and URLs, Mandate's own addresses (one
+// per loopback spelling, 17 for a loopback listener) and paths, a command
+// line of a few hundred bytes.
 // The untracked program is run only on an input within the tier it was
 // estimated for, so its cost is within costLimit exactly as the tracked
 // program would have found, and the verdict is the same.
@@ -43,14 +45,19 @@ type fitSizes struct {
 	kindList, kindStr int // lists of kinds or currencies; a kind, currency, status or effect
 	recent            int // session.recent
 	selfList, selfStr int // Mandate's own addresses, hosts, ports and paths
+	// args is the longest string, list or map anywhere in call.args.
+	// Unlike the others it is checked only for the programs whose
+	// estimate assumed it (program.args): a Write's long content does
+	// not make every other rule run tracked.
+	args int
 }
 
 var (
-	fitWide   = fitSizes{list: fitList, str: fitString, kindList: fitKindList, kindStr: fitKindString, recent: fitRecent, selfList: fitList, selfStr: fitString}
-	fitNarrow = fitSizes{list: 16, str: fitString, kindList: fitKindList, kindStr: fitKindString, recent: fitRecent, selfList: 16, selfStr: 256}
+	fitWide   = fitSizes{list: fitList, str: fitString, kindList: fitKindList, kindStr: fitKindString, recent: fitRecent, selfList: fitList, selfStr: fitString, args: fitString}
+	fitNarrow = fitSizes{list: 16, str: fitString, kindList: fitKindList, kindStr: fitKindString, recent: fitRecent, selfList: 32, selfStr: 96, args: 384}
 )
 
-// within reports whether every size in s is at most t's.
+// within reports whether every size in s but args is at most t's.
 func (s fitSizes) within(t fitSizes) bool {
 	return s.list <= t.list && s.str <= t.str && s.kindList <= t.kindList && s.kindStr <= t.kindStr &&
 		s.recent <= t.recent && s.selfList <= t.selfList && s.selfStr <= t.selfStr
@@ -69,20 +76,22 @@ var kindPaths = map[string]bool{
 // program is a compiled expression: always tracked, and fast (untracked)
 // when its static worst case is within costLimit for inputs that fit
 // fitWide, or else narrow (untracked) when it is for inputs that fit
-// fitNarrow. At most one of fast and narrow is set.
+// fitNarrow. At most one of fast and narrow is set; args says that its
+// estimate assumed call.args within the tier's args size too.
 type program struct {
 	tracked cel.Program
 	fast    cel.Program
 	narrow  cel.Program
+	args    bool
 }
 
 // eval runs the untracked program whose tier the input fits, if any.
 func (p program) eval(vars *activation) (ref.Val, error) {
 	prg := p.tracked
 	switch {
-	case p.fast != nil && vars.fits(fitWide):
+	case p.fast != nil && vars.fits(fitWide, p.args):
 		prg = p.fast
-	case p.narrow != nil && vars.fits(fitNarrow):
+	case p.narrow != nil && vars.fits(fitNarrow, p.args):
 		prg = p.narrow
 	}
 	out, _, err := prg.Eval(vars)
@@ -116,12 +125,12 @@ func newProgram(env *cel.Env, a *cel.Ast, lets map[string]letEstimate) (program,
 	}
 	p := program{tracked: tracked}
 	untracked := &p.fast
-	est, err := env.EstimateCost(a, estimator{lets: lets, fit: fitWide})
+	est, err := env.EstimateCost(a, estimator{lets: lets, fit: fitWide, args: &p.args})
 	if err != nil || est.Max > costLimit {
-		untracked = &p.narrow
-		est, err = env.EstimateCost(a, estimator{lets: lets, fit: fitNarrow})
+		untracked, p.args = &p.narrow, false
+		est, err = env.EstimateCost(a, estimator{lets: lets, fit: fitNarrow, args: &p.args})
 		if err != nil || est.Max > costLimit {
-			return p, nil // always tracked; not an error
+			return program{tracked: tracked}, nil // always tracked; not an error
 		}
 	}
 	*untracked, err = env.Program(a, cel.EvalOptions(cel.OptOptimize))
@@ -145,6 +154,9 @@ func letSize(a *cel.Ast) letEstimate {
 			elems = append(elems, en.AsMapEntry().Key())
 		}
 	default:
+		if a.OutputType().Kind() == types.StringKind {
+			return letEstimate{str: e}
+		}
 		return letEstimate{}
 	}
 	s := cost.FixedSizeEstimate(uint64(len(elems)))
@@ -167,6 +179,9 @@ func letSize(a *cel.Ast) letEstimate {
 type letEstimate struct {
 	size *cost.SizeEstimate
 	elem *cost.SizeEstimate // the elements of a list, the keys of a map
+	// str is the expression of a string-valued let, whose length the
+	// estimator bounds per tier where it can (stringBound).
+	str ast.Expr
 }
 
 // estimator tells CEL's static estimator the sizes of a fit tier, which
@@ -174,6 +189,8 @@ type letEstimate struct {
 type estimator struct {
 	lets map[string]letEstimate
 	fit  fitSizes
+	// args is set when a size given out depended on fit.args.
+	args *bool
 }
 
 func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
@@ -183,6 +200,13 @@ func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 	}
 	if s, ok := e.lets[path[0]]; ok {
 		switch {
+		case len(path) == 1 && s.str != nil:
+			n, ok := e.stringBound(s.str)
+			if !ok {
+				return nil
+			}
+			b := cost.RangedSizeEstimate(0, n)
+			return &b
 		case len(path) == 1:
 			return s.size
 		case len(path) == 2 && (path[1] == "@items" || path[1] == "@keys"):
@@ -193,7 +217,10 @@ func (e estimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 	switch path[0] {
 	case "call":
 		if len(path) > 1 && path[1] == "args" {
-			return nil // arbitrary JSON; unbounded
+			// Arbitrary JSON, bounded only by measuring it (measureArgs).
+			*e.args = true
+			s := cost.RangedSizeEstimate(0, uint64(e.fit.args))
+			return &s
 		}
 	case "action", "mandate", "scope", "session", "agent", "self", "flow", "baseline":
 	default:
@@ -360,6 +387,7 @@ func measureInput(call *CallFacts, a *actionView, m *mandateView, in *Input) fit
 	}
 	f.str(m.Parent)
 	f.strs(m.Notes)
+	f.s.args = measureArgs(call.Args, 0)
 
 	s := &in.Scope
 	f.strs(s.PathsOutside)

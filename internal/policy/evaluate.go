@@ -155,15 +155,15 @@ func newActivation(p *Policy, in *Input) *activation {
 	return vars
 }
 
-// fits reports whether the evaluation's input is within tier t. The
-// input's sizes are measured once, on the first program that has an
-// untracked form.
-func (a *activation) fits(t fitSizes) bool {
+// fits reports whether the evaluation's input is within tier t, its
+// call.args too when args is set. The input's sizes are measured once, on
+// the first program that has an untracked form.
+func (a *activation) fits(t fitSizes, args bool) bool {
 	if !a.measured {
 		a.measured = true
 		a.sizes = measureInput(&a.in.Call, &a.av, &a.mv, a.in)
 	}
-	return a.sizes.within(t)
+	return a.sizes.within(t) && (!args || a.sizes.args <= t.args)
 }
 
 // normAction returns a, or a copy of it, such that Kind and every entry of
