@@ -116,15 +116,23 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evidence: %w", err)
 	}
-	if err := l.tree.load(ctx, n); err != nil {
-		return nil, fmt.Errorf("evidence: load the log: %w", err)
-	}
-	if err := l.checkLatest(ctx); err != nil {
-		return nil, err
-	}
-	if !l.readOnly {
-		if err := l.checkBodies(ctx, n); err != nil {
+	if l.readOnly {
+		if err := l.tree.load(ctx, n); err != nil {
+			return nil, fmt.Errorf("evidence: load the log: %w", err)
+		}
+		if err := l.checkLatest(ctx); err != nil {
 			return nil, err
+		}
+	} else {
+		edited, err := l.loadChecked(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("evidence: load the log: %w", err)
+		}
+		if err := l.checkLatest(ctx); err != nil {
+			return nil, err
+		}
+		if edited != nil {
+			return nil, edited
 		}
 	}
 	if l.readOnly {
@@ -170,28 +178,45 @@ func (l *Log) checkLatest(ctx context.Context) error {
 	return nil
 }
 
-// checkBodies reads every record and refuses a log in which a body no
-// longer hashes to its stored leaf hash: the tree (and so the signed
+// loadChecked rebuilds the tree from the stored records and, in the same
+// pass, holds every body against its stored leaf hash, refusing a log in
+// which a body no longer hashes to it: the tree (and so the signed
 // checkpoints) covers the leaf hashes, and the rows the server acts on are
-// held against the bodies, so an edited body would otherwise go unseen
-// until someone ran verify.
-func (l *Log) checkBodies(ctx context.Context, size uint64) error {
-	for pos := uint64(0); pos < size; {
-		recs, err := l.st.EvidenceFrom(ctx, pos, 4096)
+// held against the bodies, so an edited body would otherwise go unseen until
+// someone ran verify. One pass over the records, where reading the leaf
+// hashes and then the bodies read the table twice. edited is the first body
+// that fails; the caller reports it after the checkpoint check, so that a
+// replaced leaf hash is still reported as the checkpoint's mismatch.
+func (l *Log) loadChecked(ctx context.Context, n uint64) (edited, err error) {
+	const chunk = 4096
+	for pos := l.tree.size(); pos < n; {
+		recs, err := l.st.EvidenceFrom(ctx, pos, int(min(n-pos, chunk)))
 		if err != nil {
-			return fmt.Errorf("evidence: read the log: %w", err)
+			return nil, err
 		}
 		if len(recs) == 0 {
 			break
 		}
+		first := pos
+		hashes := make([][]byte, 0, len(recs))
 		for _, r := range recs {
-			if !bytes.Equal(LeafHash(r.Body), r.LeafHash) {
-				return fmt.Errorf("evidence: %w: record %d (%s) no longer hashes to its leaf hash: its body was edited; run 'mandate evidence verify'", ErrTampered, r.Index, r.Type)
+			if r.Index != pos {
+				return nil, fmt.Errorf("evidence record %d: %w (the log has a gap)", pos, store.ErrNotFound)
 			}
-			pos = r.Index + 1
+			if edited == nil && !bytes.Equal(LeafHash(r.Body), r.LeafHash) {
+				edited = fmt.Errorf("evidence: %w: record %d (%s) no longer hashes to its leaf hash: its body was edited; run 'mandate evidence verify'", ErrTampered, r.Index, r.Type)
+			}
+			hashes = append(hashes, r.LeafHash)
+			pos++
+		}
+		if err := l.tree.append(first, hashes); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	if size := l.tree.size(); size != n {
+		return nil, fmt.Errorf("evidence record %d: %w", size, store.ErrNotFound)
+	}
+	return edited, nil
 }
 
 // Append adds committed records' leaf hashes; it is the store's OnEvidence
