@@ -51,3 +51,18 @@ func TestCompileWrittenToPerson(t *testing.T) {
 		{text: "Scrivi il riassunto in note/riassunto.md.", lang: "it", allow: []action.Kind{r, w}, paths: []string{"note/riassunto.md"}},
 	})
 }
+
+// Booking a thing that costs nothing to book writes an entry; booking a
+// flight pays.
+func TestCompileFreeBookings(t *testing.T) {
+	r, w, p := action.Read, action.Write, action.Pay
+	runCompileCases(t, []compileCase{
+		{text: "Book a table for four at Trattoria Roma on Friday at 8pm.", lang: "en", allow: []action.Kind{r, w}},
+		{text: "Book a flight to Rome.", lang: "en", allow: []action.Kind{r, p}, ask: []action.Kind{w}},
+		{text: "Reserviere einen Tisch für vier Personen im Café Luitpold am Samstag, aber bezahle nichts.", lang: "de",
+			allow: []action.Kind{r, w}, deny: []action.Kind{p}, prohibit: []string{"pay:"}},
+		{text: "Réserve une table pour quatre au Bistrot Paul samedi soir.", lang: "fr", allow: []action.Kind{r, w}},
+		{text: "Reserva una mesa para cuatro en Casa Lucio.", lang: "es", allow: []action.Kind{r, w}},
+		{text: "Prenota un tavolo per quattro da Enzo.", lang: "it", allow: []action.Kind{r, w}},
+	})
+}

@@ -172,6 +172,7 @@ func (b *build) analyse(toks []token) *segState {
 	b.findAnchors(st, free, mark)
 	b.resolveLight(st)
 	b.writtenToPerson(st)
+	b.freeBookings(st)
 	b.findCuts(st)
 	b.negate(st)
 	b.qualify(st)
@@ -393,6 +394,38 @@ func (b *build) resolveLight(st *segState) {
 		}
 		if kinds != nil {
 			a.kinds = kinds
+		}
+	}
+}
+
+// bookingReach is how many words after a verb of booking its object is
+// looked for ("book a table for four", "reserviere einen Tisch").
+const bookingReach = 4
+
+// freeBookings makes a verb of booking whose object is booked without
+// paying ("book a table", "reserviere einen Tisch", "réserve une table",
+// "reserva una mesa", "prenota un tavolo") a write, not a payment: the
+// words name an entry in someone's book, not money moved. Booking a
+// flight or a hotel stays pay.
+func (b *build) freeBookings(st *segState) {
+	for _, a := range st.anchors {
+		if a.noun || !slices.Contains(a.kinds, action.Pay) {
+			continue
+		}
+		if e, n := b.at(st.toks, a.pos, roleBookingVerb); e == nil || n != a.end-a.pos {
+			continue
+		}
+		for j := a.end; j < len(st.toks) && j <= a.end+bookingReach; j++ {
+			if b.anchorBetween(st, j, j+1) {
+				break
+			}
+			if e, n := b.at(st.toks, j, roleFreeBooking); e != nil && !st.consumed[j] {
+				a.kinds = []action.Kind{action.Write}
+				for k := j; k < j+n; k++ {
+					st.consumed[k] = true // what is booked, used
+				}
+				break
+			}
 		}
 	}
 }

@@ -113,6 +113,13 @@ type langTable struct {
 	// on ("the emails from LinkedIn", "die Mails von …", "les mails de
 	// …"): followed by words the draft cannot read, deleting is asked.
 	Limiting []string `yaml:"limiting"`
+	// Bookings are the verbs of booking ("book", "reserviere", "réserve")
+	// and the things booked without paying ("a table", "einen Termin"):
+	// booking one writes an entry, it pays nothing.
+	Bookings struct {
+		Verbs   []string `yaml:"verbs"`
+		Objects []string `yaml:"objects"`
+	} `yaml:"bookings"`
 	// HomeFolders are the folders of a user's home directory, named in
 	// words: "my Downloads folder", "le dossier Téléchargements".
 	HomeFolders struct {
@@ -206,6 +213,8 @@ const (
 	roleRecipientPrep // "to", "à": before the person written to
 	rolePerson        // "anyone", "the team": a person written to
 	roleLimiting      // "from", "von": a preposition restricting the items deleted
+	roleBookingVerb   // "book", "réserve": pays, unless what is booked costs nothing
+	roleFreeBooking   // "table", "Termin": booked without paying
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -485,6 +494,8 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.RecipientPreps, entry{role: roleRecipientPrep}},
 		{t.Persons, entry{role: rolePerson}},
 		{t.Limiting, entry{role: roleLimiting}},
+		{t.Bookings.Verbs, entry{role: roleBookingVerb}},
+		{t.Bookings.Objects, entry{role: roleFreeBooking}},
 		{t.HandsOff, entry{role: roleHandsOff}},
 		{t.AskFirst, entry{role: roleAskFirst}},
 		{t.ItemConditions, entry{role: roleItemCondition}},
