@@ -25,7 +25,7 @@ import (
 func TestInstallHTTPForm(t *testing.T) {
 	testpeer.Slow(t)
 	s := newTestServer(t)
-	bin := mandateBinary(t)
+	bin := mandateBin.Binary(t)
 	dir := t.TempDir()
 	settings := filepath.Join(dir, "settings.json")
 	cmd := exec.Command(bin, "hook", "install", "claude-code", "--http", "--settings", settings, "--server", s.url, "--token-file", s.tokenFile)

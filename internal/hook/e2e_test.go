@@ -27,28 +27,8 @@ import (
 	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
-// The mandate binary, built once for the package's tests.
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func mandateBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mandate-hook-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath, buildErr = servetest.Build(dir)
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+// mandateBin is cmd/mandate, built once for the package's tests.
+var mandateBin servetest.Shared
 
 // wireErrors are answers of the shared server that do not match the
 // OpenAPI document; any fails the run.
@@ -74,9 +54,7 @@ func TestMain(m *testing.M) {
 	for _, f := range cleanups {
 		f()
 	}
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	mandateBin.Remove()
 	os.Exit(code)
 }
 
@@ -168,7 +146,7 @@ type result struct {
 // stdin, server and token from the environment.
 func run(t testing.TB, env []string, stdin []byte, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(mandateBinary(t), append([]string{"hook", "claude-code"}, args...)...)
+	cmd := exec.Command(mandateBin.Binary(t), append([]string{"hook", "claude-code"}, args...)...)
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
@@ -423,7 +401,7 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 func TestInstallCommand(t *testing.T) {
 	testpeer.Slow(t)
 	s := newTestServer(t)
-	bin := mandateBinary(t)
+	bin := mandateBin.Binary(t)
 	dir := t.TempDir()
 	orig, err := os.ReadFile(filepath.Join("testdata", "settings", "user_hooks.json"))
 	if err != nil {

@@ -39,28 +39,8 @@ func npmServer(t *testing.T, pkg string) string {
 	return path
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// mandateBinary builds cmd/mandate once per test run.
-func mandateBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mandate-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath, buildErr = servetest.Build(dir)
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+// mandateBin is cmd/mandate, built once for the package's tests.
+var mandateBin servetest.Shared
 
 // workspace lays out a directory the mandate covers and one it does not.
 type workspace struct {
@@ -132,7 +112,7 @@ func stdioGatewayNotified(t *testing.T, intent, data string, env []string, argv 
 func startStdio(t *testing.T, flags, env, argv []string) (*mcp.ClientSession, <-chan struct{}) {
 	t.Helper()
 	args := append(append(append([]string{"mcp", "stdio", "--call-timeout", "20s"}, flags...), "--"), argv...)
-	cmd := exec.Command(mandateBinary(t), args...)
+	cmd := exec.Command(mandateBin.Binary(t), args...)
 	cmd.Stderr = &testLog{t: t, prefix: "gateway: "}
 	cmd.Env = append(append(os.Environ(), "MANDATE_URL=", "MANDATE_TOKEN="), env...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -342,7 +322,7 @@ func startServe(t *testing.T, config string) *serveProcess {
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(mandateBinary(t), "serve", "--data", data, "--listen", "127.0.0.1:0", "--config", cfg)
+	cmd := exec.Command(mandateBin.Binary(t), "serve", "--data", data, "--listen", "127.0.0.1:0", "--config", cfg)
 	cmd.Stderr = &testLog{t: t, prefix: "serve: "}
 	cmd.Env = append(os.Environ(), "MANDATE_URL=", "MANDATE_TOKEN=")
 	stdout, err := cmd.StdoutPipe()

@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	mandateBin.Remove()
+	os.Exit(code)
 }
 
 // peer records the calls that reached the upstream.

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -45,6 +46,37 @@ func Binary(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// Shared is cmd/mandate built at most once for all the tests of a package
+// that keeps one (a variable of its tests); its TestMain calls Remove.
+type Shared struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// Binary builds cmd/mandate the first time it is called, and returns it.
+func (s *Shared) Binary(t testing.TB) string {
+	t.Helper()
+	s.once.Do(func() {
+		s.dir, s.err = os.MkdirTemp("", "mandate-test-")
+		if s.err == nil {
+			s.bin, s.err = Build(s.dir)
+		}
+	})
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.bin
+}
+
+// Remove deletes the binary, if it was built.
+func (s *Shared) Remove() {
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
 }
 
 // Proc is a running `mandate serve`.
