@@ -36,77 +36,52 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 		}
 		return describe("verify "+table, rows.Err())
 	}
-	// Each scan reads the row's leaf again at the end, so that a row
-	// refused by its check still counts as present. Sessions are checked
-	// after their rows are read (a check is a query of its own).
+	// Sessions are checked after their rows are read (a check is a query
+	// of its own), before the next table.
 	var sessions []sqlstore.BoundSession
-	if err := each("sessions", `SELECT `+sqlstore.SessionCols+`, `+sqlstore.Bound("sessions")+`, leaf FROM sessions ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
-		var lr leafScanner
-		b, err := sqlstore.ScanSession(lr.wrap(r))
+	session := func(r sqlstore.Scanner) error {
+		b, err := sqlstore.ScanSession(r)
 		if err == nil {
 			sessions = append(sessions, b)
 		}
-		return lr.leaf, err
-	}); err != nil {
 		return err
 	}
-	for _, b := range sessions {
-		if _, err := s.checkSession(ctx, b); errors.Is(err, store.ErrTampered) {
-			report(err.Error())
-		} else if err != nil {
+	decision := func(r sqlstore.Scanner) error {
+		_, err := s.scanDecision(r)
+		return err
+	}
+	order := func(table string) string {
+		switch table {
+		case "mandates":
+			return "session_id, version"
+		case "approvals":
+			return "id"
+		}
+		return "ord"
+	}
+	for _, tb := range sqlstore.BoundTables(order, approvalCols, session, decision) {
+		if err := each(tb.Name, tb.Query, func(r sqlstore.Scanner) ([]byte, error) {
+			var lr leafScanner
+			err := tb.Scan(lr.wrap(r))
+			return lr.leaf, err
+		}); err != nil {
 			return err
 		}
-	}
-	if err := each("mandates", `SELECT `+sqlstore.MandateCols+`, `+sqlstore.Bound("mandates")+`, leaf FROM mandates ORDER BY session_id, version`, func(r sqlstore.Scanner) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanMandate(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("decisions", `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+`, leaf FROM decisions ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
-		var lr leafScanner
-		_, err := s.scanDecision(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("observations", `SELECT `+sqlstore.ObservationCols+`, `+sqlstore.Bound("observations")+`, leaf FROM observations ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanObservation(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("approvals", `SELECT `+approvalCols+`, approvals.leaf FROM approvals ORDER BY id`, func(r sqlstore.Scanner) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanApproval(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("tool_pins", `SELECT `+sqlstore.ToolPinCols+`, `+sqlstore.Bound("tool_pins")+`, leaf FROM tool_pins ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanToolPin(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("tool_changes", `SELECT `+sqlstore.ToolChangeCols+`, `+sqlstore.Bound("tool_changes")+`, leaf FROM tool_changes ORDER BY ord`, func(r sqlstore.Scanner) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanToolChange(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
+		for _, b := range sessions {
+			if _, err := s.checkSession(ctx, b); errors.Is(err, store.ErrTampered) {
+				report(err.Error())
+			} else if err != nil {
+				return err
+			}
+		}
+		sessions = nil
 	}
 	if err := s.verifyBudgets(ctx, report); err != nil {
 		return err
 	}
-	// Records whose row is gone. (An approval's row is bound to its last
-	// record; its deletion shows in its session's count of approvals.)
-	tables := map[string]string{store.RecordSession: "sessions", store.RecordMandate: "mandates", store.RecordDecision: "decisions", store.RecordObservation: "observations",
-		store.RecordToolPin: "tool_pins", store.RecordToolChange: "tool_changes"}
-	rows, err := s.pool.Query(ctx, `SELECT COALESCE(idx, -1), type, session_id, leaf_hash FROM evidence WHERE type IN ('session', 'mandate', 'decision', 'observation', 'tool_pin', 'tool_change') ORDER BY id`)
+	// Records whose row is gone.
+	tables := sqlstore.RecordTables()
+	rows, err := s.pool.Query(ctx, `SELECT COALESCE(idx, -1), type, session_id, leaf_hash FROM evidence WHERE `+sqlstore.BoundRecords+` ORDER BY id`)
 	if err != nil {
 		return describe("verify rows", err)
 	}

@@ -35,65 +35,29 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 		}
 		return rows.Err()
 	}
-	// Each scan reads the row's leaf again at the end, so that a row
-	// refused by its check still counts as present.
-	if err := each("sessions", `SELECT `+sqlstore.SessionCols+`, `+sqlstore.Bound("sessions")+`, leaf FROM sessions ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
-		var lr leafScanner
-		_, err := s.scanSession(ctx, lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
+	session := func(r sqlstore.Scanner) error {
+		_, err := s.scanSession(ctx, r)
 		return err
 	}
-	if err := each("mandates", `SELECT `+sqlstore.MandateCols+`, `+sqlstore.Bound("mandates")+`, leaf FROM mandates ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanMandate(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
+	decision := func(r sqlstore.Scanner) error {
+		_, err := sqlstore.ScanDecision(r, nil)
 		return err
 	}
-	if err := each("decisions", `SELECT `+sqlstore.DecisionCols+`, `+sqlstore.Bound("decisions")+`, leaf FROM decisions ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanDecision(lr.wrap(r), nil)
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("observations", `SELECT `+sqlstore.ObservationCols+`, `+sqlstore.Bound("observations")+`, leaf FROM observations ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanObservation(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("approvals", `SELECT `+approvalCols+`, approvals.leaf FROM approvals ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanApproval(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("tool_pins", `SELECT `+sqlstore.ToolPinCols+`, `+sqlstore.Bound("tool_pins")+`, leaf FROM tool_pins ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanToolPin(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
-	}
-	if err := each("tool_changes", `SELECT `+sqlstore.ToolChangeCols+`, `+sqlstore.Bound("tool_changes")+`, leaf FROM tool_changes ORDER BY rowid`, func(r *sql.Rows) ([]byte, error) {
-		var lr leafScanner
-		_, err := sqlstore.ScanToolChange(lr.wrap(r))
-		return lr.leaf, err
-	}); err != nil {
-		return err
+	for _, tb := range sqlstore.BoundTables(func(string) string { return "rowid" }, approvalCols, session, decision) {
+		if err := each(tb.Name, tb.Query, func(r *sql.Rows) ([]byte, error) {
+			var lr leafScanner
+			err := tb.Scan(lr.wrap(r))
+			return lr.leaf, err
+		}); err != nil {
+			return err
+		}
 	}
 	if err := s.verifyBudgets(ctx, report); err != nil {
 		return err
 	}
-	// Records whose row is gone. (An approval's row is bound to its last
-	// record; its deletion shows in its session's count of approvals.)
-	tables := map[string]string{store.RecordSession: "sessions", store.RecordMandate: "mandates", store.RecordDecision: "decisions", store.RecordObservation: "observations",
-		store.RecordToolPin: "tool_pins", store.RecordToolChange: "tool_changes"}
-	rows, err := s.pool.QueryContext(ctx, `SELECT idx, type, session_id, leaf_hash FROM evidence WHERE type IN ('session', 'mandate', 'decision', 'observation', 'tool_pin', 'tool_change') ORDER BY idx`)
+	// Records whose row is gone.
+	tables := sqlstore.RecordTables()
+	rows, err := s.pool.QueryContext(ctx, `SELECT idx, type, session_id, leaf_hash FROM evidence WHERE `+sqlstore.BoundRecords+` ORDER BY idx`)
 	if err != nil {
 		return fmt.Errorf("verify rows: %w", err)
 	}

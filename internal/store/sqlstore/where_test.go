@@ -69,3 +69,44 @@ func TestListingQueries(t *testing.T) {
 		}
 	}
 }
+
+// VerifyRows reads every bound table, each in its store's order, with the
+// leaf once more after the row's columns.
+func TestBoundTables(t *testing.T) {
+	order := func(table string) string {
+		if table == "mandates" {
+			return "session_id, version"
+		}
+		return "ord"
+	}
+	nop := func(Scanner) error { return nil }
+	var names []string
+	for _, tb := range BoundTables(order, "a, b", nop, nop) {
+		names = append(names, tb.Name)
+		want := "SELECT a, b, approvals.leaf FROM approvals ORDER BY ord"
+		if tb.Name != "approvals" {
+			cols := map[string]string{"sessions": SessionCols, "mandates": MandateCols, "decisions": DecisionCols, "observations": ObservationCols,
+				"tool_pins": ToolPinCols, "tool_changes": ToolChangeCols}[tb.Name]
+			want = "SELECT " + cols + ", " + Bound(tb.Name) + ", leaf FROM " + tb.Name + " ORDER BY " + order(tb.Name)
+		}
+		if tb.Query != want {
+			t.Errorf("%s:\n got %s\nwant %s", tb.Name, tb.Query, want)
+		}
+		if tb.Scan == nil {
+			t.Errorf("%s: no scan", tb.Name)
+		}
+	}
+	tables := RecordTables()
+	for _, n := range names {
+		found := n == "approvals"
+		for _, tn := range tables {
+			found = found || tn == n
+		}
+		if !found {
+			t.Errorf("table %s has no record type in RecordTables", n)
+		}
+	}
+	if len(names) != 7 || len(tables) != 6 {
+		t.Errorf("tables %v, record tables %v", names, tables)
+	}
+}
