@@ -36,14 +36,24 @@ func parseMandate(raw json.RawMessage) (*mandate.Mandate, error) {
 	return m, nil
 }
 
-func (s *Server) createSession(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req api.CreateSessionRequest
-	if !s.decode(w, r, &req) {
-		return
+// decodeWithMandate decodes a request into req and parses the mandate it
+// carries in raw (a field of req); false means the failure was answered.
+func (s *Server) decodeWithMandate(w http.ResponseWriter, r *http.Request, req any, raw *json.RawMessage) (*mandate.Mandate, bool) {
+	if !s.decode(w, r, req) {
+		return nil, false
 	}
-	m, err := parseMandate(req.Mandate)
+	m, err := parseMandate(*raw)
 	if err != nil {
 		s.fail(w, r, err)
+		return nil, false
+	}
+	return m, true
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req api.CreateSessionRequest
+	m, ok := s.decodeWithMandate(w, r, &req, &req.Mandate)
+	if !ok {
 		return
 	}
 	sr := engine.SessionRequest{
@@ -96,12 +106,8 @@ func (s *Server) listMandates(w http.ResponseWriter, r *http.Request, p auth.Pri
 
 func (s *Server) amendMandate(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	var req api.AmendMandateRequest
-	if !s.decode(w, r, &req) {
-		return
-	}
-	m, err := parseMandate(req.Mandate)
-	if err != nil {
-		s.fail(w, r, err)
+	m, ok := s.decodeWithMandate(w, r, &req, &req.Mandate)
+	if !ok {
 		return
 	}
 	info, err := s.eng.AmendMandate(r.Context(), p, r.PathValue("id"), engine.AmendRequest{Intent: req.Intent, Mandate: m, Source: req.Source})
