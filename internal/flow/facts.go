@@ -107,6 +107,11 @@ type ValueFacts struct {
 	SeenOwn bool `json:"seen_own"`
 	// OpenBodyOnly: every output that has it is open content, in the body.
 	OpenBodyOnly bool `json:"open_body_only"`
+	// ListedAs is the channel or user the user's words name ("#general")
+	// that a listing gave this id as its name ({"id":"C01GEN","name":
+	// "general"}): the id is the one the user named, spelled as the tool
+	// needs it. Empty when no listing did, or the name is injected.
+	ListedAs string `json:"listed_as"`
 	// Sensitive: it came from a sensitive read.
 	Sensitive     bool   `json:"sensitive"`
 	Tool          string `json:"tool,omitempty"`
@@ -189,7 +194,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 			}
 			f.FollowsInjection = appendNew(f.FollowsInjection, v.Value)
 		}
-		if v.OpenBodyOnly && !v.InUserWords && (v.Role == "recipient" || v.Role == "account" || (v.Role == "host" && sendsOrPays(a))) {
+		if v.OpenBodyOnly && !v.InUserWords && v.ListedAs == "" && (v.Role == "recipient" || v.Role == "account" || (v.Role == "host" && sendsOrPays(a))) {
 			f.OpenBody = appendNew(f.OpenBody, v.Value)
 		}
 	}
@@ -484,6 +489,9 @@ func (t *Table) valueFacts(display string, c Class, keys []key) ValueFacts {
 	vf.OpenBodyOnly = e.seen&seenOpenBody != 0 && e.seen&(seenOwn|seenOpenHeader|seenOpenParticipants|seenUser|seenMandate) == 0
 	vf.Injected = e.injected != nil && !vf.InUserWords
 	vf.Named = e.named != nil && !vf.Injected
+	if c == Handle && !vf.InUserWords && !vf.Injected {
+		vf.ListedAs = t.listedAs(display)
+	}
 	switch {
 	case vf.Injected:
 		in := e.injected
@@ -499,6 +507,9 @@ func (t *Table) valueFacts(display string, c Class, keys []key) ValueFacts {
 		n := e.named
 		vf.Tool, vf.DecisionID, vf.ObservationID, vf.Trust = n.Tool, n.DecisionID, n.ObservationID, n.Trust
 		vf.Provenance = "comes from the output of " + n.Tool + decisionRef(n.DecisionID) + ", which the user pointed to"
+	case vf.ListedAs != "":
+		li := t.items[display]
+		vf.Provenance = "is " + vf.ListedAs + ", which the user named, as listed by " + li.tool + decisionRef(li.decisionID)
 	case src.Origin == OriginOutput && vf.OpenBodyOnly:
 		vf.Provenance = "first appeared in the body of the output of " + src.Tool + decisionRef(src.DecisionID) + ", not in the user's words"
 	case src.Origin == OriginOutput:

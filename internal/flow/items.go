@@ -114,3 +114,23 @@ func (t *Table) nameInjected(folded string) bool {
 	}
 	return false
 }
+
+// listedAs is the handle the user's words or the mandate have ("#general")
+// that a listing gave id as its name, or "": a channel the user named,
+// which the tool takes by its id. A name an injected span has does not
+// count.
+func (t *Table) listedAs(id string) string {
+	li, ok := t.items[id]
+	if !ok || t.nameInjected(li.folded) {
+		return ""
+	}
+	k := tokenKey(li.name)
+	if k == "" {
+		return ""
+	}
+	e, ok := t.values[k]
+	if !ok || !e.pinned() || e.class != Handle {
+		return ""
+	}
+	return e.display
+}
