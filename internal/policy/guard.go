@@ -100,6 +100,10 @@ var (
 		"flow.open_body":                func(a *activation) int { return len(a.fl.OpenBody) },
 		"flow.retries":                  func(a *activation) int { return len(a.fl.Retries) },
 		"flow.carries":                  func(a *activation) int { return len(a.fl.Carries) },
+		"flow.values":                   func(a *activation) int { return len(a.fl.Values) },
+		"flow.items":                    func(a *activation) int { return len(a.fl.Items) },
+		"flow.injections":               func(a *activation) int { return len(a.fl.Injections) },
+		"flow.sensitive_read":           func(a *activation) int { return len(a.fl.SensitiveRead) },
 		"session.recent":                func(a *activation) int { return len(a.in.Session.Recent) },
 		"mandate.limits.counts":         func(a *activation) int { return len(a.mv.Limits.Counts) },
 	}
