@@ -4,20 +4,17 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"golang.org/x/mod/sumdb/note"
 	_ "modernc.org/sqlite"
 
 	"github.com/mandate-dev/mandate/internal/app"
 	"github.com/mandate-dev/mandate/internal/evidence"
+	"github.com/mandate-dev/mandate/internal/evidence/evidencetest"
 	"github.com/mandate-dev/mandate/internal/store/sqlite"
 )
 
@@ -101,31 +98,12 @@ func firstOfType(t *testing.T, db *sql.DB, typ string) int {
 	return idx
 }
 
-// shift moves records idx >= from by delta without colliding keys.
-func shift(t *testing.T, db *sql.DB, from, delta int) {
-	mustExec(t, db, `UPDATE evidence SET idx = -idx - 1 WHERE idx >= ?`, from)
-	mustExec(t, db, `UPDATE evidence SET idx = -idx - 1 + ? WHERE idx < 0`, delta)
-}
+// sqliteDB is the embedded store's database, for the tamper classes.
+type sqliteDB struct{ db *sql.DB }
 
-// forged signs a checkpoint for a root with a key of the same name as the
-// real one but another secret: what someone without the real key can do.
-func forged(t *testing.T, name string, size uint64, root []byte) []byte {
-	t.Helper()
-	skey, _, err := note.GenerateKey(nil, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := note.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := fmt.Sprintf("%s\n%d\n%s\ntime %s\n", name, size, base64.StdEncoding.EncodeToString(root), time.Now().UTC().Format(time.RFC3339Nano))
-	msg, err := note.Sign(&note.Note{Text: text}, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return msg
-}
+func (d sqliteDB) Exec(t *testing.T, q string, args ...any) { mustExec(t, d.db, q, args...) }
+func (d sqliteDB) Body(t *testing.T, idx int64) []byte      { return body(t, d.db, int(idx)) }
+func (d sqliteDB) Record(t *testing.T, typ string) int64    { return int64(firstOfType(t, d.db, typ)) }
 
 func TestVerifyStoreIntact(t *testing.T) {
 	h := makeHistory(t)
@@ -143,80 +121,15 @@ func TestVerifyStoreIntact(t *testing.T) {
 func TestVerifyStoreTamperClasses(t *testing.T) {
 	h := makeHistory(t)
 	name := strings.SplitN(h.vkey, "+", 2)[0]
-	tests := []struct {
-		name  string
-		edit  func(t *testing.T, db *sql.DB)
-		since bool
-		want  []string
-	}{
-		{"record edited", func(t *testing.T, db *sql.DB) {
-			i := firstOfType(t, db, "decision")
-			b := bytes.Replace(body(t, db, i), []byte(`"effect":"`), []byte(`"effect":"allow","was":"`), 1)
-			mustExec(t, db, `UPDATE evidence SET body = ? WHERE idx = ?`, b, i)
-		}, false, []string{"no longer hashes to its leaf hash"}},
-		{"record edited, leaf hash recomputed", func(t *testing.T, db *sql.DB) {
-			i := firstOfType(t, db, "observation")
-			b := bytes.Replace(body(t, db, i), []byte(`"ok":true`), []byte(`"ok":false`), 1)
-			mustExec(t, db, `UPDATE evidence SET body = ?, leaf_hash = ? WHERE idx = ?`, b, evidence.LeafHash(b), i)
-		}, false, []string{"no longer hash to its root", "was changed, removed, inserted or reordered"}},
-		{"record's session column edited", func(t *testing.T, db *sql.DB) {
-			mustExec(t, db, `UPDATE evidence SET session_id = 'elsewhere' WHERE idx = ?`, firstOfType(t, db, "decision"))
-		}, false, []string{"columns", "differ from its body"}},
-		{"record deleted", func(t *testing.T, db *sql.DB) {
-			mustExec(t, db, `DELETE FROM evidence WHERE idx = ?`, firstOfType(t, db, "decision"))
-		}, false, []string{"is missing: deleted"}},
-		{"record deleted, later ones renumbered", func(t *testing.T, db *sql.DB) {
-			i := firstOfType(t, db, "decision")
-			mustExec(t, db, `DELETE FROM evidence WHERE idx = ?`, i)
-			shift(t, db, i+1, -1)
-		}, false, []string{"no longer hash to its root"}},
-		{"record inserted", func(t *testing.T, db *sql.DB) {
-			i := firstOfType(t, db, "decision")
-			shift(t, db, i, 1)
-			rec, err := evidence.NewRecord("decision", evidence.Observed, "s-forged", time.Now(), map[string]any{"decision_id": "forged", "effect": "allow"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustExec(t, db, `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`,
-				i, rec.Type, rec.SessionID, rec.Origin, rec.Body, rec.LeafHash, rec.CreatedAt.UnixNano())
-		}, false, []string{"no longer hash to its root"}},
-		{"records reordered", func(t *testing.T, db *sql.DB) {
-			i := firstOfType(t, db, "decision")
-			mustExec(t, db, `UPDATE evidence SET idx = -1 WHERE idx = ?`, i)
-			mustExec(t, db, `UPDATE evidence SET idx = ? WHERE idx = ?`, i, i+1)
-			mustExec(t, db, `UPDATE evidence SET idx = ? WHERE idx = -1`, i+1)
-		}, false, []string{"no longer hash to its root"}},
-		{"log truncated", func(t *testing.T, db *sql.DB) {
-			mustExec(t, db, `DELETE FROM evidence WHERE idx >= ?`, h.size-3)
-		}, false, []string{"the store holds only", "truncated"}},
-		{"checkpoint forged with another key", func(t *testing.T, db *sql.DB) {
-			// Edit a record, then sign a checkpoint over the edited log
-			// with a key of the same name.
-			i := firstOfType(t, db, "decision")
-			b := bytes.Replace(body(t, db, i), []byte(`"seq":`), []byte(`"seq":1`), 1)
-			mustExec(t, db, `UPDATE evidence SET body = ?, leaf_hash = ? WHERE idx = ?`, b, evidence.LeafHash(b), i)
-			mustExec(t, db, `INSERT INTO checkpoints (size, root_hash, note, created_at) VALUES (?, ?, ?, ?)`,
-				h.size, make([]byte, 32), forged(t, name, h.size, make([]byte, 32)), time.Now().UnixNano())
-		}, false, []string{"not signed by key"}},
-		{"checkpoints deleted and log truncated, caught by the saved checkpoint", func(t *testing.T, db *sql.DB) {
-			mustExec(t, db, `DELETE FROM evidence WHERE idx >= 5`)
-			mustExec(t, db, `DELETE FROM checkpoints WHERE size > 5`)
-		}, true, []string{"the saved checkpoint", "rolled back or truncated"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := h.tamper(t, func(db *sql.DB) { tt.edit(t, db) })
+	for _, tc := range evidencetest.Classes(name, h.size, nil) {
+		t.Run(tc.Name, func(t *testing.T) {
+			dir := h.tamper(t, func(db *sql.DB) { tc.Edit(t, sqliteDB{db}) })
 			var since []byte
-			if tt.since {
+			if tc.Since {
 				since = h.saved
 			}
 			_, err := verifyDir(t, dir, h.vkey, since)
-			if err == nil {
-				t.Fatal("verified")
-			}
-			if !errors.Is(err, evidence.ErrTampered) || !containsAll(err.Error(), tt.want...) {
-				t.Errorf("error %q\nlacks %q", err, tt.want)
-			}
+			evidencetest.Check(t, err, tc.Want)
 		})
 	}
 }
