@@ -95,6 +95,10 @@ type segState struct {
 	// ("don't touch prod/ and fix src/foo.go"): a negation does not reach
 	// past them.
 	cuts []int
+	// butExcept marks a clause after "but" with no verb or negation of
+	// its own: an exception to the sentence's last verb ("… but the
+	// config files", "… but ~/tmp/keep").
+	butExcept bool
 }
 
 func (b *build) analyse(toks []token) *segState {

@@ -75,6 +75,11 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			if inherited != nil {
 				u.why = fmt.Sprintf("negation in a clause continuing verb %q (%s)", inherited.word, kindsString(b.negKinds(inherited)))
 			}
+		case st.butExcept && granting(inherited):
+			// "delete everything in ~/tmp but ~/tmp/keep": what "but"
+			// spares is kept out of the verb's reach.
+			u.a, u.negated, u.negFrom = inherited, true, 0
+			u.why = fmt.Sprintf("exception \"but\" to verb %q (%s)", inherited.word, kindsString(b.negKinds(inherited)))
 		default:
 			u.a = inherited
 			if inherited != nil && inherited.negated && !inherited.self {

@@ -220,6 +220,35 @@ func (b *build) qualifyLimited(k action.Kind, phrase, verb string) {
 	b.qualify1(k, phrase, verb)
 }
 
+// butExcept reads a clause after "but" with no verb, negation or named
+// resource of its own as an exception to the sentence's last verb:
+// "delete everything in ~/tmp but the config files", "reply to everyone
+// but the recruiters". The items it spares are words no scope entry
+// holds: the verb's consequential kinds are put to a person.
+func (b *build) butExcept(st *segState, inherited *anchor) {
+	if !granting(inherited) || len(st.nouns) > 0 ||
+		len(st.qualifiers) > 0 || len(st.limits) > 0 || len(st.self) > 0 || st.nothing != "" || st.readOnly != "" {
+		return
+	}
+	people := false // "but the recruiters": people the scope cannot name
+	for j := range st.toks {
+		e, _ := b.at(st.toks, j, rolePerson)
+		people = people || e != nil
+	}
+	if slices.ContainsFunc(st.toks, func(t token) bool { return t.kind == tokEntity }) || (!people && !b.unreadBetween(st, 0, len(st.toks))) {
+		return
+	}
+	if e, _ := b.at(st.toks, 0, roleAs); e != nil {
+		return // "but as a PR": how the work is delivered
+	}
+	phrase := b.span(st.toks, 0, len(st.toks))
+	for _, k := range inherited.kinds {
+		if k != action.Read && k != action.Fetch {
+			b.qualify1(k, "but "+phrase, inherited.word)
+		}
+	}
+}
+
 // danglingNegations are the segment's negation markers that negated no
 // verb, noun or entity but follow a granting verb in their clause: "delete
 // the files not in git", "archive the threads with no reply". They

@@ -105,3 +105,17 @@ func TestCompileSpareVerbs(t *testing.T) {
 		{text: "Rispondi a tutte le mail dei clienti, ma salta quelle degli avvocati.", lang: "it", allow: []action.Kind{r}, ask: []action.Kind{s}},
 	})
 }
+
+// "But" before a noun phrase with no verb of its own is "except": a
+// named resource is kept out of the verb's reach, anything else puts the
+// verb's kinds to a person. ("Alles außer", "tout sauf", "todo menos",
+// "tutto tranne" are exceptions of their own, see TestRule09Scope.)
+func TestCompileButExcept(t *testing.T) {
+	r, s, d, w := action.Read, action.Send, action.Delete, action.Write
+	runCompileCases(t, []compileCase{
+		{text: "Delete everything in ~/tmp but the config files.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/tmp/**"}},
+		{text: "Delete everything in ~/tmp but ~/tmp/keep.", lang: "en", allow: []action.Kind{r, d}, paths: []string{"~/tmp/**"}, prohibit: []string{"delete:~/tmp/keep/**"}},
+		{text: "Reply to everyone but the recruiters.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Fix the workflow, but as a PR.", lang: "en", allow: []action.Kind{r, w, s}},
+	})
+}

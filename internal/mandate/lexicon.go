@@ -51,8 +51,11 @@ type langTable struct {
 	NothingElse []string            `yaml:"nothing_else"`
 	// Elsewhere are the "nothing else"s about places and people ("nowhere
 	// else", "no one else"): the recipients and paths named hold them.
-	Elsewhere     []string       `yaml:"elsewhere"`
-	ClauseBreaks  []string       `yaml:"clause_breaks"`
+	Elsewhere    []string `yaml:"elsewhere"`
+	ClauseBreaks []string `yaml:"clause_breaks"`
+	// ExceptBreaks are the clause breaks that can mean "except" before a
+	// noun phrase ("everything but the config files").
+	ExceptBreaks  []string       `yaml:"except_breaks"`
 	Conjunctions  []string       `yaml:"conjunctions"`
 	Limits        []string       `yaml:"limits"`
 	NegatedLimits []string       `yaml:"negated_limits"`
@@ -215,6 +218,7 @@ const (
 	roleLimiting      // "from", "von": a preposition restricting the items deleted
 	roleBookingVerb   // "book", "réserve": pays, unless what is booked costs nothing
 	roleFreeBooking   // "table", "Termin": booked without paying
+	roleExceptBreak   // "but": a clause break that can mean "except"
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -468,6 +472,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.NothingElse, entry{role: roleNothingElse}},
 		{t.Elsewhere, entry{role: roleNothingElse, cond: condElsewhere}},
 		{t.ClauseBreaks, entry{role: roleBreak}},
+		{t.ExceptBreaks, entry{role: roleExceptBreak}},
 		{t.Conjunctions, entry{role: roleConj}},
 		{t.Limits, entry{role: roleLimit}},
 		{t.NegatedLimits, entry{role: roleNegLimit}},

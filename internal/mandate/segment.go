@@ -11,6 +11,9 @@ import (
 
 type segment struct {
 	toks []token
+	// butExcept marks a segment after a break that can mean "except"
+	// ("delete everything in ~/tmp but the config files").
+	butExcept bool
 }
 
 // sentence is a run of segments up to a stop; question is set when it ends
@@ -128,12 +131,13 @@ func (b *build) sentences(toks []token) []sentence {
 	var out []sentence
 	var sent []segment
 	var cur []token
-	question := false
+	question, butExcept := false, false
 	flushSeg := func() {
 		if len(cur) > 0 {
-			sent = append(sent, segment{toks: cur})
+			sent = append(sent, segment{toks: cur, butExcept: butExcept})
 			cur = nil
 		}
+		butExcept = false
 	}
 	flushSent := func() {
 		flushSeg()
@@ -153,6 +157,8 @@ func (b *build) sentences(toks []token) []sentence {
 		default:
 			if e, n := b.at(toks, i, roleBreak); e != nil {
 				flushSeg()
+				x, xn := b.at(toks, i, roleExceptBreak)
+				butExcept = x != nil && xn == n
 				i += n - 1
 				continue
 			}
@@ -203,6 +209,7 @@ func (b *build) sentence(sent sentence) {
 	before := slices.Clone(b.m.Allow)
 	for _, seg := range segs {
 		st := b.analyse(seg.toks)
+		st.butExcept = seg.butExcept && len(st.anchors) == 0 && len(st.negBef)+len(st.negAft) == 0
 		if question != "" {
 			for _, a := range st.anchors {
 				if !a.noGrant {
@@ -213,6 +220,9 @@ func (b *build) sentence(sent sentence) {
 		b.today(st)
 		b.apply(st, webCue, inherited)
 		b.itemConditions(st, inherited)
+		if st.butExcept {
+			b.butExcept(st, inherited)
+		}
 		b.account(st)
 		for _, a := range st.anchors {
 			inherited = a
