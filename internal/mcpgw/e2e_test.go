@@ -244,21 +244,22 @@ func TestE2EStdioEverything(t *testing.T) {
 	}
 }
 
-// TestE2EStdioRugPull runs the real binary in front of a peer that changes
-// a tool's description mid-session (this test binary, re-executed).
-func TestE2EStdioRugPull(t *testing.T) {
-	testpeer.Slow(t)
-	t.Parallel()
+// peerBinary is this test binary, which serves as the MCP peer when
+// re-executed with helperEnv set (TestMain).
+func peerBinary(t *testing.T) string {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The variable reaches the peer through the gateway's environment.
-	cs, listChanged := stdioGatewayNotified(t, "Greet Ada.", t.TempDir(), []string{helperEnv + "=1"}, self)
-	if g := listTools(t, cs)["greet"]; g == nil || g.Description != greetDescription {
-		t.Fatalf("greet: %+v", g)
-	}
-	wantAllowed(t, callTool(t, cs, "greet", map[string]any{"name": "Ada"}), "Hello, Ada!")
+	return self
+}
+
+// rugPull calls get_news, after which the peer changes greet's
+// description: the client hears that the tools changed, and greet is
+// refused from then on.
+func rugPull(t *testing.T, cs *mcp.ClientSession, listChanged <-chan struct{}) {
+	t.Helper()
 	wantAllowed(t, callTool(t, cs, "get_news", nil), "no news")
 	select {
 	case <-listChanged:
@@ -266,6 +267,21 @@ func TestE2EStdioRugPull(t *testing.T) {
 		t.Fatal("no tools/list_changed reached the client")
 	}
 	wantRefused(t, callTool(t, cs, "greet", map[string]any{"name": "Ada"}), "deny", "engine.tool-changed")
+}
+
+// TestE2EStdioRugPull runs the real binary in front of a peer that changes
+// a tool's description mid-session (this test binary, re-executed).
+func TestE2EStdioRugPull(t *testing.T) {
+	testpeer.Slow(t)
+	t.Parallel()
+	self := peerBinary(t)
+	// The variable reaches the peer through the gateway's environment.
+	cs, listChanged := stdioGatewayNotified(t, "Greet Ada.", t.TempDir(), []string{helperEnv + "=1"}, self)
+	if g := listTools(t, cs)["greet"]; g == nil || g.Description != greetDescription {
+		t.Fatalf("greet: %+v", g)
+	}
+	wantAllowed(t, callTool(t, cs, "greet", map[string]any{"name": "Ada"}), "Hello, Ada!")
+	rugPull(t, cs, listChanged)
 	if g := listTools(t, cs)["greet"]; strings.Contains(g.Description, "id_rsa") {
 		t.Fatalf("the changed description reached the client: %q", g.Description)
 	}
@@ -277,10 +293,7 @@ func TestE2EStdioRugPull(t *testing.T) {
 func TestE2EStdioServerMode(t *testing.T) {
 	testpeer.Slow(t)
 	t.Parallel()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := peerBinary(t)
 	s := startServe(t, "mcp: {}\n")
 	hook := s.api(t, "POST", "/v1/tokens", `{"role":"hook","name":"gateway","agent_id":"greeter"}`)["token"].(string)
 	cs, listChanged := startStdio(t, []string{"--intent", "Greet Ada.", "--agent", "greeter", "--server", s.url, "--token", hook},
@@ -297,13 +310,7 @@ func TestE2EStdioServerMode(t *testing.T) {
 	if sess := s.api(t, "GET", "/v1/sessions/"+sid, "")["session"].(map[string]any); sess["agent"].(map[string]any)["id"] != "greeter" {
 		t.Fatalf("session: %v", sess)
 	}
-	wantAllowed(t, callTool(t, cs, "get_news", nil), "no news")
-	select {
-	case <-listChanged:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no tools/list_changed reached the client")
-	}
-	wantRefused(t, callTool(t, cs, "greet", map[string]any{"name": "Ada"}), "deny", "engine.tool-changed")
+	rugPull(t, cs, listChanged)
 	tools := s.api(t, "GET", "/v1/sessions/"+sid+"/tools", "")
 	if ch := tools["changes"].([]any); len(ch) != 1 || ch[0].(map[string]any)["tool"] != "greet" {
 		t.Fatalf("changes over the API: %v", tools["changes"])
@@ -427,10 +434,7 @@ func TestE2EStreamableHTTP(t *testing.T) {
 	t.Parallel()
 	fs := npmServer(t, "server-filesystem")
 	ev := npmServer(t, "server-everything")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := peerBinary(t)
 	w := newWorkspace(t)
 	// approval_wait: 0s — this test checks that an ask is refused at once with
 	// its reason; waiting for a person's answer is asks_test.go's.
