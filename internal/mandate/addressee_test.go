@@ -43,6 +43,7 @@ func TestCompileWrittenToPerson(t *testing.T) {
 	runCompileCases(t, []compileCase{
 		{text: "Write to the landlord that the heating is broken.", lang: "en", allow: []action.Kind{r, s}},
 		{text: "Write the summary to notes/summary.md.", lang: "en", allow: []action.Kind{r, w}, paths: []string{"notes/summary.md"}},
+		{text: "Add to README the new install steps.", lang: "en", allow: []action.Kind{r, w}},
 		{text: "Schreib an Anna, dass ich später komme.", lang: "de", allow: []action.Kind{r, s}},
 		{text: "Écrire à Julie que je serai en retard.", lang: "fr", allow: []action.Kind{r, s}},
 		{text: "Escribe a Juan que llego tarde.", lang: "es", allow: []action.Kind{r, s}},

@@ -507,9 +507,11 @@ func (b *build) personAt(st *segState, j int) (from, to int, ok bool) {
 	if !prep || j >= len(toks) || toks[j].kind != tokWord {
 		return 0, 0, false
 	}
-	// A name: capitalised, and no word of an active lexicon.
-	r, _ := utf8.DecodeRuneInString(b.text[toks[j].start:toks[j].end])
-	if !unicode.IsUpper(r) {
+	// A name: capitalised, not all capitals ("README", "S3" name files
+	// and places), and no word of an active lexicon.
+	raw := b.text[toks[j].start:toks[j].end]
+	r, size := utf8.DecodeRuneInString(raw)
+	if !unicode.IsUpper(r) || !strings.ContainsFunc(raw[size:], unicode.IsLower) {
 		return 0, 0, false
 	}
 	for _, l := range b.langs {
