@@ -120,7 +120,8 @@ func (b *build) finish() {
 
 // settleConflict weighs the denials of a kind that was also granted.
 // When every denial only says "nowhere else" ("DM it to me, don't post it
-// anywhere else"), the grant stands: the scope keeps what was named. When
+// anywhere else") or "no one outside X", the grant stands: the scope keeps
+// what was named. When
 // every denial is narrower than the kind — one thing the draft cannot name
 // ("don't modify the staging database", "no PR"), one operation of it ("no
 // apply"), or only under a condition ("if there's an error, don't change
@@ -169,7 +170,9 @@ func (b *build) settleConflict(k action.Kind) {
 // when every denial of it concerns one thing the draft cannot name
 // ("check why, but don't modify the staging database"): denying the kind
 // would forbid what the words did not (editing a local file), so the kind
-// stays merely ungranted and each such call is put to a person.
+// stays merely ungranted and each such call is put to a person. So for a
+// denial an exception narrows ("don't write to anyone outside x.com"):
+// the words leave writing to x.com open without asking for it.
 func (b *build) settleObjectDenial(k action.Kind) {
 	if k == action.Read {
 		return
