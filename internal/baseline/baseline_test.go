@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -608,8 +609,12 @@ func TestCompareEarly(t *testing.T) {
 		{"a new program in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "Bash", "execute", "program:nc", VerdictDrift, "program:nc in 2 of the new version's 2 sessions"},
 		{"a new recipient in 2 of 3 sessions", old, 3, []string{"b-0", "b-2"}, "send_mail", "send", "recipient:drop@evil.example", VerdictDrift, "recipient:drop@evil.example"},
 		{"a new program in 1 session", old, 3, []string{"b-1", "b-1"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
-		{"a new path in 3 of 3 sessions is variety, not early evidence", old, 3, []string{"b-0", "b-1", "b-2"}, "read_file", "read", "path:/srv/notes", VerdictInsufficient, ""},
-		{"a host in a domain the old version uses", old, 3, []string{"b-0", "b-1", "b-2"}, "fetch", "fetch", "host:api.docs.example", VerdictInsufficient, ""},
+		// Variety is held against the level spent over the 9 early looks
+		// (0.05/9): 2 of 5 sessions (p 0.025) is chance, every session
+		// of the first three (p 0.0003) is not.
+		{"a new path in 2 of 5 sessions is variety, not early evidence", old, 5, []string{"b-0", "b-3"}, "read_file", "read", "path:/srv/notes", VerdictInsufficient, ""},
+		{"a new path in 3 of 3 sessions", old, 3, []string{"b-0", "b-1", "b-2"}, "read_file", "read", "path:/srv/notes", VerdictDrift, "path:/srv/notes in 3 of the new version's 3 sessions"},
+		{"a host in a domain the old version uses, 2 of 5", old, 5, []string{"b-1", "b-4"}, "fetch", "fetch", "host:api.docs.example", VerdictInsufficient, ""},
 		{"a thin old version", thin, 3, []string{"b-0", "b-1", "b-2"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -744,7 +749,7 @@ func TestRatePValue(t *testing.T) {
 			}
 		}
 		diff := 4 * float64(tc.busy) / 10
-		if got := c.ratePValue(old, p, "send", diff); got < tc.lo || got > tc.hi {
+		if got := c.ratePValue(old, p, "send", diff, c.Drift.Permutations); got < tc.lo || got > tc.hi {
 			t.Errorf("%d busy sessions: p %.3f, want within [%.2f, %.2f]", tc.busy, got, tc.lo, tc.hi)
 		}
 	}
@@ -757,5 +762,90 @@ func TestYoungFamiliarHost(t *testing.T) {
 	r := c.Assess(p, Current{Event: ev("b-9", "fetch", "fetch", "allow", "host:api.docs.example"), PrevTool: "fetch", Version: "v2"})
 	if signal(r, SignalNewInVersion) == nil || r.UnlikeSelf {
 		t.Fatalf("a young host in a familiar domain: score %.2f %+v", r.Score, r.Signals)
+	}
+}
+
+// TestCompareEarlyRate: sends tripled in each of the new version's first
+// four sessions are a rate before ten sessions (the permutation test
+// against the level spent over the early looks); one busy session among
+// four is not.
+func TestCompareEarlyRate(t *testing.T) {
+	c, old := mailer(t, "v1", 24)
+	for _, tc := range []struct {
+		name    string
+		busy    []int
+		verdict string
+	}{
+		{"every session", []int{0, 1, 2, 3}, VerdictDrift},
+		{"one busy session", []int{2}, VerdictInsufficient},
+	} {
+		p := NewProfile("mailer", "v2")
+		ordinary(c, p, "b", 4)
+		for _, i := range tc.busy {
+			for range 3 {
+				p.Learn(c, ev(fmt.Sprint("b-", i), "send_mail", "send", "allow", "recipient:c0@corp.example"), t0)
+			}
+		}
+		d := c.Compare(old, p)
+		if d.Verdict != tc.verdict || tc.verdict == VerdictDrift && !strings.Contains(strings.Join(d.Reasons, " "), "send per session 1.00 → 4.00") {
+			t.Errorf("%s: %s %v, want %s", tc.name, d.Verdict, d.Reasons, tc.verdict)
+		}
+	}
+}
+
+// TestReference: a version that follows a 3-session one is tested against
+// it pooled with the version before it; alone, 3 sessions are too few.
+func TestReference(t *testing.T) {
+	c, v0 := mailer(t, "v0", 24)
+	v1 := NewProfile("mailer", "v1")
+	ordinary(c, v1, "m", 3)
+	v2 := NewProfile("mailer", "v2")
+	ordinary(c, v2, "b", 3)
+	for i := range 3 {
+		v2.Learn(c, ev(fmt.Sprint("b-", i), "Bash", "execute", "allow", "program:nc"), t0)
+	}
+	if d := c.Compare(v1, v2); d.Verdict != VerdictInsufficient {
+		t.Fatalf("against 3 sessions alone: %s %v", d.Verdict, d.Reasons)
+	}
+	ref := c.Reference(v1, v0)
+	if ref.Sessions != 27 || ref.Version != "v1" || len(ref.Shapes) != 27 || v1.Sessions != 3 {
+		t.Fatalf("pool: %d sessions, version %s, %d shapes; v1 changed to %d", ref.Sessions, ref.Version, len(ref.Shapes), v1.Sessions)
+	}
+	d := c.Compare(ref, v2)
+	if d.Verdict != VerdictDrift || d.From != "v1" || !slices.Equal(d.Reference, []string{"v1", "v0"}) {
+		t.Fatalf("against the pool: %s from %s %v %v", d.Verdict, d.From, d.Reference, d.Reasons)
+	}
+	// What the pool already did is not new.
+	v0.Learn(c, ev("a-0", "Bash", "execute", "allow", "program:nc"), t0)
+	if d := c.Compare(c.Reference(v1, v0), v2); d.Verdict == VerdictDrift {
+		t.Fatalf("nc known to v0: %s %v", d.Verdict, d.Reasons)
+	}
+	if c.Reference(v0, v1) != v0 {
+		t.Fatal("a version of 24 sessions is pooled")
+	}
+}
+
+// TestNewDomain: a new organisation under a different host every session
+// makes no host a habit, but the domain is one.
+func TestNewDomain(t *testing.T) {
+	c, old := mailer(t, "v1", 24)
+	// Each session as the old version's, its fetch to a host of domain.
+	sessions := func(v, domain string) *Profile {
+		p := NewProfile("mailer", v)
+		for i := range 3 {
+			s := fmt.Sprint("b-", i)
+			p.Learn(c, ev(s, "read_inbox", "read", "allow"), t0)
+			p.Learn(c, ev(s, "fetch", "fetch", "allow", fmt.Sprintf("host:n%d.%s", i, domain)), t0)
+			p.Learn(c, ev(s, "send_mail", "send", "allow", "recipient:c0@corp.example"), t0)
+		}
+		return p
+	}
+	d := c.Compare(old, sessions("v2", "relay.example"))
+	if d.Verdict != VerdictDrift || !strings.Contains(strings.Join(d.Reasons, " "), "host:*.relay.example in 3 of") {
+		t.Fatalf("%s %v", d.Verdict, d.Reasons)
+	}
+	// New hosts of a domain the old version uses are variety.
+	if d := c.Compare(old, sessions("v3", "docs.example")); d.Verdict != VerdictInsufficient {
+		t.Fatalf("new hosts of a known domain: %s %v", d.Verdict, d.Reasons)
 	}
 }

@@ -72,6 +72,8 @@ type Config struct {
 		RateFactor                float64  `yaml:"rate_factor"`
 		RateExcess                float64  `yaml:"rate_excess"`
 		EarlyMinPrevious          int      `yaml:"early_min_previous"`
+		EarlyMinSessions          int      `yaml:"early_min_sessions"`
+		EarlyPermutations         int      `yaml:"early_permutations"`
 		SecretKinds               []string `yaml:"secret_kinds"`
 	} `yaml:"drift"`
 	Review struct {
@@ -151,7 +153,8 @@ func (c *Config) check() error {
 		pos("signals.rate_min_sessions", s.RateMinSessions), pos("drift.min_sessions", d.MinSessions),
 		pos("signals.novelty_sessions", s.NoveltySessions), unit("signals.rare_transition_lift", s.RareTransitionLift),
 		pos("drift.min_new_destination_calls", d.MinNewDestinationCalls), pos("drift.min_new_destination_sessions", d.MinNewDestinationSessions),
-		pos("drift.permutations", d.Permutations), pos("drift.early_min_previous", d.EarlyMinPrevious), unit("drift.significance", d.Significance),
+		pos("drift.permutations", d.Permutations), pos("drift.early_min_previous", d.EarlyMinPrevious),
+		pos("drift.early_min_sessions", d.EarlyMinSessions), pos("drift.early_permutations", d.EarlyPermutations), unit("drift.significance", d.Significance),
 		pos("drift.min_new_transition_calls", d.MinNewTransitionCalls),
 		pos("review.min_sessions", c.Review.MinSessions),
 		unit("signals.rare_tool", s.RareTool), unit("signals.rare_transition", s.RareTransition),
@@ -172,8 +175,8 @@ func (c *Config) check() error {
 	if d.RateZ < 0 {
 		return fmt.Errorf("drift.rate_z must be at least 0, not %v", d.RateZ)
 	}
-	if d.Permutations > 10000 {
-		return fmt.Errorf("drift.permutations must be at most 10000, not %d (each drift check runs them)", d.Permutations)
+	if d.Permutations > 10000 || d.EarlyPermutations > 10000 {
+		return fmt.Errorf("drift.permutations and drift.early_permutations must be at most 10000, not %d and %d (each drift check runs them)", d.Permutations, d.EarlyPermutations)
 	}
 	if s.RateFactor < 1 || d.RateFactor < 1 {
 		return fmt.Errorf("signals.rate_factor and drift.rate_factor must be at least 1")

@@ -39,6 +39,10 @@ type Drift struct {
 	Verdict          string          `json:"verdict"`
 	// Reasons say what made the verdict.
 	Reasons []string `json:"reasons"`
+	// Reference lists the versions the new one was compared with when
+	// the version before it was too short to stand alone and was pooled
+	// with the ones before it (Config.Reference), newest first.
+	Reference []string `json:"reference,omitempty"`
 }
 
 // Rate is a kind's mean count per session before and after.
@@ -66,6 +70,9 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	a.init()
 	b.init()
 	d := Drift{From: a.Version, To: b.Version, Sessions: b.Sessions, Calls: b.Calls, Rates: map[string]Rate{}}
+	if len(a.Pooled) > 1 {
+		d.Reference = a.Pooled
+	}
 	d.Divergence = round(max(JensenShannon(a.Kinds, b.Kinds), JensenShannon(a.Tools, b.Tools)))
 	enough := a.Sessions >= c.Drift.MinSessions && b.Sessions >= c.Drift.MinSessions
 	early := !enough && a.Sessions >= c.Drift.EarlyMinPrevious
@@ -75,13 +82,26 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		ps[i] = it.p
 	}
 	level := taroneLevel(ps, c.Drift.Significance)
+	// An early verdict looks again after every session of the new
+	// version, up to MinSessions-1 times. An item that needs no
+	// distribution (weighty) is held against the level; everything else
+	// — ordinary variety at full size — against the level spent over the
+	// early looks (Bonferroni over them), so repeating the test session
+	// after session cannot add up to more than the level for a benign
+	// version.
+	looks := max(1, c.Drift.MinSessions-1)
+	earlyLevel := level / float64(looks)
 	var earlyWhy []string
 	for _, it := range items {
 		significant := it.p <= level
 		switch {
-		case early && it.weighty && significant:
+		case early && (it.weighty && significant || it.p <= earlyLevel):
+			at := level
+			if !it.weighty {
+				at = earlyLevel
+			}
 			earlyWhy = append(earlyWhy, fmt.Sprintf("%s in %d of the new version's %d sessions and none of the old one's %d (p %.4f, at most %.4f counts)",
-				it.name, it.sessions, b.Sessions, a.Sessions, it.p, level))
+				it.name, it.sessions, b.Sessions, a.Sessions, it.p, at))
 		case !enough:
 			continue
 		case !it.always && !significant:
@@ -107,7 +127,18 @@ func (c *Config) Compare(a, b *Profile) Drift {
 			// The normal approximation behind the standard error is poor
 			// on ten sessions of small counts: the change must also hold
 			// against the sessions regrouped at random.
-			r.Changed = c.ratePValue(a, b, k, to-from) < c.Drift.Significance
+			r.Changed = c.ratePValue(a, b, k, to-from, c.Drift.Permutations) < c.Drift.Significance
+		}
+		if r.Changed && early && nb >= c.Drift.EarlyMinSessions {
+			// Early, the permutation test is exact at any size; it is held
+			// against the level spent over the early looks, with enough
+			// splits to resolve it.
+			pv := c.ratePValue(a, b, k, to-from, c.Drift.EarlyPermutations)
+			r.Changed = pv < c.Drift.Significance/float64(looks)
+			if r.Changed {
+				earlyWhy = append(earlyWhy, fmt.Sprintf("%s per session %.2f → %.2f in the new version's %d sessions against the old one's %d (permutation p %.4f, under %.4f counts)",
+					k, r.From, r.To, nb, na, pv, c.Drift.Significance/float64(looks)))
+			}
 		}
 		d.Rates[k] = r
 	}
@@ -187,6 +218,7 @@ func (c *Config) newItems(a, b *Profile) []newItem {
 		}
 		out = append(out, it)
 	}
+	out = append(out, c.newDomains(a, b)...)
 	total := 0
 	for _, n := range b.KindNext {
 		total += n
@@ -211,6 +243,41 @@ func (c *Config) newItems(a, b *Profile) []newItem {
 		out = append(out, it)
 	}
 	slices.SortFunc(out, func(x, y newItem) int { return strings.Compare(x.name, y.name) })
+	return out
+}
+
+// newDomains are the registrable domains (of hosts and recipients) the
+// new version made a habit of and the old one never used, when the new
+// version went there under more than one host or recipient: one new
+// destination is tested as itself, but a version that reaches a new
+// organisation under a different host or address each session (a.x.example,
+// b.x.example) makes none of them a habit, and the organisation is one.
+func (c *Config) newDomains(a, b *Profile) []newItem {
+	if len(b.DomainUse) == 0 {
+		return nil
+	}
+	members := map[string]int{}
+	calls := map[string]int{}
+	for dest := range unionKeys(b.Destinations, b.Attempted) {
+		if dom := c.domainKey(dest); dom != "" {
+			members[dom]++
+			calls[dom] += b.Destinations[dest] + b.Attempted[dest]
+		}
+	}
+	var out []newItem
+	for dom, use := range b.DomainUse {
+		if members[dom] < 2 || use.Sessions < c.Drift.MinNewDestinationSessions || calls[dom] < c.Drift.MinNewDestinationCalls || a.Domains[dom] > 0 || a.DomainUse[dom].Sessions > 0 {
+			continue
+		}
+		typ, v, _ := strings.Cut(dom, ":")
+		name := typ + ":*." + v
+		if typ == DestRecipient {
+			name = typ + ":*@" + v
+		}
+		it := newItem{name: name, sessions: use.Sessions, p: newItemP(use.Sessions, b.Sessions, a.Sessions), always: c.strong[typ] || use.Consequential}
+		it.weighty = it.always || c.reach[typ]
+		out = append(out, it)
+	}
 	return out
 }
 
@@ -378,7 +445,7 @@ func (c *Config) divergenceNull(a, b *Profile, obs float64) (mean, p float64) {
 // sessions (the observed one counted) whose difference of the mean
 // per-session count of kind is at least diff: a permutation test, exact
 // in its small-sample behaviour where the standard error is not.
-func (c *Config) ratePValue(a, b *Profile, kind string, diff float64) float64 {
+func (c *Config) ratePValue(a, b *Profile, kind string, diff float64, permutations int) float64 {
 	na, n := len(a.Shapes), len(a.Shapes)+len(b.Shapes)
 	if na == 0 || na == n {
 		return 1
@@ -389,7 +456,7 @@ func (c *Config) ratePValue(a, b *Profile, kind string, diff float64) float64 {
 	}
 	perm := newPermuter(a.Version+"\x00rate", b.Version+"\x00"+kind, na, n)
 	atLeast := 1
-	for range c.Drift.Permutations {
+	for range permutations {
 		perm.next()
 		var sa, sb float64
 		for i, x := range counts {
@@ -403,7 +470,7 @@ func (c *Config) ratePValue(a, b *Profile, kind string, diff float64) float64 {
 			atLeast++
 		}
 	}
-	return float64(atLeast) / float64(c.Drift.Permutations+1)
+	return float64(atLeast) / float64(permutations+1)
 }
 
 // JensenShannon is the Jensen-Shannon divergence (base 2, 0-1) of two count

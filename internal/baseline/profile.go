@@ -53,6 +53,12 @@ type Profile struct {
 	// first-seen host or recipient inside a domain the agent already uses
 	// is a smaller step than one somewhere it never went.
 	Domains map[string]int `json:"domains,omitempty"`
+	// DomainUse counts, in a version's profile, the sessions that used
+	// each registrable domain (allowed or tried; keys as Domains): a
+	// version that goes to a new organisation under a new host or
+	// recipient every session makes no one destination a habit, but the
+	// organisation is one.
+	DomainUse map[string]DestUse `json:"domain_use,omitempty"`
 	// ToolNext and KindNext count transitions "a>b" within sessions;
 	// ToolFrom and KindFrom how often a was followed by anything.
 	ToolNext map[string]int `json:"tool_next"`
@@ -84,6 +90,9 @@ type Profile struct {
 	// session is a habit of the new version, using it twice in one
 	// session is not.
 	NewSinceFirst map[string]int `json:"new_since_first,omitempty"`
+	// Pooled is, of a drift reference (Config.Reference), the versions
+	// whose sessions it holds, newest first; never stored.
+	Pooled []string `json:"-"`
 }
 
 // DestUse is how many sessions used a destination, and the ordinal
@@ -240,6 +249,9 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		for _, d := range ev.Destinations {
 			bump(p.Attempted, d, c.Learning.MaxDestinations, &p.Dropped)
 			p.use(c, &p.DestUse, s, d, cons)
+			if dom := c.domainKey(d); dom != "" {
+				p.use(c, &p.DomainUse, s, dom, cons)
+			}
 		}
 		return
 	case "allow":
@@ -287,6 +299,7 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		p.use(c, &p.DestUse, s, d, cons)
 		if dom := c.domainKey(d); dom != "" {
 			bump(p.Domains, dom, c.Learning.MaxDestinations, &p.Dropped)
+			p.use(c, &p.DomainUse, s, dom, cons)
 		}
 	}
 	if ev.Hour >= 0 && ev.Hour < 24 {

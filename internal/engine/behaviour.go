@@ -566,7 +566,21 @@ func (e *Engine) drift(ctx context.Context, agent, version string) (*baseline.Dr
 	if err != nil {
 		return nil, err
 	}
-	d := e.beh.cfg.Compare(from, to)
+	// A previous version too short to test against is pooled with the
+	// ones before it (baseline.Config.Reference).
+	cfg := e.beh.cfg
+	var earlier []*baseline.Profile
+	seen := map[string]bool{to.Version: true, from.Version: true}
+	for n, prev := from.Sessions, from.Previous; n < cfg.Drift.MinSessions && prev != "" && !seen[prev]; {
+		seen[prev] = true
+		p, err := e.loadProfile(ctx, agent, prev)
+		if err != nil {
+			return nil, err
+		}
+		earlier = append(earlier, p)
+		n, prev = n+p.Sessions, p.Previous
+	}
+	d := cfg.Compare(cfg.Reference(from, earlier...), to)
 	return &d, nil
 }
 

@@ -137,14 +137,15 @@ func TestVersionChangeAndDrift(t *testing.T) {
 	for range 10 {
 		coder(t, e, "coder", "m-1")
 	}
+	// One session of the new version cannot show a habit.
+	coder(t, e, "coder", "m-2", [2]string{"Read", "/work/proj/main.go"}, [2]string{"Bash", "go test ./..."}, [2]string{"Bash", "go vet ./..."})
+	d, err := e.drift(ctx, "coder", versionOf(store.Agent{ID: "coder", Model: "m-2"}))
+	if err != nil || d.Verdict != baseline.VerdictInsufficient {
+		t.Fatalf("1 session of the new version: %+v, %v", d, err)
+	}
 	for range 9 {
 		coder(t, e, "coder", "m-2", [2]string{"Read", "/work/proj/main.go"}, [2]string{"Bash", "go test ./..."}, [2]string{"Bash", "go vet ./..."})
 	}
-	d, err := e.drift(ctx, "coder", versionOf(store.Agent{ID: "coder", Model: "m-2"}))
-	if err != nil || d.Verdict != baseline.VerdictInsufficient {
-		t.Fatalf("9 sessions of the new version: %+v, %v", d, err)
-	}
-	coder(t, e, "coder", "m-2", [2]string{"Read", "/work/proj/main.go"}, [2]string{"Bash", "go test ./..."}, [2]string{"Bash", "go vet ./..."})
 	d, err = e.drift(ctx, "coder", versionOf(store.Agent{ID: "coder", Model: "m-2"}))
 	if err != nil || d.Verdict != baseline.VerdictDrift || !slices.Contains(d.NewDestinations, "subcommand:go vet") {
 		t.Fatalf("10 and 10 sessions, a new program: %+v, %v", d, err)
@@ -340,5 +341,30 @@ func TestHeldFoldFallsBack(t *testing.T) {
 	}
 	if p, _ := e.loadProfile(ctx, "coder", ""); p.Decided != 3 {
 		t.Fatalf("refolding held decisions counted again: %d", p.Decided)
+	}
+}
+
+// TestDriftPooledReference: a version that follows a 3-session version is
+// compared with that version and the one before it pooled; the pair still
+// names the version before it.
+func TestDriftPooledReference(t *testing.T) {
+	e, _ := newEngine(t, "")
+	ctx := context.Background()
+	for range 12 {
+		coder(t, e, "coder", "m-1")
+	}
+	for range 3 {
+		coder(t, e, "coder", "m-2")
+	}
+	for range 3 {
+		coder(t, e, "coder", "m-3", [2]string{"Read", "/work/proj/main.go"}, [2]string{"Bash", "go test ./..."}, [2]string{"Bash", "go vet ./..."})
+	}
+	v1, v2, v3 := versionOf(store.Agent{ID: "coder", Model: "m-1"}), versionOf(store.Agent{ID: "coder", Model: "m-2"}), versionOf(store.Agent{ID: "coder", Model: "m-3"})
+	d, err := e.drift(ctx, "coder", v3)
+	if err != nil || d.Verdict != baseline.VerdictDrift || d.From != v2 || !slices.Equal(d.Reference, []string{v2, v1}) {
+		t.Fatalf("3 sessions after a 3-session version: %+v, %v", d, err)
+	}
+	if d, err := e.drift(ctx, "coder", v2); err != nil || d.Verdict != baseline.VerdictInsufficient || len(d.Reference) != 0 {
+		t.Fatalf("the 3-session version against the first: %+v, %v", d, err)
 	}
 }
