@@ -65,6 +65,7 @@ type anchor struct {
 // segState is what one segment's analysis found.
 type segState struct {
 	toks       []token
+	last       bool // the sentence's last segment
 	consumed   []bool
 	negBef     [][2]int // negation markers before what they negate
 	negAft     [][2]int // after

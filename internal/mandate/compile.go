@@ -188,6 +188,10 @@ type build struct {
 	// qualified are kinds a verb was asked for with an item condition
 	// the draft cannot check ("only files older than a year").
 	qualified map[action.Kind]qualification
+	// pendingAct are the conditional clauses of the sentence being read
+	// that stand in a segment of their own ("if the tests pass, …"):
+	// they qualify the next segment's verb.
+	pendingAct []string
 	// unknown are the phrases no stage used; unknownMore counts those
 	// beyond maxUnrecognised.
 	unknown     []Unrecognised

@@ -178,8 +178,10 @@ var nounOrVerbCases = []compileCase{
 		allow: []action.Kind{r}},
 	{text: "build job keeps failing, look into it", lang: "en",
 		allow: []action.Kind{r}},
+	// "move" after "if yes" is a verb; "if yes" is a condition on the
+	// act Mandate cannot check, so its kind is asked (act_conditions).
 	{text: "if yes move them to the archive", lang: "en",
-		allow: []action.Kind{r, w}},
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
 	{text: "the checkout keeps timing out, investigate", lang: "en",
 		allow: []action.Kind{r}},
 	{text: "Teile die Funktion in zwei auf", lang: "de", // separable: "teile … auf" splits, "teile" alone shares

@@ -29,6 +29,8 @@ type qualifier struct {
 	// negation is a negation that reaches no verb, noun or entity, after
 	// a verb in its clause: "delete the files not in git".
 	negation bool
+	// act is a condition on the act, not the items ("if the tests pass").
+	act bool
 }
 
 // findItemConditions records item conditions and keep verbs on free
@@ -53,10 +55,14 @@ func (b *build) findItemConditions(st *segState, free func(i, n int) bool, mark 
 			if r == roleRelative && !b.relativeHere(st, i) {
 				continue
 			}
+			if e.cond == condAct && b.inEmbedded(toks, i) {
+				continue // "tell me if there's an invoice": a question, not a condition
+			}
 			q := qualifier{from: i, to: i + n, keep: r == roleKeep, relative: r == roleRelative}
 			if e.cond == condOlder {
 				q.olderDays = b.age(st, i+n)
 			}
+			q.act = e.cond == condAct
 			if re, rn := b.at(toks, i, roleRestrictor); re != nil && rn == n {
 				// "only" also makes a verb after it a verb ("only delete")
 				// and a read verb read-only ("only read").
@@ -95,8 +101,16 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 	}
 	qs = append(qs, b.danglingNegations(st)...)
 	b.limitedDeletes(st)
+	b.pendingCondition(st)
 	for _, q := range qs {
 		from, to := st.clauseOf(q.from)
+		if q.act && !st.last && b.opensClause(st, q, from) && !slices.ContainsFunc(st.anchors, func(a *anchor) bool { return !a.noun && a.pos > q.from }) {
+			// "if the tests pass, push to main", "run the tests and if
+			// they pass, push": a conditional clause with no verb after
+			// it in its segment qualifies the segment after it.
+			b.pendingAct = append(b.pendingAct, b.span(st.toks, q.from, to))
+			continue
+		}
 		if q.only {
 			if a := b.qualifiedAnchor(st, q, from, to, inherited); a != nil {
 				st.onlyVerbs = append(st.onlyVerbs, a)
@@ -168,6 +182,48 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			}
 			b.qualified[k] = ql
 		}
+	}
+}
+
+// inEmbedded reports whether token i ends an embedded question ("tell me
+// if", "dis-moi s'").
+func (b *build) inEmbedded(toks []token, i int) bool {
+	for j := max(0, i-4); j < i; j++ {
+		if e, n := b.at(toks, j, roleEmbedded); e != nil && j+n > i {
+			return true
+		}
+	}
+	return false
+}
+
+// opensClause reports whether a condition opens its clause: first in it,
+// or after a conjunction ("… and if they pass, push"). Such a condition
+// qualifies what follows it; one after its verb ("push if they pass")
+// qualifies that verb.
+func (b *build) opensClause(st *segState, q qualifier, from int) bool {
+	return q.from == from || b.is(st.toks[q.from-1], roleConj)
+}
+
+// pendingCondition puts to a person the kinds of the first granting verb
+// of the segment after a conditional clause of its own ("if the tests
+// pass, push to main"; "et, s'ils passent, pousse sur main").
+func (b *build) pendingCondition(st *segState) {
+	if len(b.pendingAct) == 0 {
+		return
+	}
+	for _, a := range st.anchors {
+		if a.noun || !granting(a) {
+			continue
+		}
+		for _, phrase := range b.pendingAct {
+			for _, k := range a.kinds {
+				if k != action.Read && k != action.Fetch {
+					b.qualify1(k, phrase, a.word)
+				}
+			}
+		}
+		b.pendingAct = nil
+		return
 	}
 }
 
@@ -346,6 +402,9 @@ func (b *build) anyItemsBetween(st *segState, i, j int) bool {
 // condOlder marks an item condition on the items' age.
 const condOlder = "older"
 
+// condAct marks a condition on the act itself ("if the tests pass").
+const condAct = "act"
+
 // age reads an age right after an "older than" phrase: an optional number
 // (a digit, a number word, or an article for one) and an age unit, within
 // three words; it returns the days and marks the words used, or 0.
@@ -420,7 +479,21 @@ func (b *build) qualifiedAnchor(st *segState, q qualifier, from, to int, inherit
 			after = a
 		}
 	}
+	if q.act && (after == nil || !b.opensClause(st, q, from)) {
+		if before != nil {
+			if e, n := b.at(st.toks, before.pos, roleWhether); e != nil && n == before.end-before.pos {
+				return nil // "ask Diego if the numbers are final": whether, not a condition
+			}
+		}
+		for j := from; j < q.from; j++ {
+			if e, _ := b.at(st.toks, j, roleCopula); e != nil {
+				return nil // "any brand is fine if something's out": the condition is the state's
+			}
+		}
+	}
 	switch {
+	case q.act && after != nil && b.opensClause(st, q, from):
+		return after // "… and if they pass, push to main": the clause it opens
 	case before != nil:
 		return before
 	case after != nil:

@@ -141,6 +141,19 @@ type langTable struct {
 	// entry holds, so the kinds of the verb they qualify are put to a
 	// person rather than granted.
 	ItemConditions []string `yaml:"item_conditions"`
+	// ActConditions put a condition on the act itself ("push to main if
+	// the tests pass", "wenn alles grün ist, pushe"): Mandate cannot check
+	// it on a call, so the verb they qualify is weighed like an item
+	// condition's and its kinds are put to a person. Temporal words
+	// ("when", "once") order the steps and are not among them.
+	ActConditions []string `yaml:"act_conditions"`
+	// Hedges leave the act to the agent's judgement ("if possible", "if
+	// needed", "wenn nötig", "si hay"): no condition, nothing to ask.
+	Hedges []string `yaml:"hedges"`
+	// WhetherVerbs make a conditional word after them "whether" ("ask
+	// Diego if the numbers are final", "demande-lui si …"): a question,
+	// not a condition on the verb.
+	WhetherVerbs []string `yaml:"whether_verbs"`
 	// OperationVerbs name one operation of their kind (operations.yaml):
 	// "don't push" prohibits pushing, not every send.
 	OperationVerbs map[string][]string `yaml:"operation_verbs"`
@@ -207,6 +220,7 @@ const (
 	roleHandsOff
 	roleAskFirst
 	roleItemCondition // "only", "older than": the verb acts on some items only
+	roleWhether       // "ask", "check": a conditional word after them is "whether"
 	roleKeep          // "but keep …": some items are spared
 	roleAgeUnit       // "year", "Tage": the unit of an age, n days
 	roleAnyItems      // "files", "alles": items of any sort
@@ -504,6 +518,9 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.HandsOff, entry{role: roleHandsOff}},
 		{t.AskFirst, entry{role: roleAskFirst}},
 		{t.ItemConditions, entry{role: roleItemCondition}},
+		{t.ActConditions, entry{role: roleItemCondition, cond: condAct}},
+		{t.Hedges, entry{role: roleIgnore}},
+		{t.WhetherVerbs, entry{role: roleWhether}},
 		{t.Keep, entry{role: roleKeep}},
 		{t.OnlyPairs, entry{role: roleOnlyPair}},
 		{t.OlderThan, entry{role: roleItemCondition, cond: condOlder}},

@@ -207,8 +207,10 @@ func (b *build) sentence(sent sentence) {
 	var inherited *anchor
 	var anchors, only []*anchor
 	before := slices.Clone(b.m.Allow)
-	for _, seg := range segs {
+	b.pendingAct = nil
+	for si, seg := range segs {
 		st := b.analyse(seg.toks)
+		st.last = si == len(segs)-1
 		st.butExcept = seg.butExcept && len(st.anchors) == 0 && len(st.negBef)+len(st.negAft) == 0
 		if question != "" {
 			for _, a := range st.anchors {
