@@ -849,3 +849,26 @@ func TestNewDomain(t *testing.T) {
 		t.Fatalf("new hosts of a known domain: %s %v", d.Verdict, d.Reasons)
 	}
 }
+
+// TestNewToolAtNewHost: a tool's first use at a host the agent never
+// reached is one departure, the tool's (its destinations are new because
+// it is), not two; a new tool that sends to a new recipient, or a new
+// host reached with a usual tool and a new program, still is unlike
+// itself.
+func TestNewToolAtNewHost(t *testing.T) {
+	c, p := mailer(t, "", 60) // 180 calls: a new tool weighs 0.29
+	for _, tc := range []struct {
+		name       string
+		cur        Current
+		unlikeSelf bool
+	}{
+		{"new tool, new documentation host", Current{Event: ev("n", "WebFetch", "fetch", "allow", "host:pkg.go.dev"), PrevTool: "read_inbox"}, false},
+		{"new tool, new recipient", Current{Event: ev("n", "forward_mail", "send", "allow", "recipient:drop@evil.example"), PrevTool: "read_inbox"}, true},
+		{"usual tool, new program and host", Current{Event: ev("n", "fetch", "fetch", "allow", "host:drop.example", "program:nc"), PrevTool: "read_inbox"}, true},
+	} {
+		r := c.Assess(p, tc.cur)
+		if r.UnlikeSelf != tc.unlikeSelf {
+			t.Errorf("%s: unlike self %v (score %.2f, %v), want %v", tc.name, r.UnlikeSelf, r.Score, r.Reasons, tc.unlikeSelf)
+		}
+	}
+}

@@ -78,6 +78,9 @@ type Result struct {
 type part struct {
 	weight float64
 	why    string
+	// onlyNew: a first use that is only new (no consequential, strong or
+	// young destination), which a new tool explains.
+	onlyNew bool
 }
 
 // Assess compares a call with the agent's profile. It is O(1) per
@@ -178,7 +181,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 			if young {
 				why = fmt.Sprintf("%s %s used only since this agent's version changed %d sessions ago", what, ds, p.SinceVersion)
 			}
-			out = append(out, part{w * (1 - rate), why})
+			out = append(out, part{weight: w * (1 - rate), why: why, onlyNew: level < 2 && !young})
 		}
 		return out
 	}
@@ -208,7 +211,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 		typ, _, _ := strings.Cut(d, ":")
 		return consequential || c.strong[typ] || c.reach[typ] && !c.familiar(p, d)
 	}) {
-		parts = append(parts, part{c.Signals.Weights.Exposed, "somewhere new " + strings.Join(cur.Exposure, " and ")})
+		parts = append(parts, part{weight: c.Signals.Weights.Exposed, why: "somewhere new " + strings.Join(cur.Exposure, " and ")})
 	}
 	a := c.Learning.Smoothing
 	toolProb, rareTool := 1.0, false
@@ -219,7 +222,27 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 			rareTool = true
 			why := fmt.Sprintf("tool %s: %d of this agent's %d calls", ev.Tool, p.Tools[ev.Tool], p.Calls)
 			r.Signals = append(r.Signals, Signal{Name: SignalRareTool, Value: jsonOf(round(prob)), Reason: why})
-			parts = append(parts, part{c.Signals.Weights.RareTool * (1 - prob/c.Signals.RareTool), why})
+			rare := part{weight: c.Signals.Weights.RareTool * (1 - prob/c.Signals.RareTool), why: why}
+			if p.Tools[ev.Tool] == 0 {
+				// A tool's first use goes somewhere it never went: its
+				// destinations are new because the tool is. The tool and
+				// the destinations that are only new are one departure,
+				// counted as its strongest part; a consequential, strong
+				// or young destination still counts on its own.
+				kept := parts[:0]
+				for _, pt := range parts {
+					if pt.onlyNew {
+						if pt.weight > rare.weight {
+							rare.weight = pt.weight
+						}
+						rare.why += "; " + pt.why
+						continue
+					}
+					kept = append(kept, pt)
+				}
+				parts = kept
+			}
+			parts = append(parts, rare)
 		}
 	}
 	if cur.PrevTool != "" && p.ToolFrom[cur.PrevTool] >= c.Signals.RareTransitionMinFrom {
@@ -230,7 +253,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 		if prob < c.Signals.RareTransition && !rareTool && prob < c.Signals.RareTransitionLift*toolProb {
 			why := fmt.Sprintf("%s after %s: %d of %d times", ev.Tool, cur.PrevTool, n, from)
 			r.Signals = append(r.Signals, Signal{Name: SignalRareTransition, Value: jsonOf(round(prob)), Reason: why})
-			parts = append(parts, part{c.Signals.Weights.RareTransition * (1 - prob/c.Signals.RareTransition), why})
+			parts = append(parts, part{weight: c.Signals.Weights.RareTransition * (1 - prob/c.Signals.RareTransition), why: why})
 		}
 	}
 	for _, k := range c.RateKinds {
@@ -247,7 +270,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 			r.RateHigh = true
 			why := fmt.Sprintf("%d %s calls in this session; this agent's most in its last sessions is %d", n, k, usual)
 			r.Signals = append(r.Signals, Signal{Name: SignalRate, Value: jsonOf(round(float64(n) / float64(max(usual, 1)))), Reason: why})
-			parts = append(parts, part{c.Signals.Weights.Rate, why})
+			parts = append(parts, part{weight: c.Signals.Weights.Rate, why: why})
 		}
 	}
 	keep := 1.0
