@@ -112,6 +112,11 @@ type ValueFacts struct {
 	// "general"}): the id is the one the user named, spelled as the tool
 	// needs it. Empty when no listing did, or the name is injected.
 	ListedAs string `json:"listed_as"`
+	// SenderOf is the id of an item the call names (the thread a reply
+	// is in, the message forwarded) whose listing shows this recipient as
+	// the item's own sender, author or organiser: a reply to whoever wrote
+	// the item the task is about. Empty for other values and recipients.
+	SenderOf string `json:"sender_of"`
 	// Sensitive: it came from a sensitive read.
 	Sensitive     bool   `json:"sensitive"`
 	Tool          string `json:"tool,omitempty"`
@@ -200,6 +205,11 @@ func (t *Table) Facts(in CallInput) *Facts {
 	}
 	t.argFacts(f, in)
 	t.itemFacts(f, in.Args)
+	for i := range f.Values {
+		if v := &f.Values[i]; v.Role == "recipient" && len(f.Items) > 0 {
+			v.SenderOf = t.senderOfItem(f, v.Value)
+		}
+	}
 	f.Related = t.related(f, in, a)
 	f.LethalTrifecta = t.privateSeen && t.openSeen && (sendsOrPays(a) || (hasKind(a, action.Fetch) && len(f.Carries) > 0))
 	return f

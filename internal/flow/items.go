@@ -39,6 +39,7 @@ type listedItem struct {
 	words      string // without private marks
 	folded     string
 	private    bool
+	senders    []string // folded sender, author or organiser fields
 	tool       string
 	decisionID string
 	trust      Trust
@@ -57,7 +58,7 @@ func (t *Table) addItems(sc *Scan, info DecisionInfo) {
 		if t.items == nil {
 			t.items = map[string]*listedItem{}
 		}
-		t.items[it.ID] = &listedItem{name: it.Name, words: it.words, folded: fold(it.Name), private: it.Private, tool: info.Tool, decisionID: info.ID, trust: info.Trust}
+		t.items[it.ID] = &listedItem{name: it.Name, words: it.words, folded: fold(it.Name), private: it.Private, senders: it.senders, tool: info.Tool, decisionID: info.ID, trust: info.Trust}
 	}
 }
 
@@ -79,6 +80,52 @@ func (t *Table) itemFacts(f *Facts, sc *Scan) {
 			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded), Private: li.private,
 		})
 	}
+}
+
+// senderOfItem is the id of an item the call names (f.Items: a reply's
+// thread, a forward's message) whose listing shows addr as its own
+// sender, author or organiser, or "". A reply to the sender of the item it
+// replies to goes to whoever wrote it, not to an address its text
+// planted; an item whose name an injected span has vouches for no one.
+func (t *Table) senderOfItem(f *Facts, addr string) string {
+	a := fold(strings.TrimSpace(addr))
+	if a == "" {
+		return ""
+	}
+	for _, it := range f.Items {
+		li, ok := t.items[it.ID]
+		if !ok || it.Injected {
+			continue
+		}
+		for _, s := range li.senders {
+			if hasAddress(s, a) {
+				return it.ID
+			}
+		}
+	}
+	return ""
+}
+
+// hasAddress: field (folded) is addr or holds it whole, between
+// characters no address has ("Dana <dana@corp.example>"), so that
+// "ana@x.example" is not found in "dana@x.example".
+func hasAddress(field, addr string) bool {
+	for i := 0; ; {
+		j := strings.Index(field[i:], addr)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(addr)
+		if (j == 0 || !addressByte(field[j-1])) && (end == len(field) || !addressByte(field[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func addressByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '+' || c == '@' || c >= 0x80
 }
 
 // nameInUserWords: a word of the name (four letters at least, not a

@@ -212,7 +212,13 @@ type Item struct {
 	// words are the name's folded words without its private marks: what
 	// the user would call it.
 	words string
+	// senders are the item's own sender, author or organiser fields,
+	// folded (a mail's "from"): whom a reply to the item goes to.
+	senders []string
 }
+
+// maxSenders bounds the sender fields one listed item keeps.
+const maxSenders = 4
 
 // maxItems bounds the items one output records.
 const maxItems = 1024
@@ -386,7 +392,7 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 // item's id, its name or a private flag.
 func (st *scanState) itemField(n int, key string, t json.Token) {
 	r := st.s.voc.role(key)
-	if r&(roleID|roleItemName|rolePrivateFlag) == 0 {
+	if r&(roleID|roleItemName|rolePrivateFlag|roleHeader) == 0 {
 		return
 	}
 	it := st.listed[n]
@@ -416,6 +422,8 @@ func (st *scanState) itemField(n int, key string, t json.Token) {
 		it.ID = v
 	case r&roleItemName != 0 && it.Name == "" && v != "":
 		it.Name = clip(v, 200)
+	case r&roleHeader != 0 && v != "" && len(it.senders) < maxSenders:
+		it.senders = append(it.senders, fold(clip(v, 200)))
 	}
 }
 
