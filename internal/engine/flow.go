@@ -190,6 +190,17 @@ func (e *Engine) decisionInfo(id string, seq int, a *action.Action, effect strin
 				break
 			}
 		}
+		// An item the call takes by its id whose listed name the user's
+		// words name whole ("the 'Launch checklist' thread" for m9, listed
+		// as "Launch checklist") is the item the user pointed to, as much
+		// as one whose sender they named; one an injected span named, or
+		// the listing marks private, is not.
+		for _, it := range f.Items {
+			if it.Named && !it.Injected && !it.Private {
+				info.Named = true
+				break
+			}
+		}
 	}
 	return info
 }
