@@ -386,8 +386,16 @@ type recordContent struct {
 }
 
 // parseInfo reads a canonical record body.
-func parseInfo(canon []byte) (*recordInfo, error) {
+func parseInfo(canon []byte) (*recordInfo, error) { return readInfo(canon, false) }
+
+// parseEnvelope is parseInfo holding the body to everything ParseBody
+// does after its canonical check, without decoding it twice: no member but
+// the envelope's, a content, a time as encoding/json reads one.
+func parseEnvelope(canon []byte) (*recordInfo, error) { return readInfo(canon, true) }
+
+func readInfo(canon []byte, strict bool) (*recordInfo, error) {
 	var r recordInfo
+	var content bool
 	sc := &jsonScanner{data: canon}
 	var at string
 	_, err := sc.object(0, 0, func(name []byte, start, end int) error {
@@ -405,7 +413,16 @@ func parseInfo(canon []byte) (*recordInfo, error) {
 		case "time":
 			at, err = text(v)
 		case "content":
+			content = true
 			err = r.Content.read(sc, canon, start)
+		default:
+			if strict {
+				err = errors.New("not a member of a record body")
+			}
+		}
+		if err == nil && strict && string(name) == "time" {
+			var t time.Time
+			err = t.UnmarshalJSON(v)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -419,6 +436,8 @@ func parseInfo(canon []byte) (*recordInfo, error) {
 		return nil, fmt.Errorf("record body: time %q: %w", at, err)
 	}
 	switch {
+	case strict && !content:
+		return nil, errors.New("record body: no content")
 	case r.V != FormatVersion:
 		return nil, fmt.Errorf("record body: format version %d, want %d", r.V, FormatVersion)
 	case r.Type == "":

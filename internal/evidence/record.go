@@ -13,6 +13,7 @@ import (
 
 	"github.com/transparency-dev/merkle/rfc6962"
 
+	"github.com/mandate-dev/mandate/internal/jcs"
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
@@ -95,7 +96,7 @@ func NewRecord(typ, origin, sessionID string, at time.Time, content any) (*store
 
 // recordEncoder holds the buffers of record encoding, for reuse.
 type recordEncoder struct {
-	c   canonicalizer
+	c   jcs.Canonicalizer
 	buf bytes.Buffer
 	enc *json.Encoder
 }
@@ -124,7 +125,7 @@ func (e *recordEncoder) record(typ, origin, sessionID string, at time.Time, cont
 	// time, type, v.
 	body := make([]byte, 0, len(raw)+192)
 	body = append(body, `{"content":`...)
-	body, err := e.c.run(body, raw, false)
+	body, err := e.c.Append(body, raw, false)
 	if err != nil {
 		return nil, fmt.Errorf("evidence record %s: content: %w", typ, err)
 	}

@@ -1,4 +1,4 @@
-package evidence
+package jcs
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ func TestCanonicalErrors(t *testing.T) {
 	for _, in := range []string{
 		``, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[1 2]`, `{"a":1}x`, `"abc`, `"\x"`, `"\u12"`,
 		`tru`, `nul`, `01`, `-`, `1.`, `1e`, `.5`, `+1`, "\"a\x01\"", `1e400`, "2" + strings.Repeat("0", 320), `{"a":1,"a":2}`, `{1:2}`,
-		strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2),
+		strings.Repeat("[", MaxDepth+2) + strings.Repeat("]", MaxDepth+2),
 	} {
 		if got, err := Canonical([]byte(in)); err == nil {
 			t.Errorf("Canonical(%.40q) = %s, want an error", in, got)
@@ -73,8 +73,8 @@ func asSyntax(err error, se **SyntaxError) bool {
 func TestCanonicalLenientDuplicates(t *testing.T) {
 	// encoding/json keeps the last of duplicate members; so does the
 	// record of what the engine decided on.
-	var c canonicalizer
-	got, err := c.run(nil, []byte(`{"b":1,"a":1,"b":2,"a":{"x":1,"x":3}}`), false)
+	var c Canonicalizer
+	got, err := c.Append(nil, []byte(`{"b":1,"a":1,"b":2,"a":{"x":1,"x":3}}`), false)
 	if err != nil {
 		t.Fatal(err)
 	}
