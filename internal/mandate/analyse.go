@@ -25,6 +25,7 @@ type anchor struct {
 	negStart, negEnd int
 	negAfter         bool // the marker follows the word ("lösch nichts")
 	negNobody        bool // the marker is "no one", "niemandem": every recipient
+	umbrella         bool // an umbrella verb ("tidy up"), see narrowByOnly
 	// anyObject: the rest of the verb's clause names items of any sort
 	// ("delete everything in ~/tmp"), set by itemConditions.
 	anyObject bool
@@ -133,6 +134,17 @@ func (b *build) analyse(toks []token) *segState {
 	scan(roleAskFirst, func(_ *entry, i, n int) { st.askFirst = append(st.askFirst, [2]int{i, i + n}) })
 	scan(roleIgnore, func(*entry, int, int) {})
 	scan(roleNeedless, func(_ *entry, i, n int) { st.needless = append(st.needless, [2]int{i, i + n}) })
+	// The longer phrase decides: "no toques nada más" and "ne touche à rien
+	// d'autre" are "nothing else", not the read-only "no toques nada" and
+	// "ne touche à rien" they begin with.
+	for i := range toks {
+		if e, n := b.at(toks, i, roleNothingElse); e != nil {
+			if ro, m := b.at(toks, i, roleReadOnly); ro != nil && m < n {
+				mark(i, n)
+				st.nothing, st.nothingPos, st.nothingPlaces = b.span(toks, i, i+n), i, e.cond == condElsewhere
+			}
+		}
+	}
 	scan(roleReadOnly, func(_ *entry, i, n int) {
 		if st.readOnly == "" {
 			st.readOnly, st.roWhy, st.roPos = b.span(toks, i, i+n), roPhrase, i
@@ -194,7 +206,7 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			// A verb of several words wins over one with a gap or a
 			// particle: "let me know" is not "let … know".
 			mark(i, n)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+n)})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+n)})
 			i += n - 1
 			continue
 		}
@@ -202,7 +214,7 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			// "let #general know": the verb's object stands inside it.
 			mark(i, n)
 			mark(j, m)
-			a := &anchor{pos: i, end: i + n, kinds: e.kinds, web: e.web, narrow: !e.general,
+			a := &anchor{pos: i, end: i + n, kinds: e.kinds, web: e.web, narrow: !e.general, umbrella: e.umbrella,
 				word: b.span(toks, i, i+n) + " … " + b.span(toks, j, j+m)}
 			if e.role == roleHandsOff {
 				// "leave the open ones alone": "don't touch" without a
@@ -218,13 +230,13 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			// clause.
 			mark(i, 1)
 			mark(j, 1)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general,
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, umbrella: e.umbrella,
 				word: b.span(toks, i, i+1) + " … " + b.span(toks, j, j+1)})
 			continue
 		}
 		if e, n := b.atFree(toks, i, roleVerb, free); e != nil && b.verbHere(st, i, e) && !b.longerNoun(toks, i, n) && !b.longerLight(toks, i, n) {
 			mark(i, n)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+n)})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+n)})
 			i += n - 1
 			continue
 		}
@@ -248,7 +260,7 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 		}
 		if e := b.typo(toks[i].text); e != nil && b.verbHere(st, i, e) {
 			mark(i, 1)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: b.span(toks, i, i+1), typoOf: e.words[0]})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+1), typoOf: e.words[0]})
 		}
 	}
 }

@@ -584,7 +584,11 @@ func (b *build) settleExtensions() {
 // only deleting is asked). The broader verb's other kinds are not granted
 // unless something else in the words asks for them (before: the kinds
 // granted before the sentence). A verb sharing no kind with the "only"
-// verb ("… and email Bob") keeps its grant.
+// verb ("… and email Bob") keeps its grant, unless it is an umbrella verb
+// (umbrella_verbs: "tidy up", "aufräumen", "ranger", "ordenar",
+// "sistemare") standing before it: "räum das Repo auf: entferne nur die
+// Build-Artefakte" spells the tidying out as removing, so tidying's write
+// is not granted either.
 func (b *build) narrowByOnly(anchors, only []*anchor, before []action.Kind) {
 	consequential := func(k action.Kind) bool { return k != action.Read && k != action.Fetch }
 	shares := func(a, o *anchor) bool {
@@ -595,8 +599,16 @@ func (b *build) narrowByOnly(anchors, only []*anchor, before []action.Kind) {
 			continue
 		}
 		narrowed := map[*anchor]bool{}
+		seenOnly := false // the loop is past o
 		for _, a := range anchors {
-			if a != o && granting(a) && shares(a, o) {
+			if a == o {
+				seenOnly = true
+				continue
+			}
+			// An umbrella verb before the "only" verb ("räum das Repo auf:
+			// entferne nur …") is what that clause spells out, whatever
+			// kinds the two have.
+			if granting(a) && (shares(a, o) || a.umbrella && !seenOnly) {
 				narrowed[a] = true
 			}
 		}

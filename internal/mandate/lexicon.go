@@ -100,6 +100,10 @@ type langTable struct {
 	Enclitics     []string `yaml:"enclitics"`
 	EncliticFill  []string `yaml:"enclitic_restore"`
 	GeneralVerbs  []string `yaml:"general_verbs"`
+	// UmbrellaVerbs name a task in general ("tidy up", "aufräumen") whose
+	// acts a later "only" clause spells out: "tidy up the repo: remove only
+	// the build artefacts" asks the removing and nothing more of the tidying.
+	UmbrellaVerbs []string `yaml:"umbrella_verbs"`
 	// Separable are the particles a verb may leave at the end of its
 	// clause ("Lade Paula zum Fest ein" is "lade ein").
 	Separable    []string `yaml:"separable_particles"`
@@ -256,6 +260,9 @@ type entry struct {
 	// "send", "buy"): ruling it out rules out the kind. Ruling out any
 	// other verb ("no apply", "don't merge") rules out one operation.
 	general bool
+	// umbrella marks a verb of umbrella_verbs: a later "only" verb narrows
+	// it to its own kinds even when they share none.
+	umbrella bool
 	// op is the operation a verb names ("push"), see operations.yaml.
 	op string
 	// cond is the attribute an item condition compares ("older").
@@ -562,6 +569,18 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		}
 		if !found {
 			return nil, fmt.Errorf("general_verbs: %q is not in verbs", g)
+		}
+	}
+	for _, u := range t.UmbrellaVerbs {
+		words := lx.phraseWords(u)
+		found := false
+		for _, e := range l.index[words[0]] {
+			if e.role == roleVerb && slices.Equal(e.words, words) {
+				e.umbrella, found = true, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("umbrella_verbs: %q is not in verbs", u)
 		}
 	}
 	for _, days := range slices.Sorted(maps.Keys(t.AgeUnits)) {
