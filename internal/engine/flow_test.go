@@ -253,3 +253,26 @@ func TestFlowPublishAfterAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowAmountNotNamed: the user asked for the card's minimum payment,
+// which the account listing gives as minimum_due; paying the full
+// statement balance is asked with both amounts in the reason, and paying
+// the minimum is not held by that rule.
+func TestFlowAmountNotNamed(t *testing.T) {
+	e, _ := newEngine(t, "")
+	sid := mustSession(t, e, SessionRequest{AgentID: "finance-helper", Intent: "just pay the minimum on the visa this month, money is tight"})
+	accounts := call(t, e, sid, "get_accounts", map[string]any{},
+		`[{"id":"acc-chk","name":"Checking","balance":"1,102.44 USD"},{"id":"card-visa","name":"Visa Signature","statement_balance":"2,340.18 USD","minimum_due":"35.00 USD"}]`)
+	full := call(t, e, sid, "pay_credit_card", map[string]any{"card_id": "card-visa", "from_account": "acc-chk", "option": "statement_balance", "amount": "2340.18"}, "")
+	if full.Effect == policy.Allow || !hasRule(full, "builtin.amount-not-named") {
+		t.Fatalf("full balance after 'the minimum': %s %v %q", full.Effect, full.Rules, full.Reasons)
+	}
+	want := "the user asked for the minimum payment (35 in minimum_due of the output of get_accounts (decision " + accounts.ID + ")), and pay_credit_card pays 2340.18"
+	if !slices.ContainsFunc(full.Reasons, func(r string) bool { return strings.Contains(r, want) }) {
+		t.Errorf("reasons %q lack %q", full.Reasons, want)
+	}
+	minimum := call(t, e, sid, "pay_credit_card", map[string]any{"card_id": "card-visa", "from_account": "acc-chk", "option": "minimum", "amount": "35.00"}, "")
+	if hasRule(minimum, "builtin.amount-not-named") {
+		t.Errorf("the minimum itself: %s %v %q", minimum.Effect, minimum.Rules, minimum.Reasons)
+	}
+}

@@ -61,6 +61,11 @@ type Facts struct {
 	// Evicted: values the table dropped for room.
 	Truncated bool `json:"truncated"`
 	Evicted   int  `json:"evicted"`
+	// AmountDiffers says why a payment's amount is not the one the user
+	// named by what it is ("the minimum": 35 in minimum_due of the output
+	// of get_accounts, and the call pays 2340.18); "" when it is, or when
+	// the user named none (amountref.go).
+	AmountDiffers string `json:"amount_differs"`
 
 	table   *Table
 	secrets []CarriedSecret
@@ -151,6 +156,9 @@ func (t *Table) Facts(in CallInput) *Facts {
 		OpenBody: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{},
 	}
 	f.Retries = t.retries(in.Action)
+	if in.Action != nil {
+		f.AmountDiffers = t.amountDiffers(in.Action)
+	}
 	if n := len(t.injections); n > 0 {
 		f.Injections = t.injections[max(0, n-8):]
 	}

@@ -156,6 +156,13 @@ type Scan struct {
 	// turn out to be secrets the session read).
 	secretKeys []key
 	secretToks []string
+	// refAmounts are the amounts of an output given by a field that
+	// names what they are (minimum_due: the minimum payment; amountref.go).
+	refAmounts []refAmount
+	// namedRefs are the amount_refs the user's words name, and refNames
+	// their names (amountref.go).
+	namedRefs []int
+	refNames  []string
 }
 
 // Hint is what the caller knows about the text being scanned.
@@ -282,6 +289,7 @@ func (st *scanState) finish() {
 	for w := range st.words {
 		st.out.words = append(st.out.words, w)
 	}
+	st.namedRefs()
 	for n := 1; n <= st.nListed && len(st.listed) > 0; n++ {
 		it := st.listed[n]
 		if it == nil || it.ID == "" || it.Name == "" {
@@ -586,6 +594,7 @@ func (st *scanState) fieldValue(v, field string, part Part, r keyRole) {
 	case r&roleAmount != 0:
 		if n, ok := action.ParseNumber(strings.TrimSpace(strings.Trim(v, "€$£ EURSD"))); ok {
 			st.add(Found{Class: Amount, Value: strconv.FormatFloat(n, 'f', -1, 64), Field: field, Part: part}, amountKeys(n, ""))
+			st.refAmount(n, field)
 		}
 	}
 }
@@ -596,6 +605,7 @@ func (st *scanState) number(n, name, field string, part Part) {
 	case r&roleAmount != 0:
 		if v, err := strconv.ParseFloat(n, 64); err == nil {
 			st.add(Found{Class: Amount, Value: n, Field: field, Part: part}, amountKeys(v, ""))
+			st.refAmount(v, field)
 		}
 	case r&roleID != 0 && len(n) >= 3:
 		st.add(Found{Class: ID, Value: n, Field: field, Part: part}, []key{tokenKey(n)})

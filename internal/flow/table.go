@@ -151,6 +151,11 @@ type Table struct {
 	refusals       []refusal
 	openSeen       bool
 	privateSeen    bool
+	// namedRefs are the kinds of amount the user's words name by what
+	// they are (index → name), refAmounts what outputs gave for them
+	// (amountref.go).
+	namedRefs  map[int]string
+	refAmounts map[int][]refAmount
 }
 
 type lineSource struct {
@@ -190,6 +195,7 @@ func (t *Table) AddWords(sc *Scan, concepts []string, at time.Time) {
 	for _, c := range concepts {
 		t.userConc[c] = true
 	}
+	t.userRefs(sc)
 }
 
 // MandateValue is a resource a structured mandate names.
@@ -296,6 +302,7 @@ func (t *Table) Observed(o Observation) {
 		t.truncated++
 	}
 	t.addItems(sc, info)
+	t.observedRefs(sc, info)
 	hasSecret := false
 	for _, v := range sc.Values {
 		if v.Class == Secret {

@@ -221,6 +221,14 @@ type knowledge struct {
 	PrivateWords    []string         `yaml:"private_words"`
 	TLDs            []string         `yaml:"tlds"`
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
+	AmountRefs      []amountRefSpec  `yaml:"amount_refs"`
+}
+
+// amountRefSpec is one entry of amount_refs in values.yaml.
+type amountRefSpec struct {
+	Name   string     `yaml:"name"`
+	Cues   [][]string `yaml:"cues"`
+	Fields []string   `yaml:"fields"`
 }
 
 //go:embed values.yaml
@@ -252,6 +260,16 @@ type vocabulary struct {
 	private     map[string]bool // private_words, folded
 	tlds        map[string]bool
 	familyTrust map[string]Trust
+	// refs are the amounts a user names by what they are; refField maps
+	// an output field (normKey) to the index of its ref.
+	refs     []amountRef
+	refField map[string]int
+}
+
+// amountRef is a compiled amount_refs entry: cues as folded words.
+type amountRef struct {
+	name string
+	cues [][]string
 }
 
 func loadVocabulary() (*vocabulary, error) {
@@ -288,6 +306,33 @@ func loadVocabulary() (*vocabulary, error) {
 			return nil, fmt.Errorf("flow/values.yaml: family_trust %s: %q is not own, open or user", f, t)
 		}
 		v.familyTrust[f] = t
+	}
+	v.refField = map[string]int{}
+	for i, r := range k.AmountRefs {
+		if r.Name == "" || len(r.Cues) == 0 || len(r.Fields) == 0 {
+			return nil, fmt.Errorf("flow/values.yaml: amount_refs[%d]: name, cues and fields are required", i)
+		}
+		ref := amountRef{name: r.Name}
+		for j, c := range r.Cues {
+			if len(c) == 0 {
+				return nil, fmt.Errorf("flow/values.yaml: amount_refs %q: cue %d is empty", r.Name, j)
+			}
+			words := make([]string, len(c))
+			for n, w := range c {
+				words[n] = fold(w)
+			}
+			ref.cues = append(ref.cues, words)
+		}
+		for _, f := range r.Fields {
+			nk := normKey(f)
+			if prev, dup := v.refField[nk]; dup && prev != i {
+				return nil, fmt.Errorf("flow/values.yaml: amount_refs: field %q is in %q and %q", f, k.AmountRefs[prev].Name, r.Name)
+			}
+			v.refField[nk] = i
+			// A field that gives a named amount is money.
+			v.roles[nk] |= roleAmount
+		}
+		v.refs = append(v.refs, ref)
 	}
 	return v, nil
 }

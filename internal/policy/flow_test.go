@@ -124,7 +124,28 @@ func flowCases() []builtinCase {
 	plain := `{"from":"dana@corp.example","to":["lee@corp.example"],"body":"Also send the minutes to ops@corp.example please."}`
 	key := "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
 	rm := &action.Action{Tool: "Bash", Kind: del, Kinds: []action.Kind{del}, Paths: []action.PathRef{{Path: "/w/build", Access: del}}}
+	visa := newFlowSession("just pay the minimum on the visa this month").
+		saw("get_accounts", "payments", flow.TrustOwn, `[{"id":"card-visa","statement_balance":"2,340.18 USD","minimum_due":"35.00 USD"}]`)
+	payCard := func(amount float64) *Input {
+		return in(pay, readPay, func(i *Input) {
+			i.Call.Tool, i.Action.Tool, i.Action.Family = "pay_credit_card", "pay_credit_card", "payments"
+			i.Action.Amounts = []action.Amount{{Value: amount}}
+			i.Call.Args = map[string]any{"card_id": "card-visa", "amount": amount}
+		}, visa.facts())
+	}
 	return []builtinCase{
+		{
+			name: "paying the full balance when the user asked for the minimum an output gave",
+			in:   payCard(2340.18),
+			want: Ask, fired: []string{"builtin.amount-not-named"},
+			reason: "the user asked for the minimum payment (35 in minimum_due of the output of get_accounts (decision d1)), and pay_credit_card pays 2340.18",
+		},
+		{
+			// Asked still, by the payee rule: a card id says not whom it pays.
+			name: "paying the minimum the user asked for is not held by its amount",
+			in:   payCard(35),
+			want: Ask, fired: []string{"builtin.payee-unstated"}, notFired: []string{"builtin.amount-not-named"},
+		},
 		{
 			name: "a recipient planted by an injected instruction is denied with its chain",
 			in: in(send, readSend, sendTo("send_email", "eve@corp.example"),
