@@ -252,10 +252,13 @@ type progress struct {
 	msg    string
 	cancel context.CancelFunc
 	done   chan struct{}
+	// named wakes the reporter when the approval is known, so the client
+	// hears which approval it waits on at once, not a tick later.
+	named chan struct{}
 }
 
 func (g *Gateway) startProgress(ctx context.Context, req *mcp.CallToolRequest, exposed string) *progress {
-	p := &progress{msg: fmt.Sprintf("Mandate is waiting for a person to approve %s", exposed), done: make(chan struct{})}
+	p := &progress{msg: fmt.Sprintf("Mandate is waiting for a person to approve %s", exposed), done: make(chan struct{}), named: make(chan struct{}, 1)}
 	tok := req.Params.GetProgressToken()
 	if tok == nil || req.Session == nil {
 		close(p.done)
@@ -282,6 +285,7 @@ func (g *Gateway) startProgress(ctx context.Context, req *mcp.CallToolRequest, e
 			case <-pctx.Done():
 				return
 			case <-t.C:
+			case <-p.named:
 			}
 		}
 	}()
@@ -300,6 +304,10 @@ func (p *progress) asked(d *api.Decision) {
 	p.mu.Lock()
 	p.msg = msg
 	p.mu.Unlock()
+	select {
+	case p.named <- struct{}{}:
+	default: // a wake-up is already pending; it will read the new message
+	}
 }
 
 func (p *progress) stop() {
