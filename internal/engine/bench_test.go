@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -34,6 +35,24 @@ var benchCalls = []struct {
 // shared machine it moves much less with the neighbours than ns/op.
 func cpuPerOp(b *testing.B, cpu0 time.Duration) {
 	b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N)/1000, "cpu-µs/op")
+}
+
+// decideHistory gives session sid n decided calls, each with a mail-sized
+// output observed, so a benchmark can measure a call against a session's
+// history (its flow table full of values, its counters and baseline fed).
+func decideHistory(ctx context.Context, b *testing.B, e *Engine, sid string, n int) {
+	b.Helper()
+	for i := range n {
+		c := benchCalls[i%len(benchCalls)]
+		d, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: c.tool, Args: c.args})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := fmt.Sprintf(`{"from":"dev%d@corp.example","body":"build %d failed, see https://ci.example/run/%d; ping ops%d@corp.example"}`, i, i, i, i%50)
+		if _, err := e.Observe(ctx, admin, ObserveRequest{DecisionID: d.ID, Output: json.RawMessage(out)}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // timeCalls runs op on benchCalls in turn, once per iteration, and reports

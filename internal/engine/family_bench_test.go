@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -169,17 +168,7 @@ func BenchmarkEvaluateSessionLength(b *testing.B) {
 			e, _ := newEngine(b, "")
 			sid := mustSession(b, e, SessionRequest{AgentID: "dev", Intent: codingIntent, WorkingDir: "/home/dev/proj"})
 			ctx := context.Background()
-			for i := range prior {
-				c := benchCalls[i%len(benchCalls)]
-				d, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: c.tool, Args: c.args})
-				if err != nil {
-					b.Fatal(err)
-				}
-				out := fmt.Sprintf(`{"from":"dev%d@corp.example","body":"build %d failed, see https://ci.example/run/%d; ping ops%d@corp.example"}`, i, i, i, i%50)
-				if _, err := e.Observe(ctx, admin, ObserveRequest{DecisionID: d.ID, Output: json.RawMessage(out)}); err != nil {
-					b.Fatal(err)
-				}
-			}
+			decideHistory(ctx, b, e, sid, prior)
 			timeCalls(b, func(tool string, args map[string]any) error {
 				_, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: tool, Args: args})
 				return err

@@ -173,17 +173,7 @@ func BenchmarkEvaluateLongSession(b *testing.B) {
 	e, _ := newEngine(b, "")
 	sid := mustSession(b, e, SessionRequest{AgentID: "dev", Intent: "Fix the failing test in ./pkg/auth and run the tests", WorkingDir: "/home/dev/proj"})
 	ctx := context.Background()
-	for i := range 1000 {
-		c := benchCalls[i%len(benchCalls)]
-		d, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: c.tool, Args: c.args})
-		if err != nil {
-			b.Fatal(err)
-		}
-		out := fmt.Sprintf(`{"from":"dev%d@corp.example","body":"build %d failed, see https://ci.example/run/%d; ping ops%d@corp.example"}`, i, i, i, i%50)
-		if _, err := e.Observe(ctx, admin, ObserveRequest{DecisionID: d.ID, Output: json.RawMessage(out)}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	decideHistory(ctx, b, e, sid, 1000)
 	timeCalls(b, func(tool string, args map[string]any) error {
 		_, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: tool, Args: args})
 		return err
