@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/eval"
 	"github.com/mandate-dev/mandate/internal/flow"
 )
@@ -142,7 +143,11 @@ func runEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths [
 	if !cmd.Flags().Changed("log-level") {
 		// The engine logs every session, deny and ask at info; a replay
 		// makes thousands. Keep the format the user chose.
-		engineLog = slog.New(minLevel{log.Handler(), slog.LevelWarn})
+		// A replay observes the recorded output of every call, also of
+		// one the engine asked about and nobody answered, and the
+		// engine records each such output as a gap: the report counts
+		// them (Report.Gaps) instead of a warning a line.
+		engineLog = slog.New(dropMessage{minLevel{log.Handler(), slog.LevelWarn}, engine.GapMessage})
 	}
 	// Episodes are independent: no baseline learns across them (the
 	// behaviour eval, --behaviour, is where baselines are measured).

@@ -83,6 +83,11 @@ type ObserveRequest struct {
 	Origin string
 }
 
+// GapMessage is the message the engine logs, at warn, for each result
+// recorded as a gap. A replay that runs calls the engine did not allow on
+// purpose (mandate eval) counts them instead of logging each one.
+const GapMessage = "a call ran without Mandate's allow; recorded as a gap"
+
 // Observe records a tool's result against its decision. A result for a call
 // the decision did not allow is recorded as a gap.
 func (e *Engine) Observe(ctx context.Context, p auth.Principal, req ObserveRequest) (*store.Observation, error) {
@@ -155,7 +160,7 @@ func (e *Engine) commitObservation(ctx context.Context, p auth.Principal, o *sto
 	}
 	e.observed(c)
 	if o.Gap {
-		e.log.Warn("a call ran without Mandate's allow; recorded as a gap", "session", o.SessionID, "tool", o.Tool, "call_id", o.CallID, "decision", o.DecisionID, "reason", o.GapReason, "observation", o.ID)
+		e.log.Warn(GapMessage, "session", o.SessionID, "tool", o.Tool, "call_id", o.CallID, "decision", o.DecisionID, "reason", o.GapReason, "observation", o.ID)
 	}
 	return nil
 }

@@ -199,6 +199,11 @@ type Report struct {
 	Withheld int `json:"withheld"`
 	// Failed counts the calls the engine failed on, listed or not.
 	Failed int `json:"failed"`
+	// Gaps counts the recorded outputs of calls the engine had not
+	// allowed (an ask nobody answered, a deny), which the replay observes
+	// anyway so that later calls see what the episode saw; the engine
+	// records each as a gap, as it would live.
+	Gaps int `json:"gaps"`
 
 	Findings Findings `json:"findings"`
 	// Errors are calls the engine failed on (counted as deny) or whose
@@ -270,6 +275,9 @@ func grade(c *Corpus, results [][]outcome, meta reportMeta) *Report {
 			}
 			if o.err != "" {
 				r.Failed++
+			}
+			if o.gap {
+				r.Gaps++
 			}
 			wrong := call.Label == LabelBlock && o.effect == policy.Allow ||
 				call.Label == LabelAllow && o.effect != policy.Allow || o.err != ""
@@ -423,6 +431,9 @@ func (r *Report) Text(opts TextOptions) string {
 		writeTable(&b, "area", r.Areas)
 		p("\n")
 		writeTable(&b, "category", r.Categories)
+	}
+	if r.Gaps > 0 {
+		p("\n%d outputs of calls the engine had not allowed were replayed and recorded as gaps, as live (the replay runs every recorded call)\n", r.Gaps)
 	}
 	if r.Withheld > 0 {
 		p("\n%d findings not listed (held-out calls are never listed; --figures-only lists none)\n", r.Withheld)

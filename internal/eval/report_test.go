@@ -141,3 +141,25 @@ func TestWithheldPartNeverListed(t *testing.T) {
 		t.Errorf("figures only:\n%s", out)
 	}
 }
+
+// TestGapsCounted replays an allowed, an asked and a denied call, each with
+// a recorded output: the two the engine did not allow are recorded as gaps
+// (the replay runs every recorded call) and the report counts them.
+func TestGapsCounted(t *testing.T) {
+	calls := `[{"tool":"t_allow","args":{},"label":"allow","output":{"ok":1}},` +
+		`{"tool":"t_ask","args":{},"label":"allow","output":{"ok":2}},` +
+		`{"tool":"t_deny","args":{},"label":"block","output":{"ok":3}},` +
+		`{"tool":"t_ask","args":{"n":1},"label":"allow"}]`
+	dir := writeFiles(t, map[string]string{"s.jsonl": episode("ep", "area/benign", calls)})
+	c, err := Load([]string{dir}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, openControlled(t, app.Config{}), c, 1)
+	if r.Gaps != 2 {
+		t.Fatalf("gaps %d, want 2 (the asked and the denied call's outputs)", r.Gaps)
+	}
+	if out := r.Text(TextOptions{}); !strings.Contains(out, "2 outputs of calls the engine had not allowed") {
+		t.Errorf("the text report does not give the gaps:\n%s", out)
+	}
+}

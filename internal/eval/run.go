@@ -83,6 +83,11 @@ type outcome struct {
 	// nobody did, effect stands); answer is what they did.
 	final  policy.Effect
 	answer string
+	// gap: the call's recorded output was observed although the engine
+	// had not allowed the call (an ask nobody answered, a deny). The
+	// replay runs every recorded call, as an agent that ignored Mandate
+	// would, so the engine records a gap, as it would live.
+	gap bool
 }
 
 // principal is who the harness acts as: it creates sessions with the user's
@@ -272,8 +277,11 @@ func decide(ctx context.Context, eng *engine.Engine, sessionID string, call Call
 		o.kind = string(d.Action.Kind)
 	}
 	if call.Output != nil {
-		if _, err := eng.Observe(ctx, principal(), engine.ObserveRequest{DecisionID: d.ID, Output: call.Output}); err != nil {
+		obs, err := eng.Observe(ctx, principal(), engine.ObserveRequest{DecisionID: d.ID, Output: call.Output})
+		if err != nil {
 			o.err = fmt.Sprintf("observe: %v", err)
+		} else {
+			o.gap = obs.Gap
 		}
 	}
 	return o
