@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // TestInjectionDevSet measures the detector on its labelled dev set
@@ -105,11 +107,11 @@ func TestInjectionDevSet(t *testing.T) {
 // spanOverlaps reports whether a found injection shares text with the
 // labelled span (the texts are squashed and cut, so compare words).
 func spanOverlaps(sc *Scan, span string) bool {
-	want := fold(squash(span))
+	want := fold.String(squash(span))
 	for _, in := range sc.Injections {
 		got := in.full
 		if got == "" {
-			got = fold(in.Text)
+			got = fold.String(in.Text)
 		}
 		for _, w := range strings.Fields(got) {
 			if len(w) >= 5 && strings.Contains(want, w) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // Facts are what policy sees of a call's flow, as the variable `flow`.
@@ -303,7 +304,7 @@ func (t *Table) argFacts(f *Facts, in CallInput) {
 	// Argument strings copied from an injected span ("Calle Almansa 14,
 	// 28039 Madrid"), which no value pattern would have picked out.
 	for _, s := range sc.selectorStrings {
-		fs := fold(s)
+		fs := fold.String(s)
 		if len(fs) < 10 || t.inUserWords(fs) || t.inPlainWords(fs) {
 			continue
 		}

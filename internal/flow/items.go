@@ -1,6 +1,10 @@
 package flow
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mandate-dev/mandate/internal/fold"
+)
 
 // Items of listings. A listing output (a folder's files, a workspace's
 // channels, a search's mails) names each item beside its id; later calls
@@ -58,7 +62,7 @@ func (t *Table) addItems(sc *Scan, info DecisionInfo) {
 		if t.items == nil {
 			t.items = map[string]*listedItem{}
 		}
-		t.items[it.ID] = &listedItem{name: it.Name, words: it.words, folded: fold(it.Name), private: it.Private, senders: it.senders, tool: info.Tool, decisionID: info.ID, trust: info.Trust}
+		t.items[it.ID] = &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, tool: info.Tool, decisionID: info.ID, trust: info.Trust}
 	}
 }
 
@@ -88,7 +92,7 @@ func (t *Table) itemFacts(f *Facts, sc *Scan) {
 // replies to goes to whoever wrote it, not to an address its text
 // planted; an item whose name an injected span has vouches for no one.
 func (t *Table) senderOfItem(f *Facts, addr string) string {
-	a := fold(strings.TrimSpace(addr))
+	a := fold.String(strings.TrimSpace(addr))
 	if a == "" {
 		return ""
 	}

@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // The injection detector's knowledge is data: one table per language in
@@ -286,7 +288,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 	}
 	addressees := make([]string, 0, len(t.Addressees))
 	for i, a := range t.Addressees {
-		f := strings.TrimSpace(fold(a))
+		f := strings.TrimSpace(fold.String(a))
 		if f == "" || strings.ContainsAny(f, "{}") {
 			fail(itemLine("addressees", i), "addressee %q: a word or words, without braces", a)
 			continue
@@ -333,7 +335,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		lx.tags = regexp.MustCompile("^(?:(?:" + strings.Join(lx.tagSrc, ")|(?:") + "))")
 	}
 	for _, w := range t.Stopwords {
-		lx.stop[fold(w)] = true
+		lx.stop[fold.String(w)] = true
 	}
 	for concept, words := range t.Objects {
 		if concept == "" || len(words) == 0 {
@@ -342,7 +344,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		}
 		for _, w := range words {
 			var ws []string
-			for _, t := range tokenize(fold(w), 0, len(fold(w)), nil) {
+			for _, t := range tokenize(fold.String(w), 0, len(fold.String(w)), nil) {
 				ws = append(ws, t.text)
 			}
 			if len(ws) == 0 {
@@ -361,7 +363,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 // optional; "*" alone is a gap of up to three words; ":" and "," are the
 // marks themselves.
 func compilePattern(src string) (*pattern, error) {
-	toks, err := lexPattern(fold(src))
+	toks, err := lexPattern(fold.String(src))
 	if err != nil {
 		return nil, err
 	}

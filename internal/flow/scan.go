@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/fold"
 	"github.com/mandate-dev/mandate/internal/secret"
 )
 
@@ -431,7 +432,7 @@ func (st *scanState) itemField(n int, key string, t json.Token) {
 	case r&roleItemName != 0 && it.Name == "" && v != "":
 		it.Name = clip(v, 200)
 	case r&roleHeader != 0 && v != "" && len(it.senders) < maxSenders:
-		it.senders = append(it.senders, fold(clip(v, 200)))
+		it.senders = append(it.senders, fold.String(clip(v, 200)))
 	}
 }
 
@@ -771,7 +772,7 @@ func (st *scanState) record(s, field string, spans []Span) {
 		text := squash(s[sp.Start:sp.End])
 		st.out.Injections = append(st.out.Injections, Injection{
 			Text: clip(text, 300), Field: field, Why: sp.Why, Lang: sp.Lang, Hidden: sp.Hidden,
-			full: fold(clip(text, 2048)),
+			full: fold.String(clip(text, 2048)),
 		})
 		seen := map[string]bool{}
 		for _, t := range st.out.terms {
@@ -906,7 +907,7 @@ func lineHash(line string) (uint64, bool) {
 			r, size := utf8.DecodeRuneInString(line[i:])
 			i += size - 1
 			var b strings.Builder
-			foldRune(&b, r)
+			fold.WriteRune(&b, r)
 			for _, fc := range []byte(b.String()) {
 				if space && n > 0 {
 					h = (h ^ ' ') * prime

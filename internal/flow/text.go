@@ -4,79 +4,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mandate-dev/mandate/internal/fold"
 )
-
-// fold lower-cases s, strips diacritics and spells ß, æ, œ out, so that
-// "Ignorieren", "IGNORIEREN" and "ignorièren" meet. It is the folding of the
-// mandate lexicons, so the tables of both read the same way.
-func fold(s string) string {
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= utf8.RuneSelf || c >= 'A' && c <= 'Z' || c == '`' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		foldRune(&b, r)
-	}
-	return b.String()
-}
-
-func foldRune(b *strings.Builder, r rune) {
-	if r < utf8.RuneSelf {
-		if r >= 'A' && r <= 'Z' {
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-		return
-	}
-	if unicode.Is(unicode.Mn, r) {
-		return
-	}
-	r = unicode.ToLower(r)
-	switch r {
-	case 'à', 'á', 'â', 'ã', 'ä', 'å', 'ā', 'ă', 'ą':
-		r = 'a'
-	case 'ç', 'ć', 'č':
-		r = 'c'
-	case 'è', 'é', 'ê', 'ë', 'ē', 'ė', 'ę', 'ě':
-		r = 'e'
-	case 'ì', 'í', 'î', 'ï', 'ī', 'į', 'ı':
-		r = 'i'
-	case 'ñ', 'ń', 'ň':
-		r = 'n'
-	case 'ò', 'ó', 'ô', 'õ', 'ö', 'ø', 'ō', 'ő':
-		r = 'o'
-	case 'ù', 'ú', 'û', 'ü', 'ū', 'ů', 'ű', 'ų':
-		r = 'u'
-	case 'ý', 'ÿ':
-		r = 'y'
-	case 'ś', 'š', 'ş', 'ș':
-		r = 's'
-	case 'ź', 'ż', 'ž':
-		r = 'z'
-	case 'ł':
-		r = 'l'
-	case 'ß':
-		b.WriteString("ss")
-		return
-	case 'æ':
-		b.WriteString("ae")
-		return
-	case 'œ':
-		b.WriteString("oe")
-		return
-	case '’', '‘', 'ʼ', '`', '´':
-		r = '\''
-	}
-	b.WriteRune(r)
-}
 
 // tok is one token of a sentence: a folded word, or one of the punctuation
 // marks patterns may name (":" and ",").
@@ -107,7 +37,7 @@ func tokenize(s string, from, to int, out []tok) []tok {
 				}
 				j += n2
 			}
-			out = append(out, tok{text: fold(s[i:j]), start: i, end: j})
+			out = append(out, tok{text: fold.String(s[i:j]), start: i, end: j})
 			i = j
 			continue
 		case r == '@' && i+1 < to && (i == from || !isWordByte(s[i-1])) && isASCIILetter(s[i+1]):
@@ -117,7 +47,7 @@ func tokenize(s string, from, to int, out []tok) []tok {
 			for j < to && (isWordByte(s[j]) || s[j] == '-') {
 				j++
 			}
-			out = append(out, tok{text: "@" + fold(s[i+1:j]), start: i, end: j})
+			out = append(out, tok{text: "@" + fold.String(s[i+1:j]), start: i, end: j})
 			i = j
 			continue
 		case r == ':' || r == ',' || r == '：' || r == '，':

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // Class is what kind of value a string is.
@@ -133,7 +135,7 @@ func tokenKey(v string) key {
 	if v == "" {
 		return ""
 	}
-	return key(kToken + squash(fold(v)))
+	return key(kToken + squash(fold.String(v)))
 }
 
 // maxValueLen bounds one value; longer strings are content, not values.
@@ -299,7 +301,7 @@ func loadVocabulary() (*vocabulary, error) {
 	}
 	v.private = map[string]bool{}
 	for _, w := range k.PrivateWords {
-		v.private[fold(w)] = true
+		v.private[fold.String(w)] = true
 	}
 	for f, t := range k.FamilyTrust {
 		if t != TrustOwn && t != TrustOpen && t != TrustUser {
@@ -319,7 +321,7 @@ func loadVocabulary() (*vocabulary, error) {
 			}
 			words := make([]string, len(c))
 			for n, w := range c {
-				words[n] = fold(w)
+				words[n] = fold.String(w)
 			}
 			ref.cues = append(ref.cues, words)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 var testNow = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -701,8 +702,8 @@ func TestFold(t *testing.T) {
 		"Lösche": "losche", "N’achète": "n'achete", "ENVÍA": "envia", "Straße": "strasse", "cœur": "coeur",
 		"e\u0301te\u0301": "ete",
 	} {
-		if got := fold(in); got != want {
-			t.Errorf("fold(%q) = %q, want %q", in, got, want)
+		if got := fold.String(in); got != want {
+			t.Errorf("fold.String(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // entKind is what an entity in the user's text is.
@@ -244,13 +246,13 @@ func (lx *lexicon) homeFolderEntities(text string, add func(entity)) {
 		next, more := wordAt(cur.end)
 		if n := cur.end - cur.start; n >= lx.folderMin && n <= lx.folderMax {
 			w := text[cur.start:cur.end]
-			if name, found := lx.homeFolders[fold(w)]; found {
+			if name, found := lx.homeFolders[fold.String(w)]; found {
 				before, after := "", ""
 				if prev.end > 0 {
-					before = fold(text[prev.start:prev.end])
+					before = fold.String(text[prev.start:prev.end])
 				}
 				if more {
-					after = fold(text[next.start:next.end])
+					after = fold.String(text[next.start:next.end])
 				}
 				r, _ := utf8.DecodeRuneInString(w)
 				if lx.folderWords[before] || lx.folderWords[after] || (lx.mine[before] && unicode.IsUpper(r)) {
@@ -307,7 +309,7 @@ func (lx *lexicon) currencyCode(cur string) string {
 	if slices.Contains(isoCurrencies, cur) {
 		return cur
 	}
-	if c, ok := lx.currencies[fold(cur)]; ok {
+	if c, ok := lx.currencies[fold.String(cur)]; ok {
 		return c
 	}
 	return strings.ToUpper(cur)

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // langFS holds one lexicon per language. Compile reads every file in it,
@@ -343,16 +344,16 @@ func loadLexiconFS(fsys fs.FS) (*lexicon, error) {
 		}
 		tables = append(tables, t)
 		for _, e := range t.Elisions {
-			lx.elisions[fold(e)] = true
+			lx.elisions[fold.String(e)] = true
 		}
 		for _, a := range t.Abbreviations {
-			lx.abbrevs[fold(a)] = true
+			lx.abbrevs[fold.String(a)] = true
 		}
 		for _, n := range t.HomeFolders.Names {
 			if n == "" || strings.ContainsAny(n, "/ ") {
 				return nil, fmt.Errorf("%s: home_folders: %q is not a folder name", f, n)
 			}
-			lx.homeFolders[fold(n)] = n
+			lx.homeFolders[fold.String(n)] = n
 			// A name written without its accents is shorter, with other
 			// case mappings longer: leave room both ways.
 			if lx.folderMin == 0 || len(n)-4 < lx.folderMin {
@@ -361,10 +362,10 @@ func loadLexiconFS(fsys fs.FS) (*lexicon, error) {
 			lx.folderMax = max(lx.folderMax, len(n)+4)
 		}
 		for _, w := range t.HomeFolders.Mine {
-			lx.mine[fold(w)] = true
+			lx.mine[fold.String(w)] = true
 		}
 		for _, w := range t.HomeFolders.Folders {
-			lx.folderWords[fold(w)] = true
+			lx.folderWords[fold.String(w)] = true
 		}
 	}
 	for _, t := range tables {
@@ -399,7 +400,7 @@ func readWords(fsys fs.FS, name string) (map[string]bool, error) {
 		if strings.ContainsAny(w, " \t") {
 			return nil, fmt.Errorf("%s:%d: %q is not one word", name, n+1, w)
 		}
-		words[fold(w)] = true
+		words[fold.String(w)] = true
 	}
 	return words, nil
 }
@@ -684,7 +685,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		if err := add(w, entry{role: roleCurrency, currency: code}); err != nil {
 			return nil, err
 		}
-		lx.currencies[fold(w)] = code
+		lx.currencies[fold.String(w)] = code
 		lx.rawCurrencies = append(lx.rawCurrencies, w)
 	}
 	// Longest phrases first, so the first match found is the longest.
@@ -713,76 +714,6 @@ func (lx *lexicon) phraseWords(p string) []string {
 		}
 	}
 	return words
-}
-
-// ---- folding ----
-
-// fold lower-cases s, strips diacritics, spells ß, æ and œ out and makes
-// every apostrophe a plain one, so that "Lösche", "losche" and "LÖSCHE"
-// meet, and so do "n’achète" and "n'achete".
-func fold(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		foldRune(&b, r)
-	}
-	return b.String()
-}
-
-func foldRune(b *strings.Builder, r rune) {
-	if r < utf8.RuneSelf {
-		if r >= 'A' && r <= 'Z' {
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-		return
-	}
-	if unicode.Is(unicode.Mn, r) { // combining marks of decomposed text
-		return
-	}
-	r = unicode.ToLower(r)
-	switch r {
-	case 'à', 'á', 'â', 'ã', 'ä', 'å', 'ā', 'ă', 'ą':
-		r = 'a'
-	case 'ç', 'ć', 'č':
-		r = 'c'
-	case 'ď', 'đ':
-		r = 'd'
-	case 'è', 'é', 'ê', 'ë', 'ē', 'ė', 'ę', 'ě':
-		r = 'e'
-	case 'ì', 'í', 'î', 'ï', 'ī', 'į', 'ı':
-		r = 'i'
-	case 'ł', 'ľ', 'ĺ':
-		r = 'l'
-	case 'ñ', 'ń', 'ň':
-		r = 'n'
-	case 'ò', 'ó', 'ô', 'õ', 'ö', 'ø', 'ō', 'ő':
-		r = 'o'
-	case 'ř', 'ŕ':
-		r = 'r'
-	case 'ś', 'š', 'ş', 'ș':
-		r = 's'
-	case 'ť', 'ţ', 'ț':
-		r = 't'
-	case 'ù', 'ú', 'û', 'ü', 'ū', 'ů', 'ű', 'ų':
-		r = 'u'
-	case 'ý', 'ÿ':
-		r = 'y'
-	case 'ź', 'ż', 'ž':
-		r = 'z'
-	case 'ß':
-		b.WriteString("ss")
-		return
-	case 'æ':
-		b.WriteString("ae")
-		return
-	case 'œ':
-		b.WriteString("oe")
-		return
-	case '’', '‘', 'ʼ', '′', '`', '´':
-		r = '\''
-	}
-	b.WriteRune(r)
 }
 
 // ---- tokens ----
@@ -863,7 +794,7 @@ func (lx *lexicon) tokenize(text string, ents []entity) []token {
 					continue
 				}
 				if isApostrophe(r2) {
-					if lx.elisions[fold(text[i:j])] {
+					if lx.elisions[fold.String(text[i:j])] {
 						j += s2
 						break // "n'" ends here; the word after it is its own token
 					}
@@ -876,7 +807,7 @@ func (lx *lexicon) tokenize(text string, ents []entity) []token {
 				}
 				break
 			}
-			w := fold(text[i:j])
+			w := fold.String(text[i:j])
 			t := token{kind: tokWord, text: w, start: i, end: j, inName: slashJoined(text, i, j)}
 			if isDigits(w) {
 				t.kind = tokNumber
