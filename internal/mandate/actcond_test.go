@@ -36,7 +36,7 @@ var actConditionCases = []compileCase{
 		allow: []action.Kind{r, w}},
 	{text: "Workflow-Datei darfst du anpassen wenn nötig.", lang: "de",
 		allow: []action.Kind{r, w}},
-	{text: "Ask Diego in a DM if the budget numbers are final.", lang: "en",
+	{text: "Ask Diego in a DM if the budget numbers are final.", recipients: []string{"Diego"}, lang: "en",
 		allow: []action.Kind{r, s}},
 	{text: "Fix the failing test, s'il vous plaît.", lang: "en",
 		allow: []action.Kind{r, w}},

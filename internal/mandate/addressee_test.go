@@ -41,14 +41,14 @@ func TestCompileNobodyOutside(t *testing.T) {
 func TestCompileWrittenToPerson(t *testing.T) {
 	s, r, w := action.Send, action.Read, action.Write
 	runCompileCases(t, []compileCase{
-		{text: "Write to the landlord that the heating is broken.", lang: "en", allow: []action.Kind{r, s}},
+		{text: "Write to the landlord that the heating is broken.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{s}},
 		{text: "Write the summary to notes/summary.md.", lang: "en", allow: []action.Kind{r, w}, paths: []string{"notes/summary.md"}},
 		{text: "Add to README the new install steps.", lang: "en", allow: []action.Kind{r, w}},
-		{text: "Schreib an Anna, dass ich später komme.", lang: "de", allow: []action.Kind{r, s}},
-		{text: "Écrire à Julie que je serai en retard.", lang: "fr", allow: []action.Kind{r, s}},
-		{text: "Escribe a Juan que llego tarde.", lang: "es", allow: []action.Kind{r, s}},
-		{text: "Escribir al casero que la calefacción no funciona.", lang: "es", allow: []action.Kind{r, s}},
-		{text: "Scrivere a Marco che la riunione è spostata.", lang: "it", allow: []action.Kind{r, s}},
+		{text: "Schreib an Anna, dass ich später komme.", recipients: []string{"Anna"}, lang: "de", allow: []action.Kind{r, s}},
+		{text: "Écrire à Julie que je serai en retard.", recipients: []string{"Julie"}, lang: "fr", allow: []action.Kind{r, s}},
+		{text: "Escribe a Juan que llego tarde.", recipients: []string{"Juan"}, lang: "es", allow: []action.Kind{r, s}},
+		{text: "Escribir al casero que la calefacción no funciona.", lang: "es", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Scrivere a Marco che la riunione è spostata.", recipients: []string{"Marco"}, lang: "it", allow: []action.Kind{r, s}},
 		{text: "Scrivi il riassunto in note/riassunto.md.", lang: "it", allow: []action.Kind{r, w}, paths: []string{"note/riassunto.md"}},
 	})
 }
@@ -65,5 +65,30 @@ func TestCompileFreeBookings(t *testing.T) {
 		{text: "Réserve une table pour quatre au Bistrot Paul samedi soir.", lang: "fr", allow: []action.Kind{r, w}},
 		{text: "Reserva una mesa para cuatro en Casa Lucio.", lang: "es", allow: []action.Kind{r, w}},
 		{text: "Prenota un tavolo per quattro da Enzo.", lang: "it", allow: []action.Kind{r, w}},
+	})
+}
+
+// A name the send is written to bounds it in the scope; a role the draft
+// cannot resolve to an address puts send to a person, unless an address,
+// a channel or a domain the words name bounds it; a person picked out by
+// the items ("the customer tickets", "the clients who haven't paid") is
+// no addressee of the user's.
+func TestRuleAddresseeBoundsSend(t *testing.T) {
+	s, r := action.Send, action.Read
+	runCompileCases(t, []compileCase{
+		{text: "Reply to Dana and tell her I can do Thursday.", lang: "en", allow: []action.Kind{r, s}, recipients: []string{"Dana"}},
+		{text: "Antworte Frau Weber, dass der Termin passt.", lang: "de", allow: []action.Kind{r, s}, recipients: []string{"Frau Weber"}},
+		{text: "Réponds à Sophie que je serai là à midi.", lang: "fr", allow: []action.Kind{r, s}, recipients: []string{"Sophie"}},
+		{text: "Escribe a Javier que llego tarde.", lang: "es", allow: []action.Kind{r, s}, recipients: []string{"Javier"}},
+		{text: "Avvisa la signora Rossi che il pacco è arrivato.", lang: "it", allow: []action.Kind{r, s}, recipients: []string{"signora Rossi"}},
+		{text: "Post the update to Slack.", lang: "en", allow: []action.Kind{r, s}},
+		{text: "Let my manager know I'll be late tomorrow.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Schick meinem Chef den Bericht von gestern.", lang: "de", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Écris à mon chef que je suis malade.", lang: "fr", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Dile a mi jefe que hoy trabajo desde casa.", lang: "es", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Scrivi al mio capo che oggi sono in ferie.", lang: "it", allow: []action.Kind{r}, ask: []action.Kind{s}},
+		{text: "Send the minutes to the team at team@acme.example.", lang: "en", allow: []action.Kind{r, s}, recipients: []string{"team@acme.example"}},
+		{text: "Answer the customer tickets.", lang: "en", allow: []action.Kind{r, s}},
+		{text: "Send at most 2 reminder emails to the clients who haven't paid.", lang: "en", allow: []action.Kind{r, s}, counts: map[action.Kind]int{s: 2}},
 	})
 }

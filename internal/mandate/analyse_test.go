@@ -11,7 +11,7 @@ func TestRule05Verbs(t *testing.T) {
 		{text: "Install the linter and run it on ./lib", lang: "en",
 			allow: ks(r, w, x), paths: []string{"lib/**"}},
 		{text: "put me on the waitlist", lang: "en", allow: ks(r, w, s)},
-		{text: "Lade Paula zum Fest ein", lang: "de", allow: ks(r, w, s)},
+		{text: "Lade Paula zum Fest ein", recipients: []string{"Paula"}, lang: "de", allow: ks(r, w, s)},
 		{text: "Teile die Funktion auf", lang: "de", allow: ks(r, w)},
 		{text: "guárdala en la carpeta docs/", lang: "es", allow: ks(r, w), paths: []string{"docs/**"}},
 		{text: "open a PR for the fix", lang: "en", allow: ks(r, s)},

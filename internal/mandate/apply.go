@@ -275,6 +275,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			b.allow(action.Send, phrase, fmt.Sprintf("%s with %s as its addressee: writing to someone is sending", why, to))
 		}
 	}
+	b.addressees(st)
 	b.deliveredAs(st, inherited)
 	for _, a := range st.anchors {
 		if granting(a) {

@@ -196,6 +196,9 @@ type build struct {
 	// beyond maxUnrecognised.
 	unknown     []Unrecognised
 	unknownMore int
+	// roleSends are sends addressed to a person by a role ("my manager"):
+	// settleRoles puts send to a person unless an address bounds it.
+	roleSends []roleSend
 }
 
 type spendCandidate struct {

@@ -18,7 +18,7 @@ var impliedKindCases = []compileCase{
 	{text: "Upload the slides to the team drive", lang: "en",
 		allow: []action.Kind{r, w, s}},
 	// Inviting sends the invitation and changes the event.
-	{text: "Lade Paula zum Sommerfest ein", lang: "de",
+	{text: "Lade Paula zum Sommerfest ein", recipients: []string{"Paula"}, lang: "de",
 		allow: []action.Kind{r, w, s}},
 	// Paying is prepared in a cart, a form or a quote: not named, so a
 	// write is asked unless it only prepares the payment.
@@ -76,7 +76,7 @@ var constructionCases = []compileCase{
 	{text: "let me know what you find", lang: "en", // "let me know" is a report to the user
 		allow: []action.Kind{r}},
 	{text: "Gib dem Team Bescheid, dass der Server läuft", lang: "de",
-		allow: []action.Kind{r, s}},
+		allow: []action.Kind{r}, ask: []action.Kind{s}},
 	{text: "write in #standup that the build is green", lang: "en",
 		allow: []action.Kind{r, w, s}, recipients: []string{"#standup"}},
 	{text: "Écris à paul@exemple.fr que la réunion est annulée", lang: "fr",
@@ -198,7 +198,7 @@ var encliticCases = []compileCase{
 		allow: []action.Kind{r, d}},
 	{text: "guárdalo en la carpeta de facturas", lang: "es",
 		allow: []action.Kind{r, w}},
-	{text: "mándaselo a Pedro, por favor", lang: "es",
+	{text: "mándaselo a Pedro, por favor", recipients: []string{"Pedro"}, lang: "es",
 		allow: []action.Kind{r, s}},
 	{text: "la vela está rota, mira el pedido", lang: "es", // "vela" is a word of its own
 		allow: []action.Kind{r}},

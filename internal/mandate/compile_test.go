@@ -108,7 +108,7 @@ var qualifiedCases = []compileCase{
 	// link is a send call); the user's own "I'll send it" grants nothing.
 	{text: "Create a share link for /Clients/Acme/, I'll send it to Acme myself", lang: "en",
 		allow: []action.Kind{r, s}, paths: []string{"/Clients/Acme/**"}},
-	{text: "send Lukas 23,50 € on paypal for dinner", lang: "en",
+	{text: "send Lukas 23,50 € on paypal for dinner", lang: "en", names: []string{"Lukas"},
 		allow: []action.Kind{r, s, p}, ask: []action.Kind{w}, spend: "23.5 EUR"},
 	// Writing is asked for, and ruled out for "the production code", which
 	// no scope entry can name: a person decides each write.
@@ -236,7 +236,7 @@ var spanishCases = []compileCase{
 	{text: "No toques prod/, corrige src/app.py", lang: "es",
 		allow: []action.Kind{r, w}, prohibit: []string{":prod/**"}, paths: []string{"src/app.py"}},
 	{text: "Envía como máximo 5 correos a clientes", lang: "es",
-		allow: []action.Kind{r, s}, counts: map[action.Kind]int{s: 5}},
+		allow: []action.Kind{r}, ask: []action.Kind{s}, counts: map[action.Kind]int{s: 5}},
 	{text: "Descarga el informe de https://datos.ejemplo.es/informe.pdf", lang: "es",
 		allow: []action.Kind{r, f}, hosts: []string{"datos.ejemplo.es"}},
 	{text: "Comprá un cargador en mercadolibre.com, hasta $25, y no borres nada", lang: "es",

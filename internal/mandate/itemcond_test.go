@@ -83,7 +83,7 @@ func TestCompileDanglingNegation(t *testing.T) {
 	r, d, s := action.Read, action.Delete, action.Send
 	runCompileCases(t, []compileCase{
 		{text: "Delete the files not tracked by git.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{d}},
-		{text: "Tell the team the build is not green.", lang: "en", allow: []action.Kind{r, s}},
+		{text: "Tell the team the build is not green.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{s}},
 		{text: "Lösche alle nicht versionierten Dateien.", lang: "de", allow: []action.Kind{r}, ask: []action.Kind{d}},
 		{text: "Supprime les fichiers pas suivis par git.", lang: "fr", allow: []action.Kind{r}, ask: []action.Kind{d}},
 		{text: "Borra los archivos no versionados en git.", lang: "es", allow: []action.Kind{r}, ask: []action.Kind{d}},

@@ -29,6 +29,6 @@ func TestRule10LimitBindsToTheVerbsItems(t *testing.T) {
 		{text: "Archiva los boletines antiguos, como máximo 10 mensajes.", lang: "es", allow: ks(r, w), counts: map[action.Kind]int{w: 10}},
 		{text: "Archivia le vecchie newsletter, al massimo 10 messaggi.", lang: "it", allow: ks(r, w), counts: map[action.Kind]int{w: 10}},
 		// The noun's own kind, when the verb asks for it.
-		{text: "Send at most 3 emails to the team", lang: "en", allow: ks(r, s), counts: map[action.Kind]int{s: 3}},
+		{text: "Send at most 3 emails to the team", lang: "en", allow: ks(r), ask: ks(s), counts: map[action.Kind]int{s: 3}},
 	})
 }

@@ -48,7 +48,7 @@ func TestRule03Languages(t *testing.T) {
 			allow: ks(r), deny: ks(s), prohibit: []string{"send:"}},
 		{text: "Busca hoteles en Lisboa, but do not book", lang: "en",
 			allow: ks(r, f), deny: ks(p)},
-		{text: "Lade Paula zum Fest ein", lang: "de", allow: ks(r, w, s)},
+		{text: "Lade Paula zum Fest ein", recipients: []string{"Paula"}, lang: "de", allow: ks(r, w, s)},
 		{text: "fais un rollback de la dernière version", lang: "fr", allow: ks(r, w)},
 	})
 }

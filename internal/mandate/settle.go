@@ -97,6 +97,7 @@ func (b *build) finish() {
 		}
 	}
 	b.settleQualified()
+	b.settleRoles()
 	for _, k := range b.undecided {
 		if !slices.Contains(b.m.Allow, k) && !slices.Contains(b.m.Deny, k) && !slices.Contains(b.m.Ask, k) {
 			b.m.Ask = append(b.m.Ask, k)

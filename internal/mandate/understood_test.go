@@ -17,7 +17,7 @@ func TestRuleAccountForEveryWord(t *testing.T) {
 		effect  string // a part of the first phrase's effect
 	}{
 		{"Reply to Dana's last email and tell her the meeting moved to 3pm.",
-			[]string{"Dana's last", "moved to 3pm"}, "Reply to Dana's last email", `"Reply" (send)`},
+			[]string{"last", "moved to 3pm"}, "Reply to Dana's last email", `"Reply" (send)`},
 		{"Read the logs, do not delete anything", []string{"logs"}, "Read the logs", `"Read" (read)`},
 		{"Delete the build artefacts", []string{"artefacts"}, "Delete the build artefacts", `"Delete" (delete)`},
 		{"Lies die Mails und fass sie zusammen", nil, "", ""},

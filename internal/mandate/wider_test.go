@@ -101,7 +101,7 @@ var objectNounProhibitionCases = []compileCase{
 	{text: "Erstelle ein Issue in acme/web zum Login-Fehler, schließe oder bearbeite aber keine bestehenden Issues.", lang: "de",
 		allow: []action.Kind{r}, ask: []action.Kind{w, s}},
 	// A noun of an act ("messages") does not: deleting them is deleting.
-	{text: "Reply to Dana, don't delete any messages.", lang: "en",
+	{text: "Reply to Dana, don't delete any messages.", recipients: []string{"Dana"}, lang: "en",
 		allow: []action.Kind{r, s}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
 }
 
@@ -192,7 +192,7 @@ var onlyPairElidedCases = []compileCase{
 	{text: "N'envoie le rapport qu'à paul@exemple.fr.", lang: "fr",
 		allow: []action.Kind{r, s}, recipients: []string{"paul@exemple.fr"}},
 	// A name the scope cannot hold: each send is put to a person.
-	{text: "Ne réponds qu'à Marie.", lang: "fr",
+	{text: "Ne réponds qu'à Marie.", recipients: []string{"Marie"}, lang: "fr",
 		allow: []action.Kind{r}, ask: []action.Kind{s}},
 	{text: "Ne supprime que les fichiers temporaires de ~/tmp.", lang: "fr",
 		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/tmp/**"}},
@@ -252,7 +252,7 @@ var relativeClauseCases = []compileCase{
 	{text: "Delete the files that are in ~/tmp/cache/.", lang: "en",
 		allow: []action.Kind{r, d}, paths: []string{"~/tmp/cache/**"}},
 	{text: "Tell the team that the release moved.", lang: "en",
-		allow: []action.Kind{r, s}},
+		allow: []action.Kind{r}, ask: []action.Kind{s}},
 	{text: "Find recent papers on federated learning and note who the main groups are.", lang: "en",
 		allow: []action.Kind{r, w}},
 }
