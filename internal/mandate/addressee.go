@@ -20,6 +20,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/datafile"
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 const addresseesFile = "builtin:addressees.yaml"
@@ -49,16 +50,16 @@ var loadAddressees = sync.OnceValues(func() (*addresseeSets, error) {
 	}
 	s := &addresseeSets{honorifics: map[string]bool{}, complementizers: map[string]bool{}}
 	for _, c := range w.Complementizers {
-		s.complementizers[fold(c)] = true
+		s.complementizers[fold.String(c)] = true
 	}
 	for _, h := range w.Honorifics {
 		if strings.TrimSpace(h) == "" || strings.Contains(h, " ") {
 			return nil, fmt.Errorf("%s: honorific %q: want one word", addresseesFile, h)
 		}
-		s.honorifics[fold(h)] = true
+		s.honorifics[fold.String(h)] = true
 	}
 	for _, sv := range w.Services {
-		f := strings.Fields(fold(sv))
+		f := strings.Fields(fold.String(sv))
 		if len(f) == 0 {
 			return nil, fmt.Errorf("%s: empty service", addresseesFile)
 		}
