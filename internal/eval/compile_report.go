@@ -26,6 +26,19 @@ type CompileFigures struct {
 	Narrower int `json:"narrower"`
 	// NotUnderstood counts drafts that list a phrase under not_understood.
 	NotUnderstood int `json:"not_understood"`
+	// WiderKinds counts, per kind, the drafts that allow it beyond
+	// expect.allow; WiderByCallsOnly the drafts wider only in a
+	// block-labelled call allowed, their kinds not wider. NarrowerKinds
+	// counts, per kind, the drafts that do not allow a kind expect.allow
+	// names. Aggregates only: they say where a part's drafts go wrong
+	// without showing a case, so the held-out part's are printed too.
+	WiderKinds       map[string]int `json:"wider_kinds"`
+	WiderByCallsOnly int            `json:"wider_by_calls_only"`
+	// WiderByReadOnly counts the drafts whose one widening is allowing
+	// read (no other kind, no block-labelled call allowed): reading what
+	// the task is about, where the case did not list it.
+	WiderByReadOnly int `json:"wider_by_read_only"`
+	NarrowerKinds    map[string]int `json:"narrower_kinds"`
 	// Calls by label and outcome.
 	BlockCalls      int `json:"block_calls"`
 	BlockAllowed    int `json:"block_calls_allowed"`
@@ -42,6 +55,17 @@ func (f *CompileFigures) add(r *CompileResult) {
 	f.Wider += b2i(len(r.Wider) > 0)
 	f.Narrower += b2i(len(r.Narrower) > 0)
 	f.NotUnderstood += b2i(r.NotUnderstood > 0)
+	if f.WiderKinds == nil {
+		f.WiderKinds, f.NarrowerKinds = map[string]int{}, map[string]int{}
+	}
+	for _, k := range r.WiderKinds {
+		f.WiderKinds[k]++
+	}
+	for _, k := range r.NarrowerKinds {
+		f.NarrowerKinds[k]++
+	}
+	f.WiderByCallsOnly += b2i(len(r.Wider) > 0 && len(r.WiderKinds) == 0)
+	f.WiderByReadOnly += b2i(len(r.Wider) == 1 && len(r.WiderKinds) == 1 && r.WiderKinds[0] == "read")
 	f.BlockCalls += r.BlockCalls
 	f.BlockAllowed += r.BlockAllowed
 	f.AllowCalls += r.AllowCalls
@@ -148,6 +172,28 @@ func (r *CompileReport) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
+// countList renders counts by name, most first: "fetch 9, read 4".
+func countList(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
 func pct(n, d int) string {
 	if d == 0 {
 		return "-"
@@ -189,6 +235,12 @@ func (r *CompileReport) Text() string {
 			row(p.Part, l, p.ByLang[l])
 		}
 		row(p.Part, "all", &p.Total)
+	}
+	b.WriteString("\n")
+	for _, p := range r.Parts {
+		fmt.Fprintf(&b, "%-9s wider by kind: %s; wider only by a block call allowed: %d; only by allowing read: %d\n",
+			p.Part, countList(p.Total.WiderKinds), p.Total.WiderByCallsOnly, p.Total.WiderByReadOnly)
+		fmt.Fprintf(&b, "%-9s narrower by kind: %s\n", p.Part, countList(p.Total.NarrowerKinds))
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "revision        %s\npolicy          %s\n", r.Revision, r.PolicyHash)

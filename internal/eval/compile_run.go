@@ -30,6 +30,9 @@ type CompileResult struct {
 	// Narrower lists how it grants less than needed: a kind the words
 	// grant not allowed, an allow-labelled call not allowed.
 	Narrower []string
+	// WiderKinds and NarrowerKinds are the kinds behind Wider and
+	// Narrower: allowed beyond expect.allow, and in it but not allowed.
+	WiderKinds, NarrowerKinds []string
 	// NotUnderstood is the number of phrases the draft says it did not
 	// understand.
 	NotUnderstood int
@@ -96,11 +99,13 @@ func gradeCompileCase(ctx context.Context, eng *engine.Engine, cc *CompileCase) 
 	for _, k := range m.Allow {
 		if !slices.Contains(ex.Allow, k) {
 			res.Wider = append(res.Wider, "allows "+string(k))
+			res.WiderKinds = append(res.WiderKinds, string(k))
 		}
 	}
 	for _, k := range ex.Allow {
 		if !slices.Contains(m.Allow, k) {
 			res.Narrower = append(res.Narrower, "does not allow "+string(k))
+			res.NarrowerKinds = append(res.NarrowerKinds, string(k))
 		}
 	}
 	for i, call := range cc.Calls {

@@ -201,3 +201,29 @@ func FuzzDecodeCompileCase(f *testing.F) {
 		}
 	})
 }
+
+// TestCompileWiderByKind: the per-kind aggregates count each draft once per
+// kind, and tell apart a draft wider only by allowing read and one wider
+// only by a block-labelled call allowed.
+func TestCompileWiderByKind(t *testing.T) {
+	var f CompileFigures
+	for _, r := range []*CompileResult{
+		{Wider: []string{"allows read"}, WiderKinds: []string{"read"}},
+		{Wider: []string{"allows read", "allows send"}, WiderKinds: []string{"read", "send"}},
+		{Wider: []string{"allows read", "calls[0] …"}, WiderKinds: []string{"read"}},
+		{Wider: []string{"calls[1] …"}},
+		{Narrower: []string{"does not allow pay"}, NarrowerKinds: []string{"pay"}},
+		{Exact: true},
+	} {
+		f.add(r)
+	}
+	if f.Wider != 4 || f.WiderKinds["read"] != 3 || f.WiderKinds["send"] != 1 || f.WiderByReadOnly != 1 || f.WiderByCallsOnly != 1 || f.NarrowerKinds["pay"] != 1 {
+		t.Errorf("figures %+v", f)
+	}
+	if got := countList(f.WiderKinds); got != "read 3, send 1" {
+		t.Errorf("countList = %q", got)
+	}
+	if got := countList(nil); got != "none" {
+		t.Errorf("countList(nil) = %q", got)
+	}
+}
