@@ -33,6 +33,9 @@ type CompileFigures struct {
 	// names. Aggregates only: they say where a part's drafts go wrong
 	// without showing a case, so the held-out part's are printed too.
 	WiderKinds       map[string]int `json:"wider_kinds"`
+	// WiderWhere counts the same kinds by where the case put them:
+	// "deny" (the words rule the kind out), "ask", "unlisted".
+	WiderWhere map[string]int `json:"wider_where"`
 	WiderByCallsOnly int            `json:"wider_by_calls_only"`
 	// WiderByReadOnly counts the drafts whose one widening is allowing
 	// read (no other kind, no block-labelled call allowed): reading what
@@ -56,7 +59,12 @@ func (f *CompileFigures) add(r *CompileResult) {
 	f.Narrower += b2i(len(r.Narrower) > 0)
 	f.NotUnderstood += b2i(r.NotUnderstood > 0)
 	if f.WiderKinds == nil {
-		f.WiderKinds, f.NarrowerKinds = map[string]int{}, map[string]int{}
+		f.WiderKinds, f.NarrowerKinds, f.WiderWhere = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	for i, k := range r.WiderKinds {
+		if i < len(r.WiderWhere) {
+			f.WiderWhere[k+" ("+r.WiderWhere[i]+")"]++
+		}
 	}
 	for _, k := range r.WiderKinds {
 		f.WiderKinds[k]++
@@ -240,6 +248,7 @@ func (r *CompileReport) Text() string {
 	for _, p := range r.Parts {
 		fmt.Fprintf(&b, "%-9s wider by kind: %s; wider only by a block call allowed: %d; only by allowing read: %d\n",
 			p.Part, countList(p.Total.WiderKinds), p.Total.WiderByCallsOnly, p.Total.WiderByReadOnly)
+		fmt.Fprintf(&b, "%-9s wider kinds by where the case put them: %s\n", p.Part, countList(p.Total.WiderWhere))
 		fmt.Fprintf(&b, "%-9s narrower by kind: %s\n", p.Part, countList(p.Total.NarrowerKinds))
 	}
 	b.WriteString("\n")

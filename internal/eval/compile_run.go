@@ -33,6 +33,9 @@ type CompileResult struct {
 	// WiderKinds and NarrowerKinds are the kinds behind Wider and
 	// Narrower: allowed beyond expect.allow, and in it but not allowed.
 	WiderKinds, NarrowerKinds []string
+	// WiderWhere says, for each of WiderKinds, where the case put that
+	// kind: "deny", "ask", or "unlisted" (in none of the three).
+	WiderWhere []string
 	// NotUnderstood is the number of phrases the draft says it did not
 	// understand.
 	NotUnderstood int
@@ -100,6 +103,14 @@ func gradeCompileCase(ctx context.Context, eng *engine.Engine, cc *CompileCase) 
 		if !slices.Contains(ex.Allow, k) {
 			res.Wider = append(res.Wider, "allows "+string(k))
 			res.WiderKinds = append(res.WiderKinds, string(k))
+			switch {
+			case slices.Contains(ex.Deny, k):
+				res.WiderWhere = append(res.WiderWhere, "deny")
+			case slices.Contains(ex.Ask, k):
+				res.WiderWhere = append(res.WiderWhere, "ask")
+			default:
+				res.WiderWhere = append(res.WiderWhere, "unlisted")
+			}
 		}
 	}
 	for _, k := range ex.Allow {

@@ -209,7 +209,7 @@ func TestCompileWiderByKind(t *testing.T) {
 	var f CompileFigures
 	for _, r := range []*CompileResult{
 		{Wider: []string{"allows read"}, WiderKinds: []string{"read"}},
-		{Wider: []string{"allows read", "allows send"}, WiderKinds: []string{"read", "send"}},
+		{Wider: []string{"allows read", "allows send"}, WiderKinds: []string{"read", "send"}, WiderWhere: []string{"unlisted", "deny"}},
 		{Wider: []string{"allows read", "calls[0] …"}, WiderKinds: []string{"read"}},
 		{Wider: []string{"calls[1] …"}},
 		{Narrower: []string{"does not allow pay"}, NarrowerKinds: []string{"pay"}},
@@ -219,6 +219,9 @@ func TestCompileWiderByKind(t *testing.T) {
 	}
 	if f.Wider != 4 || f.WiderKinds["read"] != 3 || f.WiderKinds["send"] != 1 || f.WiderByReadOnly != 1 || f.WiderByCallsOnly != 1 || f.NarrowerKinds["pay"] != 1 {
 		t.Errorf("figures %+v", f)
+	}
+	if f.WiderWhere["send (deny)"] != 1 || f.WiderWhere["read (unlisted)"] != 1 {
+		t.Errorf("wider where %v", f.WiderWhere)
 	}
 	if got := countList(f.WiderKinds); got != "read 3, send 1" {
 		t.Errorf("countList = %q", got)
