@@ -121,6 +121,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 				u.ent.why += "; " + u.exception
 			}
 			b.scopeEntity(u.ent, u.a)
+			b.notePathObject(st, u.tok, u.ent, u.a)
 			// Buying on a named shop means reaching it. An entity spared
 			// by an exception ("non scrivere a nessuno fuori da x.example")
 			// is what the prohibition leaves open, not a place asked for.

@@ -199,6 +199,12 @@ type build struct {
 	// roleSends are sends addressed to a person by a role ("my manager"):
 	// settleRoles puts send to a person unless an address bounds it.
 	roleSends []roleSend
+	// fileObjects are the files named as what a write or delete acts on
+	// ("update notes.txt"); otherPaths is set when the words name any
+	// other path (a directory, a pattern, a file only read): see
+	// settleFileObjects.
+	fileObjects []string
+	otherPaths  bool
 }
 
 type spendCandidate struct {

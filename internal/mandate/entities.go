@@ -36,6 +36,9 @@ type entity struct {
 	value      string // the scope entry it becomes
 	money      Money  // for amounts
 	why        string // what it was recognised as
+	// file marks a path that names one file ("notes.txt",
+	// "notes/summary.md"), not a directory or a pattern.
+	file bool
 }
 
 // Language-independent entity data: codes and symbols are the same in
@@ -450,13 +453,13 @@ func pathEntity(text string, start, end int) (entity, bool) {
 		if !dotfile && !strings.ContainsFunc(last[:strings.LastIndexByte(last, '.')], unicode.IsLetter) {
 			return entity{}, false
 		}
-		return entity{kind: entPath, start: start, end: end, value: "**/" + escapeGlob(w), why: "file name; matched anywhere under the working directory"}, true
+		return entity{kind: entPath, start: start, end: end, value: "**/" + escapeGlob(w), why: "file name; matched anywhere under the working directory", file: true}, true
 	}
 	glob, why := pathGlob(w)
 	if glob == "" || validGlob(glob) != "" {
 		return entity{}, false
 	}
-	return entity{kind: entPath, start: start, end: end, value: glob, why: why}, true
+	return entity{kind: entPath, start: start, end: end, value: glob, why: why, file: why == fileWhy}, true
 }
 
 // pathGlob turns a path as written into a scope glob: cleaned, relative
@@ -480,8 +483,11 @@ func pathGlob(w string) (string, string) {
 	case dir || !hasExt:
 		return p + "/**", "directory: everything under it"
 	}
-	return p, "file path"
+	return p, fileWhy
 }
+
+// fileWhy is what a path naming one file is recognised as.
+const fileWhy = "file path"
 
 func escapeGlob(s string) string {
 	if !strings.ContainsAny(s, `*?[]\`) {

@@ -121,6 +121,10 @@ type langTable struct {
 	// on ("the emails from LinkedIn", "die Mails von …", "les mails de
 	// …"): followed by words the draft cannot read, deleting is asked.
 	Limiting []string `yaml:"limiting"`
+	// Purposes are the prepositions of what a change is for ("write tests
+	// for src/loader.ts", "Tests für …"): a file after one is not the
+	// file changed.
+	Purposes []string `yaml:"purpose_prepositions"`
 	// Bookings are the verbs of booking ("book", "reserviere", "réserve")
 	// and the things booked without paying ("a table", "einen Termin"):
 	// booking one writes an entry, it pays nothing.
@@ -235,6 +239,7 @@ const (
 	roleRecipientPrep // "to", "à": before the person written to
 	rolePerson        // "anyone", "the team": a person written to
 	roleLimiting      // "from", "von": a preposition restricting the items deleted
+	rolePurpose       // "for", "für": what a change is for
 	roleBookingVerb   // "book", "réserve": pays, unless what is booked costs nothing
 	roleFreeBooking   // "table", "Termin": booked without paying
 	roleExceptBreak   // "but": a clause break that can mean "except"
@@ -521,6 +526,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.RecipientPreps, entry{role: roleRecipientPrep}},
 		{t.Persons, entry{role: rolePerson}},
 		{t.Limiting, entry{role: roleLimiting}},
+		{t.Purposes, entry{role: rolePurpose}},
 		{t.Bookings.Verbs, entry{role: roleBookingVerb}},
 		{t.Bookings.Objects, entry{role: roleFreeBooking}},
 		{t.HandsOff, entry{role: roleHandsOff}},

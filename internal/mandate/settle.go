@@ -105,6 +105,7 @@ func (b *build) finish() {
 	}
 	b.settlePreparation()
 	b.settleExtensions()
+	b.settleFileObjects()
 	if b.nothingElse != "" && len(b.m.Scope.Paths) > 0 {
 		b.m.Scope.PathsOnly = true
 		b.recognise(b.nothingElse, "scope paths only", "restrictor with paths named: the working directory is not in scope beside them")

@@ -33,7 +33,7 @@ type Unrecognised struct {
 // their own and are accounted for by being known.
 var fillerRoles = []role{roleMarker, roleDeterminer, roleCue, roleConj, roleSubordinator, roleTitle,
 	roleAs, roleBranchPrep, roleBranch, roleSubjectMark, roleUnneeded, roleQuestion, roleNumber,
-	roleCurrency, roleWeb, roleConditional, roleMoneyVerb, roleSay, roleCopula, roleRecipientPrep, rolePerson}
+	roleCurrency, roleWeb, roleConditional, roleMoneyVerb, roleSay, roleCopula, roleRecipientPrep, rolePerson, rolePurpose}
 
 // account lists the segment's unused content words under not_understood.
 // Runs of unused words joined by function words are one phrase.
