@@ -33,6 +33,8 @@ type addresseeWords struct {
 	Services   []string `yaml:"services"`
 	// Complementizers are relative words that also open what is said.
 	Complementizers []string `yaml:"complementizers"`
+	// Quantifiers are words for people that pick no one by themselves.
+	Quantifiers []string `yaml:"quantifiers"`
 }
 
 // addresseeSets are the folded words of addressees.yaml; a service of
@@ -41,6 +43,7 @@ type addresseeSets struct {
 	honorifics      map[string]bool
 	complementizers map[string]bool
 	services        [][]string
+	quantifiers     [][]string
 }
 
 var loadAddressees = sync.OnceValues(func() (*addresseeSets, error) {
@@ -57,6 +60,13 @@ var loadAddressees = sync.OnceValues(func() (*addresseeSets, error) {
 			return nil, fmt.Errorf("%s: honorific %q: want one word", addresseesFile, h)
 		}
 		s.honorifics[fold.String(h)] = true
+	}
+	for _, q := range w.Quantifiers {
+		f := strings.Fields(fold.String(q))
+		if len(f) == 0 {
+			return nil, fmt.Errorf("%s: empty quantifier", addresseesFile)
+		}
+		s.quantifiers = append(s.quantifiers, f)
 	}
 	for _, sv := range w.Services {
 		f := strings.Fields(fold.String(sv))
@@ -134,7 +144,8 @@ func (b *build) addressees(st *segState) {
 // pickedByItems reports whether the person word from token from to j is
 // picked out by the items the task reads rather than named by the user:
 // it modifies a noun after it ("answer the customer tickets": the tickets'
-// senders), it follows a preposition of owning ("de", "von"), or a
+// senders), it follows a preposition of owning ("de", "von"), it is a
+// quantifier with words after it ("everyone on the Kickoff mail"), or a
 // relative clause follows it ("remind the clients who
 // haven't paid"). Who those are comes from what the agent reads, which the
 // recipients' provenance checks call by call.
@@ -146,6 +157,12 @@ func (b *build) pickedByItems(st *segState, a *anchor, from, j int, words *addre
 	// to whom.
 	if k := from - 1; owning(k) || (k > a.pos && b.is(st.toks[k], roleDeterminer) && owning(k-1)) {
 		return true
+	}
+	_, to := st.clauseOf(from)
+	if j < to && slices.ContainsFunc(words.quantifiers, func(q []string) bool {
+		return len(q) == j-from && wordsAt(st.toks, from, q)
+	}) {
+		return true // "everyone on the Kickoff mail": what follows picks them
 	}
 	if j >= len(st.toks) {
 		return false

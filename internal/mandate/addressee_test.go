@@ -89,6 +89,8 @@ func TestRuleAddresseeBoundsSend(t *testing.T) {
 		{text: "Scrivi al mio capo che oggi sono in ferie.", lang: "it", allow: []action.Kind{r}, ask: []action.Kind{s}},
 		{text: "Send the minutes to the team at team@acme.example.", lang: "en", allow: []action.Kind{r, s}, recipients: []string{"team@acme.example"}},
 		{text: "Answer the customer tickets.", lang: "en", allow: []action.Kind{r, s}},
+		{text: "Email everyone on the Kickoff thread the new date.", lang: "en", allow: []action.Kind{r, s}},
+		{text: "Send the photos to everyone.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{s}},
 		{text: "Send at most 2 reminder emails to the clients who haven't paid.", lang: "en", allow: []action.Kind{r, s}, counts: map[action.Kind]int{s: 2}},
 	})
 }
