@@ -11,7 +11,6 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/flow"
-	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
 // Limits on what one rule may cost. CostLimit bounds evaluation (CEL's cost
@@ -52,14 +51,14 @@ const (
 func newEnv() (*cel.Env, error) {
 	env, err := cel.NewEnv(
 		ext.NativeTypes(
-			reflect.TypeFor[CallFacts](),
+			types.NativeTypeFor[callView](types.NativeTypeAlias(callType)),
 			types.NativeTypeFor[actionView](types.NativeTypeAlias(actionType)),
 			types.NativeTypeFor[mandateView](types.NativeTypeAlias(mandateType)),
 			types.NativeTypeFor[limitsView](types.NativeTypeAlias("mandate.Limits")),
-			reflect.TypeFor[mandate.Report](),
+			types.NativeTypeFor[reportView](types.NativeTypeAlias(scopeType)),
 			reflect.TypeFor[SessionFacts](),
 			reflect.TypeFor[AgentFacts](),
-			reflect.TypeFor[SelfFacts](),
+			types.NativeTypeFor[selfView](types.NativeTypeAlias(selfType)),
 			reflect.TypeFor[flow.Facts](),
 			reflect.TypeFor[BaselineFacts](),
 			reflect.TypeFor[StepCall](),
@@ -105,6 +104,20 @@ func newEnv() (*cel.Env, error) {
 			cel.Overload("kind_rank_string", []*cel.Type{cel.StringType}, cel.IntType,
 				cel.UnaryBinding(celKindRank))),
 	)
+	if err != nil {
+		return nil, fmt.Errorf("policy: building the CEL environment: %w", err)
+	}
+	vp, err := newViewProvider(env.CELTypeProvider(), map[string]reflect.Type{
+		callType:    reflect.TypeFor[callView](),
+		actionType:  reflect.TypeFor[actionView](),
+		mandateType: reflect.TypeFor[mandateView](),
+		scopeType:   reflect.TypeFor[reportView](),
+		selfType:    reflect.TypeFor[selfView](),
+	})
+	if err != nil {
+		return nil, err
+	}
+	env, err = env.Extend(cel.CustomTypeProvider(vp))
 	if err != nil {
 		return nil, fmt.Errorf("policy: building the CEL environment: %w", err)
 	}

@@ -218,6 +218,9 @@ type activation struct {
 
 	av     actionView
 	mv     mandateView
+	cv     callView   // filled when call is first read
+	rv     reportView // filled when scope is first read
+	sv     selfView   // filled when self is first read
 	kinds  kindBuf
 	letBuf [16]ref.Val
 }
@@ -234,19 +237,28 @@ func (a *activation) lazy(slot *ref.Val, native any) ref.Val {
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "call":
-		return a.lazy(&a.call, &a.in.Call), true
+		if a.call == nil {
+			a.cv.fill(&a.in.Call)
+		}
+		return a.lazy(&a.call, &a.cv), true
 	case "action":
 		return a.lazy(&a.action, &a.av), true
 	case "mandate":
 		return a.lazy(&a.mandate, &a.mv), true
 	case "scope":
-		return a.lazy(&a.scope, &a.in.Scope), true
+		if a.scope == nil {
+			a.rv.fill(&a.in.Scope)
+		}
+		return a.lazy(&a.scope, &a.rv), true
 	case "session":
 		return a.lazy(&a.session, &a.in.Session), true
 	case "agent":
 		return a.lazy(&a.agent, &a.in.Agent), true
 	case "self":
-		return a.lazy(&a.self, &a.in.Self), true
+		if a.self == nil {
+			a.sv.fill(&a.in.Self)
+		}
+		return a.lazy(&a.self, &a.sv), true
 	case "flow":
 		return a.lazy(&a.flow, a.fl), true
 	case "baseline":

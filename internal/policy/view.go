@@ -3,6 +3,8 @@ package policy
 import (
 	"time"
 
+	"cel.dev/cel-go/common/types/ref"
+
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/mandate"
 )
@@ -36,6 +38,8 @@ type actionView struct {
 	Destructive bool               `json:"destructive"`
 	Notes       []string           `json:"notes"`
 	Unexamined  []string           `json:"unexamined"`
+
+	cache [16]ref.Val // the fields' CEL values, once read; see fieldcache.go
 }
 
 // mandateView is mandate.Mandate as rules see it; see actionView.
@@ -53,6 +57,8 @@ type mandateView struct {
 	ExpiresAt  *time.Time              `json:"expires_at,omitempty"`
 	Parent     string                  `json:"parent,omitempty"`
 	Notes      []string                `json:"notes,omitempty"`
+
+	cache [11]ref.Val // the fields' CEL values, once read; see fieldcache.go
 }
 
 // limitsView is mandate.Limits as rules see it; see actionView.

@@ -19,6 +19,9 @@ func TestViewsMirrorCoreTypes(t *testing.T) {
 		{reflect.TypeFor[action.Action](), reflect.TypeFor[actionView]()},
 		{reflect.TypeFor[mandate.Mandate](), reflect.TypeFor[mandateView]()},
 		{reflect.TypeFor[mandate.Limits](), reflect.TypeFor[limitsView]()},
+		{reflect.TypeFor[CallFacts](), reflect.TypeFor[callView]()},
+		{reflect.TypeFor[mandate.Report](), reflect.TypeFor[reportView]()},
+		{reflect.TypeFor[SelfFacts](), reflect.TypeFor[selfView]()},
 	}
 	for _, p := range pairs {
 		core, view := jsonFields(p.core), jsonFields(p.view)
