@@ -158,10 +158,11 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 	}
 
 	b.negatedRest(st, inherited, len(uses) > 0)
+	lacking := b.itemsLacking(st)
 
 	// Negated verbs and nouns without entities deny their kinds.
 	for _, a := range st.anchors {
-		if !a.negated || withEntities[a] {
+		if !a.negated || withEntities[a] || lacking[a] {
 			continue
 		}
 		phrase := b.span(toks, min(a.pos, a.negStart), max(a.end, a.negEnd))
