@@ -51,7 +51,7 @@ func TestSimulationIsDeterministic(t *testing.T) {
 		}
 		same = same && bytes.Equal(a[name], c[name])
 	}
-	if same || len(a) != 21 {
+	if same || len(a) != 35 {
 		t.Fatalf("%d files; another seed gives the same corpus: %v", len(a), same)
 	}
 }
