@@ -393,7 +393,9 @@ func TestNoveltyDiscount(t *testing.T) {
 		explorer.Learn(c, ev(s, "fetch", "fetch", "allow", fmt.Sprintf("host:site%d.example", i)), t0)
 	}
 	newHost := ev("n", "fetch", "fetch", "allow", "host:paste.example")
-	newProgramToNewHost := ev("n", "fetch", "fetch", "allow", "host:paste.example", "program:nc")
+	newProgramToNewHost := ev("n", "fetch", "execute", "allow", "host:paste.example", "program:nc")
+	// A read-only program is a means: it and its host are one departure.
+	readOnlyToNewHost := ev("n", "fetch", "fetch", "allow", "host:paste.example", "program:dig", "subcommand:dig +short")
 	exposed := []string{"after reading a secret"}
 	for _, tc := range []struct {
 		name       string
@@ -407,6 +409,8 @@ func TestNoveltyDiscount(t *testing.T) {
 		// Two independent departures in one call (a new program talking
 		// to a new host) are more than one exploration.
 		{"settled agent, new program to a new host", settled, Current{Event: newProgramToNewHost, PrevTool: "search"}, true},
+		{"settled agent, new read-only program to a new host", settled, Current{Event: readOnlyToNewHost, PrevTool: "search"}, false},
+		{"settled agent, new read-only program to a new host after reading a secret", settled, Current{Event: readOnlyToNewHost, PrevTool: "search", Exposure: exposed}, true},
 		{"settled agent, new send destination", settled, Current{Event: ev("n", "send", "send", "allow", "host:paste.example"), PrevTool: "search"}, true},
 		// An agent that goes somewhere new every session is not unlike
 		// itself when it does, exposed or not.
@@ -616,6 +620,10 @@ func TestCompareEarly(t *testing.T) {
 		{"a new path in 3 of 3 sessions", old, 3, []string{"b-0", "b-1", "b-2"}, "read_file", "read", "path:/srv/notes", VerdictDrift, "path:/srv/notes in 3 of the new version's 3 sessions"},
 		{"a host in a domain the old version uses, 2 of 5", old, 5, []string{"b-1", "b-4"}, "fetch", "fetch", "host:api.docs.example", VerdictInsufficient, ""},
 		{"a thin old version", thin, 3, []string{"b-0", "b-1", "b-2"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
+		// A read-only program is a means, not a new item; the same
+		// program run to do something is one.
+		{"a read-only program in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "Bash", "fetch", "program:dig", VerdictInsufficient, ""},
+		{"a program run in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "Bash", "execute", "program:dig", VerdictDrift, "program:dig in 2 of the new version's 2 sessions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewProfile("mailer", "v2")
@@ -864,11 +872,63 @@ func TestNewToolAtNewHost(t *testing.T) {
 	}{
 		{"new tool, new documentation host", Current{Event: ev("n", "WebFetch", "fetch", "allow", "host:pkg.go.dev"), PrevTool: "read_inbox"}, false},
 		{"new tool, new recipient", Current{Event: ev("n", "forward_mail", "send", "allow", "recipient:drop@evil.example"), PrevTool: "read_inbox"}, true},
-		{"usual tool, new program and host", Current{Event: ev("n", "fetch", "fetch", "allow", "host:drop.example", "program:nc"), PrevTool: "read_inbox"}, true},
+		{"usual tool, new program and host", Current{Event: ev("n", "fetch", "execute", "allow", "host:drop.example", "program:nc"), PrevTool: "read_inbox"}, true},
+		{"usual tool, new read-only program and host", Current{Event: ev("n", "fetch", "fetch", "allow", "host:drop.example", "program:curl"), PrevTool: "read_inbox"}, false},
 	} {
 		r := c.Assess(p, tc.cur)
 		if r.UnlikeSelf != tc.unlikeSelf {
 			t.Errorf("%s: unlike self %v (score %.2f, %v), want %v", tc.name, r.UnlikeSelf, r.Score, r.Reasons, tc.unlikeSelf)
 		}
+	}
+}
+
+// TestNewInVersionDomain: a new version that reaches a new organisation
+// under a different host each session goes back to the organisation: the
+// next host is a habit it brought, not a new page of a known site; a
+// read-only program it goes back to is a means, not a habit.
+func TestNewInVersionDomain(t *testing.T) {
+	c, p := versionChanged(t, ev("b-0", "fetch", "fetch", "allow", "host:n1.relay.example"))
+	next := Current{Event: ev("b-9", "fetch", "fetch", "allow", "host:n2.relay.example"), PrevTool: "fetch", Version: "v2"}
+	r := c.Assess(p, next)
+	if signal(r, SignalNewInVersion) == nil || !r.UnlikeSelf || len(r.FirstSeen) != 1 {
+		t.Fatalf("another host of the domain the version brought: %+v", r)
+	}
+	next.Event.Session = "b-0"
+	if r := c.Assess(p, next); signal(r, SignalNewInVersion) != nil || r.UnlikeSelf {
+		t.Fatalf("another host of it in the same session: %+v", r.Signals)
+	}
+	c, p = versionChanged(t, ev("b-0", "fetch", "fetch", "allow", "program:dig"))
+	if r := c.Assess(p, Current{Event: ev("b-9", "fetch", "fetch", "allow", "program:dig"), PrevTool: "fetch", Version: "v2"}); r.UnlikeSelf {
+		t.Fatalf("a read-only program gone back to: %+v", r.Signals)
+	}
+}
+
+// TestCompareTriedTransition: a secret read that is asked every time is
+// never learned, but the order around it is tried: a version that goes on
+// from the refused secret to a fetch, in 2 of its 2 sessions, has changed
+// (early drift), where the old one went on to a read.
+func TestCompareTriedTransition(t *testing.T) {
+	c := cfg(t)
+	run := func(version, prefix string, n int, after Event) *Profile {
+		p := NewProfile("agent", version)
+		for i := range n {
+			s := fmt.Sprintf("%s-%d", prefix, i)
+			p.Learn(c, ev(s, "read_inbox", "read", "allow"), t0)
+			p.Learn(c, ev(s, "Bash", "credential", "ask"), t0)
+			after.Session = s
+			p.Learn(c, after, t0)
+			p.Learn(c, ev(s, "send_mail", "send", "allow", "recipient:c0@corp.example"), t0)
+		}
+		return p
+	}
+	old := run("v1", "a", 24, ev("", "read_inbox", "read", "allow"))
+	same := run("v2", "b", 2, ev("", "read_inbox", "read", "allow"))
+	if d := c.Compare(old, same); d.Verdict != VerdictInsufficient {
+		t.Fatalf("the same order: %s %v", d.Verdict, d.Reasons)
+	}
+	changed := run("v2", "b", 2, ev("", "fetch", "fetch", "allow", "host:docs.example"))
+	d := c.Compare(old, changed)
+	if d.Verdict != VerdictDrift || !slices.Contains(d.NewTransitions, "credential>fetch") {
+		t.Fatalf("secret then fetch: %s %v %v", d.Verdict, d.NewTransitions, d.Reasons)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 
 	"github.com/mandate-dev/mandate/internal/datafile"
@@ -37,6 +38,12 @@ type Config struct {
 	RateKinds     []string `yaml:"rate_kinds"`
 	Strong        []string `yaml:"strong_destinations"`
 	Reach         []string `yaml:"reach_destinations"`
+	// ReadOnly are the kinds that take nothing out and change nothing
+	// but the request itself; ReadOnlyTypes the destination types that
+	// are only a means (a program, a subcommand, a path) when every call
+	// that used them was of those kinds.
+	ReadOnly      []string `yaml:"read_only_kinds"`
+	ReadOnlyTypes []string `yaml:"read_only_destinations"`
 	Signals       struct {
 		RareTool              float64 `yaml:"rare_tool"`
 		RareMinCalls          int     `yaml:"rare_min_calls"`
@@ -85,6 +92,8 @@ type Config struct {
 	secret        map[string]bool
 	strong        map[string]bool
 	reach         map[string]bool
+	readOnly      map[string]bool
+	readOnlyTypes map[string]bool
 }
 
 // destTypes is a set of destination types from the file's key.
@@ -99,6 +108,11 @@ func destTypes(key string, types []string) (map[string]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// readOnlyCall reports whether every kind of a call is read-only.
+func (c *Config) readOnlyCall(kinds []string) bool {
+	return len(kinds) > 0 && !slices.ContainsFunc(kinds, func(k string) bool { return !c.readOnly[k] })
 }
 
 // Shortcut is a questionable shortcut a review looks for.
@@ -198,6 +212,21 @@ func (c *Config) check() error {
 	}
 	if c.reach, err = destTypes("reach_destinations", c.Reach); err != nil {
 		return err
+	}
+	c.readOnly = map[string]bool{}
+	for _, k := range c.ReadOnly {
+		if c.consequential[k] {
+			return fmt.Errorf("read_only_kinds: %q is also consequential", k)
+		}
+		c.readOnly[k] = true
+	}
+	if c.readOnlyTypes, err = destTypes("read_only_destinations", c.ReadOnlyTypes); err != nil {
+		return err
+	}
+	for t := range c.readOnlyTypes {
+		if c.strong[t] || t == DestHost {
+			return fmt.Errorf("read_only_destinations: %q is where a call reaches, not a means (only program, subcommand, path)", t)
+		}
 	}
 	seen := map[string]bool{}
 	for i := range c.Review.Shortcuts {

@@ -209,6 +209,13 @@ func (c *Config) newItems(a, b *Profile) []newItem {
 			continue
 		}
 		typ, _, _ := strings.Cut(dest, ":")
+		if known && use.ReadOnly && c.readOnlyTypes[typ] {
+			// A program, subcommand or path only read-only calls used
+			// is a means, not a departure: it takes nothing out and
+			// changes nothing, and the hosts it reached are items of
+			// their own.
+			continue
+		}
 		it := newItem{name: dest, sessions: use.Sessions, p: 1, always: c.strong[typ] || use.Consequential}
 		it.weighty = it.always || c.reach[typ] && !c.familiar(a, dest)
 		if known {
@@ -219,20 +226,37 @@ func (c *Config) newItems(a, b *Profile) []newItem {
 		out = append(out, it)
 	}
 	out = append(out, c.newDomains(a, b)...)
+	// Transitions count whether their calls were allowed or refused, as
+	// destinations do (TriedNext).
 	total := 0
 	for _, n := range b.KindNext {
 		total += n
 	}
-	for t, n := range b.KindNext {
+	for _, n := range b.TriedNext {
+		total += n
+	}
+	for t := range unionKeys(b.KindNext, b.TriedNext) {
+		n := b.KindNext[t] + b.TriedNext[t]
 		src, dst, _ := strings.Cut(t, ">")
 		// New, and a habit of the new version: a large enough share of
 		// everything that followed src, unless the old version never
 		// went on from src at all.
-		habit := a.KindFrom[src] == 0 || float64(n) >= c.Drift.MinNewTransitionFromShare*float64(b.KindFrom[src])
-		if n < c.Drift.MinNewTransitionCalls || a.KindNext[t] > 0 || !habit || float64(n) < c.Drift.MinNewTransitionShare*float64(total) {
+		habit := a.KindFrom[src]+a.TriedFrom[src] == 0 || float64(n) >= c.Drift.MinNewTransitionFromShare*float64(b.KindFrom[src]+b.TriedFrom[src])
+		weighty := c.secret[src] || c.consequential[dst]
+		// A weighty transition is tested by its sessions, as a
+		// destination is (two calls in two sessions): the calls of one
+		// session are not independent, and a third call adds nothing a
+		// second session does not.
+		minCalls := c.Drift.MinNewTransitionCalls
+		if weighty {
+			minCalls = min(minCalls, c.Drift.MinNewDestinationCalls)
+		}
+		// One read-only kind after another (a lookup, then a read) is
+		// an order of work, not a departure.
+		if n < minCalls || a.KindNext[t]+a.TriedNext[t] > 0 || !habit || float64(n) < c.Drift.MinNewTransitionShare*float64(total) || c.readOnly[src] && c.readOnly[dst] {
 			continue
 		}
-		it := newItem{name: t, transition: true, p: 1, weighty: c.secret[src] || c.consequential[dst]}
+		it := newItem{name: t, transition: true, p: 1, weighty: weighty}
 		it.always = it.weighty
 		if use, ok := b.TransUse[t]; ok {
 			it.sessions, it.p = use.Sessions, newItemP(use.Sessions, b.Sessions, a.Sessions)

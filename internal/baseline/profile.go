@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -65,7 +66,14 @@ type Profile struct {
 	KindNext map[string]int `json:"kind_next"`
 	ToolFrom map[string]int `json:"tool_from"`
 	KindFrom map[string]int `json:"kind_from"`
-	Hours    [24]int        `json:"hours"`
+	// TriedNext counts kind transitions into and out of asked and denied
+	// calls ("a>b", as KindNext; TriedFrom as KindFrom): never learned as
+	// usual, but a version that keeps trying a new order of work — a
+	// secret read, refused, then a fetch — has changed, as one that keeps
+	// trying a new destination has (Attempted).
+	TriedNext map[string]int `json:"tried_next,omitempty"`
+	TriedFrom map[string]int `json:"tried_from,omitempty"`
+	Hours     [24]int        `json:"hours"`
 	// Shapes are the newest sessions' shapes, oldest first.
 	Shapes  []Shape `json:"shapes"`
 	Dropped int     `json:"dropped,omitempty"`
@@ -102,6 +110,10 @@ type DestUse struct {
 	Last     int `json:"l"`
 	// Consequential is true once a call of a consequential kind used it.
 	Consequential bool `json:"c,omitempty"`
+	// ReadOnly is true while every call that used it was read-only
+	// (Config.ReadOnly). A profile from before it was kept says false:
+	// judged as before.
+	ReadOnly bool `json:"r,omitempty"`
 }
 
 // Fingerprint is what a version is made of.
@@ -164,6 +176,9 @@ type Shape struct {
 	// start of its next transition.
 	LastTool string `json:"last_tool,omitempty"`
 	LastKind string `json:"last_kind,omitempty"`
+	// LastTried is the kind of the session's latest refused call since
+	// its latest learned one, the start of a tried transition.
+	LastTried string `json:"last_tried,omitempty"`
 }
 
 // NewProfile returns an empty profile.
@@ -175,7 +190,7 @@ func NewProfile(agent, version string) *Profile {
 
 // init makes the maps of a profile decoded from storage usable.
 func (p *Profile) init() {
-	for _, m := range []*map[string]int{&p.Tools, &p.Kinds, &p.Destinations, &p.Attempted, &p.ToolNext, &p.KindNext, &p.ToolFrom, &p.KindFrom, &p.Domains} {
+	for _, m := range []*map[string]int{&p.Tools, &p.Kinds, &p.Destinations, &p.Attempted, &p.ToolNext, &p.KindNext, &p.ToolFrom, &p.KindFrom, &p.Domains, &p.TriedNext, &p.TriedFrom} {
 		if *m == nil {
 			*m = map[string]int{}
 		}
@@ -226,6 +241,7 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 	p.LastSeen = at
 	s := p.shape(c, ev.Session)
 	cons := slices.ContainsFunc(ev.Kinds, func(k string) bool { return c.consequential[k] })
+	ro := c.readOnlyCall(ev.Kinds)
 	s.Calls++
 	p.Decided++
 	if s.Calls == c.Lifecycle.MinSessionCalls {
@@ -246,11 +262,17 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 			}
 			s.Tried[k]++
 		}
+		if ev.Kind != "" {
+			if from := cmp.Or(s.LastTried, s.LastKind); from != "" {
+				p.tried(c, s, from+">"+ev.Kind)
+			}
+			s.LastTried = ev.Kind
+		}
 		for _, d := range ev.Destinations {
 			bump(p.Attempted, d, c.Learning.MaxDestinations, &p.Dropped)
-			p.use(c, &p.DestUse, s, d, cons)
+			p.use(c, &p.DestUse, s, d, cons, ro)
 			if dom := c.domainKey(d); dom != "" {
-				p.use(c, &p.DomainUse, s, dom, cons)
+				p.use(c, &p.DomainUse, s, dom, cons, ro)
 			}
 		}
 		return
@@ -296,10 +318,24 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 			}
 		}
 		bump(p.Destinations, d, c.Learning.MaxDestinations, &p.Dropped)
-		p.use(c, &p.DestUse, s, d, cons)
+		p.use(c, &p.DestUse, s, d, cons, ro)
 		if dom := c.domainKey(d); dom != "" {
+			if p.Domains[dom] == 0 && len(p.Versions) > 1 {
+				// A domain first used since the version changed: its
+				// next host or address, in another session, is a habit
+				// of the new version, not a new page of a known site.
+				if p.NewSinceChange == nil {
+					p.NewSinceChange = map[string]int{}
+				}
+				if p.NewSinceFirst == nil {
+					p.NewSinceFirst = map[string]int{}
+				}
+				if bump(p.NewSinceChange, youngDomainKey(dom), c.Learning.MaxDestinations, &p.Dropped) {
+					p.NewSinceFirst[youngDomainKey(dom)] = s.N
+				}
+			}
 			bump(p.Domains, dom, c.Learning.MaxDestinations, &p.Dropped)
-			p.use(c, &p.DomainUse, s, dom, cons)
+			p.use(c, &p.DomainUse, s, dom, cons, ro)
 		}
 	}
 	if ev.Hour >= 0 && ev.Hour < 24 {
@@ -311,15 +347,28 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		}
 		if bump(p.KindNext, s.LastKind+">"+ev.Kind, c.Learning.MaxTransitions, &p.Dropped) {
 			p.KindFrom[s.LastKind]++
-			p.use(c, &p.TransUse, s, s.LastKind+">"+ev.Kind, false)
+			p.use(c, &p.TransUse, s, s.LastKind+">"+ev.Kind, false, false)
 		}
 	}
-	s.LastTool, s.LastKind = ev.Tool, ev.Kind
+	if s.LastTried != "" && ev.Kind != "" {
+		p.tried(c, s, s.LastTried+">"+ev.Kind)
+	}
+	s.LastTool, s.LastKind, s.LastTried = ev.Tool, ev.Kind, ""
+}
+
+// tried counts a kind transition into or out of a refused call.
+func (p *Profile) tried(c *Config, s *Shape, t string) {
+	if bump(p.TriedNext, t, c.Learning.MaxTransitions, &p.Dropped) {
+		src, _, _ := strings.Cut(t, ">")
+		p.TriedFrom[src]++
+		p.use(c, &p.TransUse, s, t, false, false)
+	}
 }
 
 // use counts session s's use of key (a destination or a transition) in
-// a version's profile, once per session.
-func (p *Profile) use(c *Config, m *map[string]DestUse, s *Shape, key string, consequential bool) {
+// a version's profile, once per session; readOnly says whether this call
+// was read-only.
+func (p *Profile) use(c *Config, m *map[string]DestUse, s *Shape, key string, consequential, readOnly bool) {
 	if p.Version == "" {
 		return
 	}
@@ -335,8 +384,13 @@ func (p *Profile) use(c *Config, m *map[string]DestUse, s *Shape, key string, co
 		u.Last = s.N
 	}
 	u.Consequential = u.Consequential || consequential
+	u.ReadOnly = readOnly && (u.ReadOnly || !ok)
 	(*m)[key] = u
 }
+
+// youngDomainKey is the NewSinceChange key of a domain key (no
+// destination has a space before its colon).
+func youngDomainKey(dom string) string { return "domain " + dom }
 
 // bump counts key in m unless m is full and key new; it reports whether it
 // counted.

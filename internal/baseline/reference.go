@@ -48,7 +48,7 @@ func (ref *Profile) pool(c *Config, p *Profile) {
 	for _, m := range [][2]map[string]int{
 		{ref.Tools, p.Tools}, {ref.Kinds, p.Kinds}, {ref.Destinations, p.Destinations}, {ref.Attempted, p.Attempted},
 		{ref.ToolNext, p.ToolNext}, {ref.KindNext, p.KindNext}, {ref.ToolFrom, p.ToolFrom}, {ref.KindFrom, p.KindFrom},
-		{ref.Domains, p.Domains},
+		{ref.Domains, p.Domains}, {ref.TriedNext, p.TriedNext}, {ref.TriedFrom, p.TriedFrom},
 	} {
 		for k, n := range m[1] {
 			m[0][k] += n
@@ -65,9 +65,10 @@ func (ref *Profile) pool(c *Config, p *Profile) {
 			*u.to = map[string]DestUse{}
 		}
 		for k, v := range u.from {
-			w := (*u.to)[k]
+			w, had := (*u.to)[k]
 			w.Sessions += v.Sessions
 			w.Consequential = w.Consequential || v.Consequential
+			w.ReadOnly = v.ReadOnly && (w.ReadOnly || !had)
 			(*u.to)[k] = w
 		}
 	}

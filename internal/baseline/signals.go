@@ -81,6 +81,8 @@ type part struct {
 	// onlyNew: a first use that is only new (no consequential, strong or
 	// young destination), which a new tool explains.
 	onlyNew bool
+	// means: a read-only call's program, subcommand or path.
+	means bool
 }
 
 // Assess compares a call with the agent's profile. It is O(1) per
@@ -96,7 +98,14 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	var parts []part
 	ev := cur.Event
 	consequential := slices.ContainsFunc(ev.Kinds, func(k string) bool { return c.consequential[k] })
-	var young []string
+	// means: a program, subcommand or path of a read-only call, which
+	// weighs as an ordinary first use whatever its type (see weigh).
+	readOnly := c.readOnlyCall(ev.Kinds)
+	means := func(typ string) bool { return readOnly && c.readOnlyTypes[typ] }
+	var young, firstOnly []string
+	// youngDom: the destination's domain was first used since the
+	// version changed, in another session (see Learn).
+	var youngDom map[string]bool
 	if p.Calls > 0 {
 		fresh := cur.Version != "" && len(p.Versions) > 1 && p.Versions[len(p.Versions)-1] == cur.Version && p.SinceVersion <= c.Lifecycle.MinSessions
 		this := -1 // this session's ordinal, once folded
@@ -112,6 +121,15 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 			switch {
 			case p.Destinations[d] == 0:
 				r.FirstSeen = append(r.FirstSeen, d)
+				if dom := c.domainKey(d); fresh && dom != "" && p.NewSinceChange[youngDomainKey(dom)] > 0 && p.NewSinceFirst[youngDomainKey(dom)] != this {
+					if youngDom == nil {
+						youngDom = map[string]bool{}
+					}
+					youngDom[d] = true
+					young = append(young, d)
+					continue
+				}
+				firstOnly = append(firstOnly, d)
 			case fresh && p.NewSinceChange[d] > 0 && p.NewSinceFirst[d] != this:
 				young = append(young, d)
 			}
@@ -128,6 +146,8 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	// other destinations (familiar) weighs one step less, first seen or
 	// young: consequential becomes a new reach, a new reach an ordinary
 	// first use.
+	// A domain the new version brought is no domain the agent knows.
+	familiar := func(d string) bool { return !youngDom[d] && c.familiar(p, d) }
 	weigh := func(dests []string, young bool) []part {
 		// A call has a handful of destinations: grouped by a scan, not a map.
 		type group struct {
@@ -138,7 +158,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 		ng := 0
 		for _, d := range dests {
 			typ, _, _ := strings.Cut(d, ":")
-			g := group{typ, c.familiar(p, d)}
+			g := group{typ, familiar(d)}
 			if !slices.Contains(groups[:ng], g) && ng < len(groups) {
 				groups[ng] = g
 				ng++
@@ -148,12 +168,15 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 		for _, g := range groups[:ng] {
 			var ofType []string
 			for _, d := range dests {
-				if t, _, _ := strings.Cut(d, ":"); t == g.typ && c.familiar(p, d) == g.familiar {
+				if t, _, _ := strings.Cut(d, ":"); t == g.typ && familiar(d) == g.familiar {
 					ofType = append(ofType, d)
 				}
 			}
 			level := 0 // 2: consequential, 1: a new reach, 0: anything else
 			switch {
+			case means(g.typ):
+				// A read-only call's program (dig, rg, curl -sI) is a
+				// means: what it reaches weighs on its own.
 			case consequential || c.strong[g.typ] || young && c.reach[g.typ]:
 				level = 2
 			case c.reach[g.typ]:
@@ -172,7 +195,13 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 			if g.familiar {
 				what += " in a domain it already uses"
 			}
-			rate := c.novelty(p, g.typ, ev.Session)
+			// How often the agent goes somewhere new discounts a first
+			// use, not a habit: an agent that explores does not go back,
+			// so a young destination gone back to is not its curiosity.
+			rate := 0.0
+			if !young {
+				rate = c.novelty(p, g.typ, ev.Session)
+			}
 			if rate > 0 {
 				what += fmt.Sprintf(" (this agent went somewhere new of that kind in %.0f%% of its recent sessions)", 100*rate)
 			}
@@ -181,12 +210,20 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 			if young {
 				why = fmt.Sprintf("%s %s used only since this agent's version changed %d sessions ago", what, ds, p.SinceVersion)
 			}
-			out = append(out, part{weight: w * (1 - rate), why: why, onlyNew: level < 2 && !young})
+			pt := part{weight: w * (1 - rate), why: why, onlyNew: level < 2 && (!young || means(g.typ)), means: means(g.typ)}
+			// A read-only call's program, subcommand and path are one
+			// means (dig, dig +short): counted once, as the strongest.
+			if i := slices.IndexFunc(out, func(q part) bool { return q.means }); pt.means && i >= 0 {
+				out[i].weight = max(out[i].weight, pt.weight)
+				out[i].why += "; " + pt.why
+				continue
+			}
+			out = append(out, pt)
 		}
 		return out
 	}
-	if len(r.FirstSeen) > 0 {
-		ps := weigh(r.FirstSeen, false)
+	if len(firstOnly) > 0 {
+		ps := weigh(firstOnly, false)
 		why := ps[0].why
 		for _, pt := range ps[1:] {
 			why += "; " + pt.why
@@ -209,7 +246,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	// takes no exposure either (a new recipient there still does).
 	if len(cur.Exposure) > 0 && slices.ContainsFunc(append(r.FirstSeen[:len(r.FirstSeen):len(r.FirstSeen)], young...), func(d string) bool {
 		typ, _, _ := strings.Cut(d, ":")
-		return consequential || c.strong[typ] || c.reach[typ] && !c.familiar(p, d)
+		return consequential || c.strong[typ] || c.reach[typ] && !familiar(d) && !means(typ)
 	}) {
 		parts = append(parts, part{weight: c.Signals.Weights.Exposed, why: "somewhere new " + strings.Join(cur.Exposure, " and ")})
 	}
