@@ -123,6 +123,12 @@ type ValueFacts struct {
 	// the item's own sender, author or organiser: a reply to whoever wrote
 	// the item the task is about. Empty for other values and recipients.
 	SenderOf string `json:"sender_of"`
+	// ThreadOf is the id of an item the call names (the thread a reply
+	// is in, "thread_ts") that was listed by reading this very channel
+	// (its history, by the channel's id): a reply in a thread that stays
+	// in the thread's own channel. Empty for other values, and when the
+	// thread was listed in another channel.
+	ThreadOf string `json:"thread_of"`
 	// Sensitive: it came from a sensitive read.
 	Sensitive     bool   `json:"sensitive"`
 	Tool          string `json:"tool,omitempty"`
@@ -217,6 +223,9 @@ func (t *Table) Facts(in CallInput) *Facts {
 	for i := range f.Values {
 		if v := &f.Values[i]; v.Role == "recipient" && len(f.Items) > 0 {
 			v.SenderOf = t.senderOfItem(f, v.Value)
+			if v.Class == Handle {
+				v.ThreadOf = t.threadOf(f, v.Value)
+			}
 		}
 	}
 	f.Related = t.related(f, in, a)

@@ -147,8 +147,12 @@ type Scan struct {
 	selectorWords   []string
 	selectorStrings []string
 	// items are the listed items of an output that have an id and a
-	// name ({"id":"C01GEN","name":"general"}).
+	// name ({"id":"C01GEN","name":"general"}) or a sender, author or
+	// biller ({"bill_id":"eb-7711","biller":"Stadtwerke Leipzig GmbH"}).
 	items []Item
+	// within are a call's arguments that name the place it reads or
+	// acts in (container_keys: a channel history's channel_id).
+	within []string
 	// selectorConcepts are the concepts the selecting arguments name
 	// (a search for "DNI*": id_documents).
 	selectorConcepts []string
@@ -228,6 +232,9 @@ type Item struct {
 // maxSenders bounds the sender fields one listed item keeps.
 const maxSenders = 4
 
+// maxWithin bounds the places one call's arguments name.
+const maxWithin = 4
+
 // maxItems bounds the items one output records.
 const maxItems = 1024
 
@@ -293,7 +300,7 @@ func (st *scanState) finish() {
 	st.namedRefs()
 	for n := 1; n <= st.nListed && len(st.listed) > 0; n++ {
 		it := st.listed[n]
-		if it == nil || it.ID == "" || it.Name == "" {
+		if it == nil || it.ID == "" || (it.Name == "" && len(it.senders) == 0) {
 			continue
 		}
 		var words []string
@@ -535,6 +542,9 @@ func (st *scanState) stringValue(v, name, field string, part Part, depth int) {
 	r := st.s.voc.role(name)
 	if st.mode == modeArgs && r&roleSelector != 0 && r&roleContent == 0 {
 		st.selector(v)
+	}
+	if st.mode == modeArgs && r&roleContainer != 0 && len(st.out.within) < maxWithin && len(v) <= 128 {
+		st.out.within = append(st.out.within, strings.TrimSpace(v))
 	}
 	if r != 0 && len(v) <= maxValueLen {
 		st.fieldValue(v, field, part, r)

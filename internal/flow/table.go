@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -99,7 +100,11 @@ type DecisionInfo struct {
 	// call's targets are remembered, so that reaching them again by
 	// another tool or command shows as a retry.
 	Targets []Target
-	At      time.Time
+	// Within are the places the call's arguments name it reads or acts
+	// in (a channel history's channel_id): the items its output lists
+	// are in them (container_keys in values.yaml).
+	Within []string
+	At     time.Time
 }
 
 // InjectionRecord is an injected span a session saw.
@@ -231,6 +236,9 @@ func (t *Table) Decided(info DecisionInfo, args *Scan) {
 			}
 		}
 	}
+	if args != nil && info.Within == nil && len(args.within) > 0 {
+		info.Within = slices.Clone(args.within)
+	}
 	t.remember(info)
 	if info.Effect == "deny" {
 		t.refused(info)
@@ -297,6 +305,12 @@ func (t *Table) Observed(o Observation) {
 	}
 	if info.Trust == "" {
 		info.Trust = TrustOpen
+	}
+	if d, ok := t.decisions[info.ID]; ok && info.Within == nil {
+		// The places the call read come from its arguments, which the
+		// table saw when it was decided (a replay hands the info over
+		// as built from the stored decision, without them).
+		info.Within = d.Within
 	}
 	if sc.Truncated != "" {
 		t.truncated++
@@ -433,19 +447,40 @@ func (t *Table) headerValueNamed(v Found) bool {
 	if v.Class == Email {
 		text, _, _ = strings.Cut(text, "@")
 	}
+	return t.headerNamed(text, false)
+}
+
+// headerNamed: a word of a sender, author or organiser (three letters at
+// least, not one of genericWord) is among the user's words — with stems,
+// by stem when it has five letters or more ("den Stadtwerken" names
+// "Stadtwerke Leipzig GmbH").
+func (t *Table) headerNamed(text string, stems bool) bool {
+	if strings.Contains(text, "@") {
+		// An address names its owner by its local part, not by its
+		// domain ("lena.hoffmann@kanso-design.de" is Lena's).
+		text = addressDomainRE.ReplaceAllString(text, "")
+	}
 	for _, tk := range tokenize(text, 0, len(text), nil) {
-		if len(tk.text) >= 3 && t.userWords[tk.text] && !genericWord[tk.text] {
+		if len(tk.text) < 3 || genericWord[tk.text] {
+			continue
+		}
+		if t.userWords[tk.text] || (stems && len(tk.text) >= 5 && t.userHasStem(tk.text)) {
 			return true
 		}
 	}
 	return false
 }
 
-// genericWord are address parts too common to name anyone.
+// genericWord are address and company-name parts too common to name
+// anyone.
 var genericWord = map[string]bool{
 	"info": true, "noreply": true, "no": true, "reply": true, "mail": true, "team": true, "support": true,
 	"hello": true, "contact": true, "admin": true, "billing": true, "service": true, "news": true, "the": true,
+	"gmbh": true, "ltd": true, "inc": true, "llc": true, "plc": true, "sarl": true, "srl": true, "spa": true,
 }
+
+// addressDomainRE is the domain of an e-mail address in a header field.
+var addressDomainRE = regexp.MustCompile(`@[^\s>,;]+`)
 
 // add merges one sighting of a value.
 func (t *Table) add(v Found, src Source, bits seen) {

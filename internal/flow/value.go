@@ -219,6 +219,7 @@ type knowledge struct {
 	SelectorKeys    []string         `yaml:"selector_keys"`
 	ContentKeys     []string         `yaml:"content_keys"`
 	ItemNameKeys    []string         `yaml:"item_name_keys"`
+	ContainerKeys   []string         `yaml:"container_keys"`
 	PrivateFlagKeys []string         `yaml:"private_flag_keys"`
 	PrivateWords    []string         `yaml:"private_words"`
 	TLDs            []string         `yaml:"tlds"`
@@ -254,6 +255,7 @@ const (
 	roleContent
 	roleItemName
 	rolePrivateFlag
+	roleContainer
 )
 
 // vocabulary is the compiled knowledge.
@@ -290,7 +292,7 @@ func loadVocabulary() (*vocabulary, error) {
 		{k.NameKeys, roleName}, {k.IDKeys, roleID}, {k.AmountKeys, roleAmount}, {k.CurrencyKeys, roleCurrency},
 		{k.AccountKeys, roleAccount}, {k.PhoneKeys, rolePhone}, {k.PathKeys, rolePath},
 		{k.SelectorKeys, roleSelector}, {k.ContentKeys, roleContent},
-		{k.ItemNameKeys, roleItemName}, {k.PrivateFlagKeys, rolePrivateFlag},
+		{k.ItemNameKeys, roleItemName}, {k.PrivateFlagKeys, rolePrivateFlag}, {k.ContainerKeys, roleContainer},
 	} {
 		for _, key := range l.keys {
 			v.roles[normKey(key)] |= l.r
