@@ -278,3 +278,23 @@ func (b *build) settleRoles() {
 		}
 	}
 }
+
+// nameThenMessage reports whether the word at j, right after a verb of
+// writing with no preposition, is followed by what is written: a
+// complementizer, after a comma or not ("Schreib Tobias, dass …", "write
+// Dana that …"). Only then is a capitalised word there a person written
+// to: "Schreib Notizen zum Meeting", "Schreib Notizen, dann …" write notes.
+func (b *build) nameThenMessage(st *segState, j int) bool {
+	words, err := loadAddressees()
+	if err != nil {
+		return false
+	}
+	rest := strings.TrimLeft(b.text[st.toks[j].end:], " \t")
+	rest = strings.TrimLeft(strings.TrimPrefix(rest, ","), " \t")
+	end := strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' })
+	if end < 0 {
+		end = len(rest)
+	}
+	next := fold.String(rest[:end])
+	return next != "" && words.complementizers[strings.TrimRight(next, "'")]
+}

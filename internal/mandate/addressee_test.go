@@ -82,6 +82,11 @@ func TestRuleAddresseeBoundsSend(t *testing.T) {
 		{text: "Escribe a Javier que llego tarde.", lang: "es", allow: []action.Kind{r, s}, recipients: []string{"Javier"}},
 		{text: "Avvisa la signora Rossi che il pacco è arrivato.", lang: "it", allow: []action.Kind{r, s}, recipients: []string{"signora Rossi"}},
 		{text: "Post the update to Slack.", lang: "en", allow: []action.Kind{r, s}},
+		// A verb of writing with a bare name sends only when what is
+		// written follows.
+		{text: "Schreib Tobias, dass ich später komme.", lang: "de", allow: []action.Kind{r, s}, recipients: []string{"Tobias"}},
+		{text: "Schreib Notizen zum Meeting.", lang: "de", allow: []action.Kind{r, action.Write}},
+		{text: "Schreib Notizen, dann speichere sie.", lang: "de", allow: []action.Kind{r, action.Write}},
 		{text: "Let my manager know I'll be late tomorrow.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{s}},
 		{text: "Schick meinem Chef den Bericht von gestern.", lang: "de", allow: []action.Kind{r}, ask: []action.Kind{s}},
 		{text: "Écris à mon chef que je suis malade.", lang: "fr", allow: []action.Kind{r}, ask: []action.Kind{s}},

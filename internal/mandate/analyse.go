@@ -103,8 +103,8 @@ type segState struct {
 	butExcept bool
 }
 
-func (b *build) analyse(toks []token) *segState {
-	st := &segState{toks: toks, consumed: make([]bool, len(toks)), nothingPos: -1}
+func (b *build) analyse(toks []token, last bool) *segState {
+	st := &segState{toks: toks, consumed: make([]bool, len(toks)), nothingPos: -1, last: last}
 	mark := func(i, n int) {
 		for k := i; k < i+n && k < len(toks); k++ {
 			st.consumed[k] = true
@@ -517,7 +517,10 @@ func (b *build) personAt(st *segState, j int) (from, to int, ok bool) {
 	if e, n := b.at(toks, j, rolePerson); e != nil {
 		return j, j + n, true
 	}
-	if !prep || j >= len(toks) || toks[j].kind != tokWord {
+	if j >= len(toks) || toks[j].kind != tokWord {
+		return 0, 0, false
+	}
+	if !prep && !b.nameThenMessage(st, j) {
 		return 0, 0, false
 	}
 	// A name: capitalised, not all capitals ("README", "S3" name files

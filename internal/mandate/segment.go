@@ -209,8 +209,7 @@ func (b *build) sentence(sent sentence) {
 	before := slices.Clone(b.m.Allow)
 	b.pendingAct = nil
 	for si, seg := range segs {
-		st := b.analyse(seg.toks)
-		st.last = si == len(segs)-1
+		st := b.analyse(seg.toks, si == len(segs)-1)
 		st.butExcept = seg.butExcept && len(st.anchors) == 0 && len(st.negBef)+len(st.negAft) == 0
 		if question != "" {
 			for _, a := range st.anchors {
