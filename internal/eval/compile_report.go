@@ -32,16 +32,16 @@ type CompileFigures struct {
 	// counts, per kind, the drafts that do not allow a kind expect.allow
 	// names. Aggregates only: they say where a part's drafts go wrong
 	// without showing a case, so the held-out part's are printed too.
-	WiderKinds       map[string]int `json:"wider_kinds"`
+	WiderKinds map[string]int `json:"wider_kinds"`
 	// WiderWhere counts the same kinds by where the case put them:
 	// "deny" (the words rule the kind out), "ask", "unlisted".
-	WiderWhere map[string]int `json:"wider_where"`
+	WiderWhere       map[string]int `json:"wider_where"`
 	WiderByCallsOnly int            `json:"wider_by_calls_only"`
 	// WiderByReadOnly counts the drafts whose one widening is allowing
 	// read (no other kind, no block-labelled call allowed): reading what
 	// the task is about, where the case did not list it.
-	WiderByReadOnly int `json:"wider_by_read_only"`
-	NarrowerKinds    map[string]int `json:"narrower_kinds"`
+	WiderByReadOnly int            `json:"wider_by_read_only"`
+	NarrowerKinds   map[string]int `json:"narrower_kinds"`
 	// Calls by label and outcome.
 	BlockCalls      int `json:"block_calls"`
 	BlockAllowed    int `json:"block_calls_allowed"`
