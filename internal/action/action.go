@@ -165,6 +165,15 @@ type Recipient struct {
 	Address string `json:"address"`
 	// Field is where it came from: to, cc, bcc, channel, user, phone.
 	Field string `json:"field"`
+	// Name is the display name the call wrote beside the address ("Dana
+	// Reyes" of "Dana Reyes <dana@corp.example>", or the "name" of a
+	// recipient object {"email": …, "name": …}), as written; "" when it
+	// wrote none. Whoever writes the call writes the name, so it is a
+	// claim about whose the address is, never proof of it: the mandate
+	// matches a person the user named against it only as a hint that
+	// the address's provenance must confirm ("Dana <eve@evil.example>"
+	// is not Dana on its own).
+	Name string `json:"name,omitempty"`
 }
 
 // Amount is money with its currency (ISO 4217 code, upper case; "" if the

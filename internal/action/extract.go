@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -52,6 +53,7 @@ type argSpecs struct {
 	Classes           argClasses          `yaml:"classes"`
 	RecipientFields   map[string][]string `yaml:"recipient_fields"`
 	RecipientLeafKeys []string            `yaml:"recipient_leaf_keys"`
+	RecipientNameKeys []string            `yaml:"recipient_name_keys"`
 	LinkTokens        []string            `yaml:"link_tokens"`
 	WrittenContent    []string            `yaml:"written_content"`
 	Items             itemSpecs           `yaml:"items"`
@@ -89,6 +91,7 @@ func (a *argSpecs) merge(o *argSpecs) {
 	}
 	a.RecipientFields = appendGroups(a.RecipientFields, o.RecipientFields)
 	a.RecipientLeafKeys = append(a.RecipientLeafKeys, o.RecipientLeafKeys...)
+	a.RecipientNameKeys = append(a.RecipientNameKeys, o.RecipientNameKeys...)
 	a.LinkTokens = append(a.LinkTokens, o.LinkTokens...)
 	a.WrittenContent = append(a.WrittenContent, o.WrittenContent...)
 	a.Items.Lists = append(a.Items.Lists, o.Items.Lists...)
@@ -105,6 +108,9 @@ type argNames struct {
 	// leaf are the keys inside a recipient object that hold the address
 	// itself ("to": [{"email": …, "name": …}] — not the name).
 	leaf map[string]bool
+	// names are the keys inside a recipient object that hold the display
+	// name of its address ("to": [{"email": …, "name": "Dana Reyes"}]).
+	names map[string]bool
 	// linkTokens are query parameter names (snake_case) under which
 	// links carry a one-purpose token back to the site that minted it.
 	linkTokens map[string]bool
@@ -119,7 +125,7 @@ type argNames struct {
 
 func compileArgs(a *argSpecs) *argNames {
 	an := &argNames{classes: map[string]keyClass{}, fields: map[string]string{},
-		leaf: wordSet(a.RecipientLeafKeys), linkTokens: wordSet(a.LinkTokens), content: wordSet(a.WrittenContent),
+		leaf: wordSet(a.RecipientLeafKeys), names: wordSet(a.RecipientNameKeys), linkTokens: wordSet(a.LinkTokens), content: wordSet(a.WrittenContent),
 		itemLists: wordSet(a.Items.Lists), expanding: wordSet(a.Items.Expanding), recursive: wordSet(a.Items.RecursiveFlags)}
 	for c, ws := range a.Classes {
 		for _, w := range ws {
@@ -191,7 +197,10 @@ type walkCtx struct {
 	classKey string
 	currency string
 	baseDir  string // for glob roles: a sibling "path"
-	depth    int
+	// rname is the display name a recipient object gives beside its
+	// address ({"email": …, "name": …}), for the addresses inside it.
+	rname string
+	depth int
 }
 
 func (w *argWalk) walk(args map[string]any) {
@@ -261,6 +270,15 @@ func (w *argWalk) visitMap(m map[string]any, ctx walkCtx) {
 			}
 		}
 	}
+	rname := ctx.rname
+	if ctx.class == keyRecipient || ctx.rule != nil && ctx.rule.role == roleRecipient {
+		for _, k := range keys {
+			if v, ok := m[k].(string); ok && w.k.args.names[fastSnake(k)] {
+				rname = displayName(v)
+				break
+			}
+		}
+	}
 	base := ""
 	for _, k := range []string{"path", "cwd", "directory", "dir"} {
 		if s, ok := m[k].(string); ok && s != "" {
@@ -280,6 +298,7 @@ func (w *argWalk) visitMap(m map[string]any, ctx walkCtx) {
 		c.key = sk
 		c.currency = cur
 		c.baseDir = base
+		c.rname = rname
 		if ctx.path == "" {
 			c.path = sk
 		} else {
@@ -366,8 +385,9 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 		return
 	case keyRecipient:
 		if ctx.key == ctx.classKey || w.k.args.leaf[ctx.key] || strings.Contains(s, "@") {
-			for _, a := range w.addresses(s, ctx.key) {
-				w.recipients = append(w.recipients, Recipient{Address: a, Field: w.k.args.fields[ctx.classKey]})
+			for _, rc := range w.addresses(s, ctx) {
+				rc.Field = w.k.args.fields[ctx.classKey]
+				w.recipients = append(w.recipients, rc)
 			}
 		}
 	case keyAccount:
@@ -451,8 +471,8 @@ func (w *argWalk) ruleLeaf(s string, r *argRule, ctx walkCtx) {
 				field = r.key
 			}
 		}
-		for _, a := range w.addresses(s, ctx.key) {
-			w.b.recipient(a, field)
+		for _, rc := range w.addresses(s, ctx) {
+			w.b.recipient(rc.Address, field, rc.Name)
 		}
 	case roleAccount:
 		w.b.account(s)
@@ -710,30 +730,45 @@ func argvLine(xs []any) (string, bool) {
 }
 
 // addresses is the package's addresses, recording a cut-off list as not
-// examined.
-func (w *argWalk) addresses(s, key string) []string {
-	as, cut := addresses(s)
+// examined; an address without a display name of its own takes the one
+// its recipient object gives.
+func (w *argWalk) addresses(s string, ctx walkCtx) []Recipient {
+	rs, cut := addresses(s)
 	if cut {
-		w.b.unexamined(fmt.Sprintf("argument %s names more than %d recipients (MaxRecipients): the rest were not examined", key, MaxRecipients))
+		w.b.unexamined(fmt.Sprintf("argument %s names more than %d recipients (MaxRecipients): the rest were not examined", ctx.key, MaxRecipients))
 	}
-	return as
+	if ctx.rname != "" {
+		for i := range rs {
+			if rs[i].Name == "" {
+				rs[i].Name = ctx.rname
+			}
+		}
+	}
+	return rs
 }
 
-// addresses splits a recipient value into addresses: the e-mail addresses in
-// it if any ("Eve <eve@evil.example>, bob@x.org"), else the trimmed value (a
-// channel, user or phone number). cut is set when the value holds more than
-// MaxRecipients addresses (only the first are returned) or is a name too
-// long to be one.
-func addresses(s string) (as []string, cut bool) {
+// addresses splits a recipient value into recipients: the e-mail
+// addresses in it if any ("Eve <eve@evil.example>, bob@x.org"), each with
+// the display name written before it in angle brackets, else the trimmed
+// value (a channel, user or phone number). cut is set when the value
+// holds more than MaxRecipients addresses (only the first are returned)
+// or is a name too long to be one. Field is left to the caller.
+func addresses(s string) (rs []Recipient, cut bool) {
 	if strings.Contains(s, "@") {
-		if ms := emailRE.FindAllString(s, MaxRecipients+1); len(ms) > 0 {
+		if ms := emailRE.FindAllStringIndex(s, MaxRecipients+1); len(ms) > 0 {
 			if len(ms) > MaxRecipients {
 				ms, cut = ms[:MaxRecipients], true
 			}
-			for i, m := range ms {
-				ms[i] = strings.ToLower(strings.Trim(m, "'."))
+			rs = make([]Recipient, 0, len(ms))
+			prev := 0
+			for _, m := range ms {
+				rs = append(rs, Recipient{
+					Address: strings.ToLower(strings.Trim(s[m[0]:m[1]], "'.")),
+					Name:    bracketName(s[prev:m[0]], s[m[1]:]),
+				})
+				prev = m[1]
 			}
-			return ms, cut
+			return rs, cut
 		}
 	}
 	s = strings.TrimSpace(s)
@@ -743,7 +778,45 @@ func addresses(s string) (as []string, cut bool) {
 	if len(s) > maxRecipientName {
 		return nil, true
 	}
-	return []string{s}, false
+	return []Recipient{{Address: s}}, false
+}
+
+// bracketName is the display name of an address written "Name <addr>":
+// before is the text since the previous address (or the start), after the
+// text that follows the address. It is the quoted string before the "<"
+// ("\"Reyes, Dana\" <dana@…>"), else the text back to the previous
+// comma, semicolon or ">"; "" when the address is not in angle brackets.
+func bracketName(before, after string) string {
+	b := strings.TrimRight(before, " \t")
+	if !strings.HasSuffix(b, "<") || !strings.HasPrefix(strings.TrimLeft(after, " \t"), ">") {
+		return ""
+	}
+	b = strings.TrimRight(b[:len(b)-1], " \t")
+	if strings.HasSuffix(b, `"`) {
+		i := strings.LastIndexByte(b[:len(b)-1], '"')
+		if i < 0 {
+			return ""
+		}
+		return displayName(b[i+1 : len(b)-1])
+	}
+	if i := strings.LastIndexAny(b, ",;>\n"); i >= 0 {
+		b = b[i+1:]
+	}
+	return displayName(b)
+}
+
+// displayName cleans a display name: quotes and spaces trimmed, runs of
+// white space and control characters made one space. A name that holds an
+// address or angle brackets names no one ("dana@corp.example"
+// <eve@evil.example> is how a look-alike is written), nor does one too long
+// to be a name; both give "".
+func displayName(s string) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	s = strings.Trim(s, `"' `)
+	if s == "" || len(s) > maxRecipientName || strings.ContainsAny(s, "@<>") {
+		return ""
+	}
+	return s
 }
 
 // maxRecipientName is the longest channel, user or phone name taken as one

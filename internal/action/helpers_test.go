@@ -158,8 +158,10 @@ func (e expect) check(t *testing.T, a Action) {
 	wantAmong(fail, "Hosts", a.Hosts, e.hosts)
 	wantAmong(fail, "URLs", a.URLs, e.urls)
 	for _, r := range e.recipients {
-		addr, field, _ := strings.Cut(r, ":")
-		wantAmong(fail, "Recipients", a.Recipients, []Recipient{{Address: addr, Field: field}})
+		// "addr:field" or "addr:field:Display Name"
+		addr, rest, _ := strings.Cut(r, ":")
+		field, name, _ := strings.Cut(rest, ":")
+		wantAmong(fail, "Recipients", a.Recipients, []Recipient{{Address: addr, Field: field, Name: name}})
 	}
 	wantAmong(fail, "Accounts", a.Accounts, e.accounts)
 	wantAmong(fail, "Amounts", a.Amounts, e.amounts)

@@ -966,7 +966,7 @@ func accessVerb(k Kind) string {
 
 // addresses is the package's addresses, recording a cut-off list as not
 // examined.
-func (w *shellWalker) addresses(s string) []string {
+func (w *shellWalker) addresses(s string) []Recipient {
 	as, cut := addresses(s)
 	if cut {
 		w.cut(fmt.Sprintf("a command names more than %d recipients in one argument (MaxRecipients): the rest were not examined", MaxRecipients))
@@ -1065,7 +1065,7 @@ func applyShell(b *builder, r *shellResult) {
 		b.host(h)
 	}
 	for _, rc := range r.recipients {
-		b.recipient(rc.Address, rc.Field)
+		b.recipient(rc.Address, rc.Field, rc.Name)
 	}
 	for _, n := range r.notes {
 		b.note(n)

@@ -208,8 +208,9 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 	case "send-email", "request-pull", "imap-send":
 		set(snd)
 		for _, v := range q.values("to", "cc", "bcc") {
-			for _, a := range inv.w.addresses(v) {
-				inv.w.res.recipients = append(inv.w.res.recipients, Recipient{Address: a, Field: "to"})
+			for _, rc := range inv.w.addresses(v) {
+				rc.Field = "to"
+				inv.w.res.recipients = append(inv.w.res.recipients, rc)
 			}
 		}
 	case "daemon", "instaweb", "http-backend":

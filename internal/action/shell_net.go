@@ -502,8 +502,9 @@ func mailCmd(inv *invocation, _ *cmdSpec) {
 	inv.external = true
 	p := parseFlags(inv.argv, 1, flagDef{short: "sacbrAFfSqoBCLNOpRVX", long: []string{"subject", "attach", "cc", "bcc", "from", "to", "server", "header"}})
 	field := func(f, v string) {
-		for _, a := range inv.w.addresses(v) {
-			inv.w.res.recipients = append(inv.w.res.recipients, Recipient{Address: a, Field: f})
+		for _, rc := range inv.w.addresses(v) {
+			rc.Field = f
+			inv.w.res.recipients = append(inv.w.res.recipients, rc)
 		}
 	}
 	for _, v := range p.values("c", "cc") {

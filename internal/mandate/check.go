@@ -59,6 +59,7 @@ func (m *Mandate) CheckIn(a *action.Action, env Env, now time.Time) Report {
 		SensitivePathsOutside: []string{},
 		HostsOutside:          []string{},
 		RecipientsOutside:     []string{},
+		RecipientsByName:      []string{},
 		AccountsOutside:       []string{},
 		Prohibited:            []string{},
 		ConditionsMet:         []string{},
@@ -132,13 +133,25 @@ func (m *Mandate) CheckIn(a *action.Action, env Env, now time.Time) Report {
 		if strings.TrimSpace(rc.Address) == "" || slices.Contains(r.RecipientsOutside, rc.Address) {
 			continue
 		}
-		addr, name := recipientParts(rc.Address)
-		in := !noneRecipients && slices.ContainsFunc(s.Recipients, func(e string) bool { return matchRecipient(e, addr, name) })
+		// The address decides: a display name is written by whoever
+		// writes the call, so it puts no address in scope on its own
+		// ("Dana <eve@evil.example>"). When it names a person the user
+		// named and the address reads as that name's holder's
+		// (addressFitsName), the address is reported as named by its
+		// display name only, for policy to hold against the address's
+		// provenance.
+		addr, name := recipientOf(rc)
+		in := !noneRecipients && slices.ContainsFunc(s.Recipients, func(e string) bool { return matchRecipient(e, addr, "") })
 		if !in && !noneRecipients && !noneNames {
-			in = slices.ContainsFunc(s.Names, func(n string) bool { return matchName(n, addr, name) })
+			in = slices.ContainsFunc(s.Names, func(n string) bool { return matchName(n, addr, "") })
 		}
 		if !in {
 			r.RecipientsOutside = append(r.RecipientsOutside, rc.Address)
+			if name != "" && !noneRecipients && !noneNames && !slices.Contains(r.RecipientsByName, rc.Address) && addressFitsName(addr, name) &&
+				(slices.ContainsFunc(s.Recipients, func(e string) bool { return namesPerson(e, name) }) ||
+					slices.ContainsFunc(s.Names, func(n string) bool { return namesPerson(n, name) })) {
+				r.RecipientsByName = append(r.RecipientsByName, rc.Address)
+			}
 		}
 	}
 
@@ -349,8 +362,13 @@ func touches(target string, a *action.Action, workDir, home string) bool {
 		return true
 	}
 	for _, rc := range a.Recipients {
-		addr, name := recipientParts(rc.Address)
-		if matchRecipient(target, addr, name) {
+		// A prohibition on a person is touched by their display name
+		// and by an address that reads as theirs: "don't write to Eve"
+		// holds for "Eve Ortiz <e.ortiz@x.example>" and for
+		// eve@x.example (here the wider reading is the safe one).
+		addr, name := recipientOf(rc)
+		if matchRecipient(target, addr, name) || namesPerson(target, name) ||
+			(personTarget(target) && addressFitsName(addr, target)) {
 			return true
 		}
 	}

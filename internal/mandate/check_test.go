@@ -131,8 +131,11 @@ func TestCheckRecipients(t *testing.T) {
 		{"+491701234567", false},
 		{"+49 170 7654321", true},
 		{"claire dupont", false},
-		{"Claire Dupont <claire@dupont.example>", false},
-		{"Stadtwerke München <billing@swm.example>", false},
+		// A display name puts no address in scope on its own: the call
+		// writes it (RecipientsByName reports these for policy to hold
+		// against the address's provenance; TestCheckRecipientsByName).
+		{"Claire Dupont <claire@dupont.example>", true},
+		{"Stadtwerke München <billing@swm.example>", true},
 		{"stadtwerke münchen", false},
 		{"Eve <bob@evil.example>", true},
 	}

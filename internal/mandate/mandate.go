@@ -147,7 +147,16 @@ type Report struct {
 	SensitivePathsOutside []string `json:"sensitive_paths_outside"`
 	HostsOutside          []string `json:"hosts_outside"`
 	RecipientsOutside     []string `json:"recipients_outside"`
-	AccountsOutside       []string `json:"accounts_outside"`
+	// RecipientsByName are the addresses of RecipientsOutside whose
+	// display name on the call names a person the user named (scope
+	// recipients or names: "Dana" for "Dana Reyes <dana@corp.example>"),
+	// and whose local part reads as that name's holder's ("dana",
+	// "d.reyes"; not "eve" for "Dana <eve@evil.example>").
+	// The call writes the name, so it is no proof: such an address stays
+	// outside the scope, and policy vouches for it only when the address
+	// itself comes from the user's own data or words.
+	RecipientsByName []string `json:"recipients_by_name"`
+	AccountsOutside  []string `json:"accounts_outside"`
 	// Prohibited lists the prohibitions this action falls under, by text.
 	Prohibited []string `json:"prohibited"`
 	// KindDenied is true when the action's kind (or any of its kinds) is in

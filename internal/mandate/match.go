@@ -3,9 +3,13 @@ package mandate
 import (
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // This file holds the matchers Check uses and the syntactic subsumption
@@ -268,6 +272,113 @@ func recipientParts(r string) (addr, name string) {
 		r = r[7:]
 	}
 	return strings.ToLower(r), strings.ToLower(name)
+}
+
+// recipientOf is a classified recipient's address and display name, both
+// lower-cased: the name the classifier kept beside the address, else one
+// written into the address itself ("Name <addr>").
+func recipientOf(rc action.Recipient) (addr, name string) {
+	addr, name = recipientParts(rc.Address)
+	if n := collapseSpace(rc.Name); n != "" {
+		name = strings.ToLower(n)
+	}
+	return addr, name
+}
+
+// namesPerson reports whether entry, a person's or organisation's name
+// (not an address, channel or phone number), names the holder of the
+// display name: its words are whole words of the name, in order and
+// together, ignoring case and punctuation ("Dana" and "Reyes" name "Dana
+// Reyes"; "Dan" does not, nor does "Dana Reyes" name "Dana").
+func namesPerson(entry, name string) bool {
+	entry = strings.TrimSpace(entry)
+	if entry == "" || name == "" || strings.ContainsAny(entry, "@#*") || isPhone(entry) {
+		return false
+	}
+	ew, nw := nameWords(entry), nameWords(name)
+	if len(ew) == 0 || len(ew) > len(nw) {
+		return false
+	}
+	for i := 0; i+len(ew) <= len(nw); i++ {
+		if slices.Equal(nw[i:i+len(ew)], ew) {
+			return true
+		}
+	}
+	return false
+}
+
+// personTarget reports whether a prohibition's target reads as a person's
+// or organisation's name, not a path, host, address, channel, phone
+// number or branch.
+func personTarget(t string) bool {
+	t = strings.TrimSpace(t)
+	return t != "" && !strings.ContainsAny(t, "/~.*?@#:") && !isPhone(t)
+}
+
+// addressFitsName reports whether an e-mail address reads as the display
+// name's holder's: a word of its local part (three letters at least) is
+// a word of the name, or a word's initials followed by another word
+// ("dreyes", "d.reyes" and "dana.reyes" for "Dana Reyes"), or the name's
+// words run together ("danareyes"). An address that is not an e-mail
+// address (a channel, a user id) has no local part to fit. A look-alike
+// writes the name of the person the user named over an address of
+// somebody else's ("Dana <eve@evil.example>"), which does not fit it.
+func addressFitsName(addr, name string) bool {
+	local, _, ok := strings.Cut(addr, "@")
+	if !ok || local == "" {
+		return false
+	}
+	// An address spells "Krüger" as "kruger" or "krueger".
+	return localFits(fold.String(local), nameWords(name)) || localFits(fold.String(local), nameWords(umlautSpelling.Replace(strings.ToLower(name))))
+}
+
+// umlautSpelling writes German umlauts the way addresses spell them.
+var umlautSpelling = strings.NewReplacer("ä", "ae", "ö", "oe", "ü", "ue")
+
+// localFits is addressFitsName for a folded local part and the name's words.
+func localFits(local string, nw []string) bool {
+	if len(nw) == 0 {
+		return false
+	}
+	joined := strings.Join(nw, "")
+	for _, t := range strings.FieldsFunc(local, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if len(t) < 3 {
+			continue
+		}
+		if t == joined || slices.Contains(nw, t) {
+			return true
+		}
+		for _, w := range nw {
+			// initials of the other words, then the word: "dreyes".
+			if len(w) >= 3 && strings.HasSuffix(t, w) && initialsOf(t[:len(t)-len(w)], nw) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// initialsOf reports whether p (non-empty) is made of the first letters of
+// words of the name, in order.
+func initialsOf(p string, words []string) bool {
+	if p == "" {
+		return false
+	}
+	i := 0
+	for _, w := range words {
+		if i < len(p) && strings.HasPrefix(w, p[i:i+1]) {
+			i++
+		}
+	}
+	return i == len(p)
+}
+
+// nameWords are the folded words of a name (lower case, no diacritics:
+// "Müller" meets "Muller"), split at anything that is neither a letter nor
+// a digit ("Reyes, Dana" → reyes, dana; "Jean-Luc"
+// → jean, luc).
+func nameWords(s string) []string {
+	return strings.FieldsFunc(fold.String(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 // matchRecipient reports whether a recipient (address and display name,

@@ -531,7 +531,7 @@ func seedCases() []builtinCase {
 
 func TestBuiltinRules(t *testing.T) {
 	p := builtinPolicy(t)
-	cases := slices.Concat(builtinCases(), seedCases(), selfCases(), flowCases(), conditionCases(), baselineCases())
+	cases := slices.Concat(builtinCases(), seedCases(), selfCases(), flowCases(), conditionCases(), baselineCases(), displayNameCases())
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := p.Evaluate(tc.in)
@@ -570,7 +570,7 @@ func TestBuiltinRules(t *testing.T) {
 func TestBuiltinRulesCovered(t *testing.T) {
 	p := builtinPolicy(t)
 	fired := map[string]int{}
-	cases := slices.Concat(builtinCases(), seedCases(), selfCases(), flowCases(), conditionCases(), baselineCases())
+	cases := slices.Concat(builtinCases(), seedCases(), selfCases(), flowCases(), conditionCases(), baselineCases(), displayNameCases())
 	for _, tc := range cases {
 		v, err := p.Evaluate(tc.in)
 		if err != nil {

@@ -335,6 +335,7 @@ func measureInput(call *CallFacts, a *actionView, m *mandateView, in *Input) fit
 	for _, r := range a.Recipients {
 		f.str(r.Address)
 		f.str(r.Field)
+		f.str(r.Name)
 	}
 	f.strs(a.Accounts)
 	f.list(len(a.Amounts))
@@ -394,6 +395,7 @@ func measureInput(call *CallFacts, a *actionView, m *mandateView, in *Input) fit
 	f.strs(s.SensitivePathsOutside)
 	f.strs(s.HostsOutside)
 	f.strs(s.RecipientsOutside)
+	f.strs(s.RecipientsByName)
 	f.strs(s.AccountsOutside)
 	f.strs(s.Prohibited)
 	f.strs(s.ConditionsMet)

@@ -88,6 +88,7 @@ var (
 		"scope.sensitive_paths_outside": func(a *activation) int { return len(a.in.Scope.SensitivePathsOutside) },
 		"scope.hosts_outside":           func(a *activation) int { return len(a.in.Scope.HostsOutside) },
 		"scope.recipients_outside":      func(a *activation) int { return len(a.in.Scope.RecipientsOutside) },
+		"scope.recipients_by_name":      func(a *activation) int { return len(a.in.Scope.RecipientsByName) },
 		"scope.accounts_outside":        func(a *activation) int { return len(a.in.Scope.AccountsOutside) },
 		"scope.prohibited":              func(a *activation) int { return len(a.in.Scope.Prohibited) },
 		"scope.conditions_met":          func(a *activation) int { return len(a.in.Scope.ConditionsMet) },

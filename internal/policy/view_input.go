@@ -27,6 +27,7 @@ type reportView struct {
 	SensitivePathsOutside []string `json:"sensitive_paths_outside"`
 	HostsOutside          []string `json:"hosts_outside"`
 	RecipientsOutside     []string `json:"recipients_outside"`
+	RecipientsByName      []string `json:"recipients_by_name"`
 	AccountsOutside       []string `json:"accounts_outside"`
 	Prohibited            []string `json:"prohibited"`
 	KindDenied            bool     `json:"kind_denied"`
@@ -36,7 +37,7 @@ type reportView struct {
 	ScratchWrites         []string `json:"scratch_writes"`
 	Expired               bool     `json:"expired"`
 
-	cache [8]ref.Val
+	cache [9]ref.Val
 }
 
 // selfView is SelfFacts as rules see it; see callView.
@@ -61,6 +62,7 @@ func (v *reportView) fill(r *mandate.Report) {
 		SensitivePathsOutside: r.SensitivePathsOutside,
 		HostsOutside:          r.HostsOutside,
 		RecipientsOutside:     r.RecipientsOutside,
+		RecipientsByName:      r.RecipientsByName,
 		AccountsOutside:       r.AccountsOutside,
 		Prohibited:            r.Prohibited,
 		KindDenied:            r.KindDenied,
