@@ -296,5 +296,10 @@ func (b *build) nameThenMessage(st *segState, j int) bool {
 		end = len(rest)
 	}
 	next := fold.String(rest[:end])
-	return next != "" && words.complementizers[strings.TrimRight(next, "'")]
+	// An elided complementizer is the word before its apostrophe
+	// ("Écris Julie qu'on se voit demain": qu).
+	if i := strings.IndexAny(next, "'’"); i >= 0 {
+		next = next[:i]
+	}
+	return next != "" && words.complementizers[next]
 }

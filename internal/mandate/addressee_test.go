@@ -86,6 +86,8 @@ func TestRuleAddresseeBoundsSend(t *testing.T) {
 		// written follows.
 		{text: "Schreib Tobias, dass ich später komme.", lang: "de", allow: []action.Kind{r, s}, recipients: []string{"Tobias"}},
 		{text: "Schreib Notizen zum Meeting.", lang: "de", allow: []action.Kind{r, action.Write}},
+		{text: "Écris Julie qu'on se voit demain à 10h.", lang: "fr", allow: []action.Kind{r, s}, recipients: []string{"Julie"}},
+		{text: "Écris Julie que la réunion est annulée.", lang: "fr", allow: []action.Kind{r, s}, recipients: []string{"Julie"}},
 		{text: "Schreib Notizen, dann speichere sie.", lang: "de", allow: []action.Kind{r, action.Write}},
 		{text: "Let my manager know I'll be late tomorrow.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{s}},
 		{text: "Schick meinem Chef den Bericht von gestern.", lang: "de", allow: []action.Kind{r}, ask: []action.Kind{s}},
