@@ -182,21 +182,29 @@ func TestStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 		{"deny made allow", func() []string {
 			return []string{q(`UPDATE decisions SET effect = 'allow' WHERE id = ?`, es.denied)}
 		}, "decisions row " + es.denied + ", column effect", session(es.mailer)},
+		// What only the decision's record holds (it is stored once):
+		// an edit of it breaks the record's hash, and the server refuses
+		// to start.
 		{"rules rewritten", func() []string {
-			return []string{q(`UPDATE decisions SET rules = '["engine.allowed"]' WHERE id = ?`, es.denied)}
-		}, "column rules", session(es.mailer)},
+			return []string{recordEdit(es.denied, `'$.content.rules', json('["engine.allowed"]')`)}
+		}, "no longer hashes to its leaf hash", nil},
 		{"reasons rewritten", func() []string {
-			return []string{q(`UPDATE decisions SET reasons = '[]' WHERE id = ?`, es.denied)}
-		}, "column reasons", session(es.mailer)},
+			return []string{recordEdit(es.denied, `'$.content.reasons', json('[]')`)}
+		}, "no longer hashes to its leaf hash", nil},
 		{"action kind changed", func() []string {
-			return []string{q(`UPDATE decisions SET action = json_set(action, '$.kind', 'read') WHERE id = ?`, es.denied)}
-		}, "column action", session(es.mailer)},
+			return []string{recordEdit(es.denied, `'$.content.action.kind', 'read'`)}
+		}, "no longer hashes to its leaf hash", nil},
+		{"recorded args changed", func() []string {
+			return []string{recordEdit(es.denied, `'$.content.args', json('{"command":"ls"}')`)}
+		}, "no longer hashes to its leaf hash", nil},
+		{"decision's mandate version changed", func() []string {
+			return []string{recordEdit(es.denied, `'$.content.mandate_version', 7`)}
+		}, "no longer hashes to its leaf hash", nil},
+		// The row keeps args the record holds in another form: they are
+		// held against the record.
 		{"args changed", func() []string {
 			return []string{q(`UPDATE decisions SET args = '{"command":"ls"}' WHERE id = ?`, es.denied)}
 		}, "column args", session(es.mailer)},
-		{"decision's mandate version changed", func() []string {
-			return []string{q(`UPDATE decisions SET mandate_version = 7 WHERE id = ?`, es.denied)}
-		}, "column mandate_version", session(es.mailer)},
 		{"decision unbound", func() []string {
 			return []string{q(`UPDATE decisions SET leaf = NULL WHERE id = ?`, es.denied)}
 		}, "column leaf", session(es.mailer)},
@@ -207,8 +215,8 @@ func TestStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 			return []string{q(`DELETE FROM decisions WHERE id = (SELECT id FROM decisions WHERE session_id = ? ORDER BY seq DESC LIMIT 1)`, es.bystander)}
 		}, "decisions: evidence record", session(es.bystander)},
 		{"decision inserted", func() []string {
-			return []string{q(`INSERT INTO decisions (id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at, call_id, approval_id, judge, leaf)
-				SELECT 'forged', session_id, 99, surface, tool, args, action, mandate_version, policy_hash, 'allow', rules, reasons, latency_us, created_at, '', '', judge, leaf FROM decisions WHERE id = ?`, es.allowed)}
+			return []string{q(`INSERT INTO decisions (id, session_id, seq, effect, call_id, args, leaf)
+				SELECT 'forged', session_id, 99, 'allow', '', args, leaf FROM decisions WHERE id = ?`, es.allowed)}
 		}, "decisions row forged", session(es.mailer)},
 		{"mandate widened", func() []string {
 			return []string{q(`UPDATE mandates SET body = json_set(body, '$.prohibit', json('[]'), '$.allow', json('["read","write","send","execute","delete","fetch","pay"]')) WHERE session_id = ?`, es.mailer)}
@@ -356,6 +364,12 @@ func TestStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 }
 
 const tamperReason = "edited behind the evidence log's back"
+
+// recordEdit is the statement that sets members of the body of decision
+// id's evidence record (set: json_set's path and value arguments).
+func recordEdit(id, set string) string {
+	return `UPDATE evidence SET body = CAST(json_set(CAST(body AS TEXT), ` + set + `) AS BLOB) WHERE type = 'decision' AND instr(CAST(body AS TEXT), '"` + id + `"') > 0`
+}
 
 // probe is what a restarted server must refuse.
 type probe struct {

@@ -37,11 +37,12 @@ func TestMigrationBindsExistingToolPins(t *testing.T) {
 	storetest.Sync(ctx, t, s)
 	s.Close()
 	// Back to version 6: undo what migration 7 and every later one made
-	// (a migration appended after 8 must be undone here too).
-	if v := SchemaVersion(); v != 8 {
-		t.Fatalf("schema version %d: undo the migrations after 8 below, then raise this", v)
+	// (a migration appended after 9 must be undone here too).
+	if v := SchemaVersion(); v != 9 {
+		t.Fatalf("schema version %d: undo the migrations after 9 below, then raise this", v)
 	}
 	c := pgtest.Conn(t, dsn)
+	toLegacyDecisions(ctx, t, c, nil)
 	for _, q := range []string{
 		`ALTER TABLE tool_pins DROP COLUMN leaf`, `ALTER TABLE tool_changes DROP COLUMN leaf`,
 		// migration 8: budgets bound to their draw records

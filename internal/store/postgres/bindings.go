@@ -47,7 +47,7 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 		return err
 	}
 	decision := func(r sqlstore.Scanner) error {
-		_, err := s.scanDecision(r)
+		_, err := sqlstore.ScanDecision(r)
 		return err
 	}
 	order := func(table string) string {

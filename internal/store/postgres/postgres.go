@@ -81,9 +81,6 @@ type Store struct {
 
 	readOnly bool
 	integ    *integrator
-	// checked remembers decisions already held against their records
-	// (nil for a read-only store: verify checks every row).
-	checked *store.CheckCache
 
 	commits, changes atomic.Uint64
 	commitNanos      atomic.Uint64
@@ -243,7 +240,6 @@ func OpenReadOnly(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %s: schema version %d, this binary reads version %d: run 'mandate store migrate' first", where, have, len(migrations))
 	}
 	s.readOnly = true
-	s.checked = nil
 	return s, nil
 }
 
@@ -252,7 +248,7 @@ func open(ctx context.Context, cfg *pgxpool.Config, where string, opts Options) 
 	if err != nil {
 		return nil, describe("connect to "+where, err)
 	}
-	s := &Store{pool: pool, cfg: cfg, opts: opts, log: opts.Logger, where: where, checked: store.NewCheckCache(1 << 16), following: make(chan struct{})}
+	s := &Store{pool: pool, cfg: cfg, opts: opts, log: opts.Logger, where: where, following: make(chan struct{})}
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&s.schema); err != nil {
 		pool.Close()
 		return nil, describe("connect to "+where, err)

@@ -129,12 +129,6 @@ func (s *Store) ListMandates(ctx context.Context, sessionID string) ([]*store.Ma
 	return collect(ctx, s, "list mandates", `SELECT `+sqlstore.MandateCols+`, `+sqlstore.Bound("mandates")+` FROM mandates WHERE session_id = $1 ORDER BY version`, []any{sessionID}, sqlstore.ScanMandate)
 }
 
-// scanDecision reads a decision row and holds it against its evidence
-// record, skipping rows checked's cache has seen unchanged.
-func (s *Store) scanDecision(r sqlstore.Scanner) (*store.Decision, error) {
-	return sqlstore.ScanDecision(r, s.checked)
-}
-
 // GetDecision implements store.Store.
 func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, error) {
 	return s.decision(ctx, "get decision", func() string { return fmt.Sprintf("decision %q", id) },
@@ -144,7 +138,7 @@ func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, er
 // decision reads the one decision q finds; none is store.ErrNotFound,
 // named by missing, any other failure is described as what.
 func (s *Store) decision(ctx context.Context, what string, missing func() string, q string, args ...any) (*store.Decision, error) {
-	d, err := s.scanDecision(s.pool.QueryRow(ctx, q, args...))
+	d, err := sqlstore.ScanDecision(s.pool.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%s: %w", missing(), store.ErrNotFound)
 	}
@@ -158,7 +152,7 @@ func (s *Store) decision(ctx context.Context, what string, missing func() string
 // order; without, newest first.
 func (s *Store) ListDecisions(ctx context.Context, f store.DecisionFilter) ([]*store.Decision, error) {
 	q, args := sqlstore.DecisionsQuery(dialect, f)
-	return collect(ctx, s, "list decisions", q, args, s.scanDecision)
+	return collect(ctx, s, "list decisions", q, args, sqlstore.ScanDecision)
 }
 
 // ListObservations implements store.Store.

@@ -304,6 +304,16 @@ var migrations = []string{
 			RAISE EXCEPTION 'budget % of session % stands at %, not % as decided', p_dim, p_session, COALESCE(have, 0), p_from USING ERRCODE = 'MD004';
 		END IF;
 	END $$;`,
+	// A decision is stored once, in its evidence record: its row keeps
+	// only what finds it (id, session and sequence, effect, call id) and
+	// the record's leaf, and args only where the caller's bytes are not
+	// the record's canonical form (store.LoadDecision). Rows made before
+	// keep their args; the dropped columns' space in them is reclaimed by
+	// a later VACUUM FULL decisions.
+	`ALTER TABLE decisions ALTER COLUMN args DROP NOT NULL;
+	ALTER TABLE decisions DROP COLUMN surface, DROP COLUMN tool, DROP COLUMN action, DROP COLUMN mandate_version,
+		DROP COLUMN policy_hash, DROP COLUMN rules, DROP COLUMN reasons, DROP COLUMN latency_us, DROP COLUMN created_at,
+		DROP COLUMN approval_id, DROP COLUMN judge, DROP COLUMN signals, DROP COLUMN provenance;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

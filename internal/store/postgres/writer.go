@@ -21,7 +21,7 @@ const (
 	stInsertSession = `INSERT INTO sessions (id, agent_id, agent, tools, working_dir, home_dir, parent_id, status, mandate_version, state, created_by, created_at, updated_at, head, approval_timeout, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`
 	stUpdateSession = `SELECT mandate_update_session($1, $2, $3, $4, $5)`
 	stInsertMandate = `INSERT INTO mandates (session_id, version, body, source, created_by, created_at, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7)`
-	stInsertDecide  = `INSERT INTO decisions (id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at, call_id, signals, approval_id, judge, provenance, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`
+	stInsertDecide  = `INSERT INTO decisions (` + sqlstore.DecisionCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7)`
 	stInsertObserve = `INSERT INTO observations (id, decision_id, session_id, output, origin, call_id, gap, gap_reason, tool, args, created_at, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`
 	stInsertPin     = `INSERT INTO tool_pins (` + sqlstore.ToolPinCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6)`
 	stInsertToolChg = `INSERT INTO tool_changes (` + sqlstore.ToolChangeCols + `, leaf) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`
@@ -240,8 +240,7 @@ func queue(b *pgx.Batch, e *sqlstore.Encoded) {
 		b.Queue(stInsertMandate, m.SessionID, m.Version, e.Mandate, m.Source, m.CreatedBy, m.CreatedAt.UnixNano(), e.Leaves.Mandate)
 	}
 	if d := c.Decision; d != nil {
-		b.Queue(stInsertDecide, d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.Args, e.Action, d.MandateVersion, d.PolicyHash,
-			d.Effect, e.Rules, e.Reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID, e.Signals, d.ApprovalID, e.Judge, e.Provenance, e.Leaves.Decision)
+		b.Queue(stInsertDecide, d.ID, d.SessionID, d.Seq, d.Effect, d.CallID, e.Args, e.Leaves.Decision)
 	}
 	if o := c.Observation; o != nil {
 		b.Queue(stInsertObserve, o.ID, o.DecisionID, o.SessionID, e.Output, o.Origin, o.CallID, o.Gap, o.GapReason, o.Tool, sqlstore.ObservationArgs(o), o.CreatedAt.UnixNano(), e.Leaves.Observation)

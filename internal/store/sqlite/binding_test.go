@@ -18,7 +18,8 @@ import (
 func TestMigrationBindsExistingRows(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1700000000, 0).UTC()
-	s, path := seeded(t, Options{}, newSession("s1"), decision("s1", 1), decision("s1", 2),
+	d1, d2 := decision("s1", 1), decision("s1", 2)
+	s, path := seeded(t, Options{}, newSession("s1"), d1, d2,
 		recorded(&store.Change{Observation: &store.Observation{ID: "o1", DecisionID: "s1-d1", SessionID: "s1", Output: json.RawMessage(`"ok"`), Origin: "observed", CreatedAt: now}}),
 		recorded(&store.Change{Approvals: []*store.Approval{{ID: "a1", SessionID: "s1", DecisionID: "s1-d2", Tool: "Read", ArgsHash: "h", State: store.ApprovalPending, Deadline: now.Add(time.Hour), Rev: 1, CreatedAt: now}}}),
 		recorded(&store.Change{ToolPins: []*store.ToolPin{
@@ -28,6 +29,8 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 		recorded(&store.Change{ToolChanges: []*store.ToolChange{{ID: "c1", SessionID: "s1", Tool: "search", PinnedHash: "h1", Hash: "h3", Definition: json.RawMessage(`{"name":"search","description":"evil"}`), CreatedAt: now}}}),
 	)
 	s.Close()
+	// Every field of a decision in its own column again (version 13).
+	toLegacyDecisions(t, path, []*store.Decision{d1.Decision, d2.Decision})
 	// Back to version 7: no leaf columns, none of their indexes, and none
 	// of what the migrations after the binding made (budgets, provenance,
 	// the tool pins' and changes' leaves).

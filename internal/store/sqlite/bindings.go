@@ -40,7 +40,7 @@ func (s *Store) VerifyRows(ctx context.Context, report func(problem string)) err
 		return err
 	}
 	decision := func(r sqlstore.Scanner) error {
-		_, err := sqlstore.ScanDecision(r, nil)
+		_, err := sqlstore.ScanDecision(r)
 		return err
 	}
 	for _, tb := range sqlstore.BoundTables(func(string) string { return "rowid" }, approvalCols, session, decision) {

@@ -130,10 +130,6 @@ func (s *Store) ListMandates(ctx context.Context, sessionID string) ([]*store.Ma
 	return list(ctx, s, "list mandates", `SELECT `+sqlstore.MandateCols+`, `+sqlstore.Bound("mandates")+` FROM mandates WHERE session_id = ? ORDER BY version`, sqlstore.ScanMandate, sessionID)
 }
 
-func (s *Store) scanDecision(r sqlstore.Scanner) (*store.Decision, error) {
-	return sqlstore.ScanDecision(r, s.checked)
-}
-
 // GetDecision implements store.Store.
 func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, error) {
 	return s.decision(ctx, func() string { return fmt.Sprintf("decision %q", id) },
@@ -143,7 +139,7 @@ func (s *Store) GetDecision(ctx context.Context, id string) (*store.Decision, er
 // decision reads the one decision q finds; none is store.ErrNotFound,
 // named by missing.
 func (s *Store) decision(ctx context.Context, missing func() string, q string, args ...any) (*store.Decision, error) {
-	d, err := s.scanDecision(s.queryRow(ctx, q, args...))
+	d, err := sqlstore.ScanDecision(s.queryRow(ctx, q, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%s: %w", missing(), store.ErrNotFound)
 	}
@@ -154,7 +150,7 @@ func (s *Store) decision(ctx context.Context, missing func() string, q string, a
 // order; without, newest first.
 func (s *Store) ListDecisions(ctx context.Context, f store.DecisionFilter) ([]*store.Decision, error) {
 	q, args := sqlstore.DecisionsQuery(dialect, f)
-	return list(ctx, s, "list decisions", q, s.scanDecision, args...)
+	return list(ctx, s, "list decisions", q, sqlstore.ScanDecision, args...)
 }
 
 // ListObservations implements store.Store.

@@ -210,6 +210,27 @@ var migrations = []string{
 	// evidence_session (session_id) did; keeping both cost every record
 	// one more B-tree insert, in the writer's commit.
 	`DROP INDEX IF EXISTS evidence_session;`,
+	// A decision is stored once, in its evidence record: its row keeps
+	// only what finds it (id, session and sequence, effect, call id) and
+	// the record's leaf, and args only where the caller's bytes are not
+	// the record's canonical form (store.LoadDecision). The table is
+	// rebuilt (SQLite cannot relax NOT NULL in place), rowids kept: they
+	// are the listing's commit order. Rows made before keep their args.
+	`CREATE TABLE decisions_once (
+		id TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		seq INTEGER NOT NULL,
+		effect TEXT NOT NULL,
+		call_id TEXT NOT NULL DEFAULT '',
+		args BLOB,
+		leaf BLOB,
+		UNIQUE (session_id, seq)
+	);
+	INSERT INTO decisions_once (rowid, id, session_id, seq, effect, call_id, args, leaf)
+		SELECT rowid, id, session_id, seq, effect, call_id, args, leaf FROM decisions ORDER BY rowid;
+	DROP TABLE decisions;
+	ALTER TABLE decisions_once RENAME TO decisions;
+	CREATE INDEX decisions_call ON decisions(session_id, call_id) WHERE call_id != '';`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -73,9 +73,6 @@ type Store struct {
 	broken          atomic.Pointer[error]
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}
-	// checked remembers decisions already held against their records
-	// (nil for a read-only store: verify checks every row).
-	checked *store.CheckCache
 }
 
 // Stats counts the writer's work: transactions committed and changes in them
@@ -165,8 +162,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		log:   opts.Logger,
 		queue: make(chan job, 4096),
 		done:  make(chan struct{}),
-		// About 100 bytes a row: some 6 MB at most.
-		checked: store.NewCheckCache(1 << 16),
 	}
 	w, err := newWriter(ctx, s)
 	if err != nil {

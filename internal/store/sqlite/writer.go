@@ -45,7 +45,7 @@ const (
 	stExpectState    = `SELECT status, mandate_version FROM sessions WHERE id = ?`
 	stUpdateSession  = `UPDATE sessions SET status = ?, mandate_version = ?, state = ?, updated_at = ? WHERE id = ?`
 	stInsertMandate  = `INSERT INTO mandates (` + sqlstore.MandateCols + `, leaf) VALUES (?,?,?,?,?,?,?)`
-	stInsertDecision = `INSERT INTO decisions (` + sqlstore.DecisionCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	stInsertDecision = `INSERT INTO decisions (` + sqlstore.DecisionCols + `, leaf) VALUES (?,?,?,?,?,?,?)`
 	stInsertObserve  = `INSERT INTO observations (` + sqlstore.ObservationCols + `, leaf) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
 	stInsertEvidence = `INSERT INTO evidence (idx, type, session_id, origin, body, leaf_hash, created_at) VALUES (?,?,?,?,?,?,?)`
 	stInsertToolPin  = `INSERT INTO tool_pins (` + sqlstore.ToolPinCols + `, leaf) VALUES (?,?,?,?,?,?)`
@@ -401,8 +401,7 @@ func (w *writer) apply(t *txn, e *sqlstore.Encoded, hashes *[][]byte, deferUpdat
 		}
 	}
 	if d := c.Decision; d != nil {
-		_, err := t.exec(stInsertDecision,
-			d.ID, d.SessionID, d.Seq, d.Surface, d.Tool, e.Args, e.Action, d.MandateVersion, d.PolicyHash, d.Effect, e.Rules, e.Reasons, d.LatencyMicros, d.CreatedAt.UnixNano(), d.CallID, d.ApprovalID, e.Judge, e.Signals, e.Provenance, e.Leaves.Decision)
+		_, err := t.exec(stInsertDecision, d.ID, d.SessionID, d.Seq, d.Effect, d.CallID, e.Args, e.Leaves.Decision)
 		if err != nil {
 			return wrapWrite("decision "+d.ID, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mandate-dev/mandate/internal/jcs"
 	"github.com/mandate-dev/mandate/internal/store"
 )
 
@@ -12,13 +13,13 @@ import (
 // a store's writer goroutine spends its time in the database, not in
 // encoding.
 type Encoded struct {
-	C                            *store.Change
-	Agent, Tools, State          []byte
-	Mandate                      []byte
-	Args, Action, Rules, Reasons []byte
-	Judge                        []byte
-	Signals, Provenance          []byte
-	Output                       []byte
+	C                   *store.Change
+	Agent, Tools, State []byte
+	Mandate             []byte
+	// Args is the decision row's args column: nil when its evidence
+	// record holds them as given (store.DecisionArgs).
+	Args   []byte
+	Output []byte
 	// Approvals and ApprovalChanges are the bodies of C's approval rows,
 	// in order.
 	Approvals, ApprovalChanges [][]byte
@@ -54,9 +55,10 @@ func Encode(c *store.Change) (*Encoded, error) {
 		}
 	}
 	if d := c.Decision; d != nil {
-		if err := e.encodeDecision(d); err != nil {
-			return nil, err
-		}
+		// The rest of the decision is stored once, in its evidence
+		// record.
+		var canon jcs.Canonicalizer
+		e.Args = store.DecisionArgs(&canon, d.Args)
 	}
 	if err := e.encodeApprovals(); err != nil {
 		return nil, err
@@ -65,41 +67,6 @@ func Encode(c *store.Change) (*Encoded, error) {
 		e.Output = JSONOrNull(o.Output)
 	}
 	return e, nil
-}
-
-func (e *Encoded) encodeDecision(d *store.Decision) error {
-	var err error
-	e.Args = d.Args
-	if len(e.Args) == 0 {
-		e.Args = []byte("{}")
-	}
-	if e.Action, err = json.Marshal(d.Action); err != nil {
-		return fmt.Errorf("encode action: %w", err)
-	}
-	if e.Rules, err = json.Marshal(nonNil(d.Rules)); err != nil {
-		return fmt.Errorf("encode rules: %w", err)
-	}
-	if e.Reasons, err = json.Marshal(nonNil(d.Reasons)); err != nil {
-		return fmt.Errorf("encode reasons: %w", err)
-	}
-	// Absent signals, provenance and judge stay NULL, as the evidence
-	// record omits them.
-	if len(d.Signals) > 0 {
-		if e.Signals, err = json.Marshal(d.Signals); err != nil {
-			return fmt.Errorf("encode signals: %w", err)
-		}
-	}
-	if len(d.Provenance) > 0 {
-		if e.Provenance, err = json.Marshal(d.Provenance); err != nil {
-			return fmt.Errorf("encode provenance: %w", err)
-		}
-	}
-	if d.Judge != nil {
-		if e.Judge, err = json.Marshal(d.Judge); err != nil {
-			return fmt.Errorf("encode judge: %w", err)
-		}
-	}
-	return nil
 }
 
 func (e *Encoded) encodeApprovals() error {
@@ -138,13 +105,6 @@ func ObservationArgs(o *store.Observation) []byte {
 		return o.Args
 	}
 	return nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // Job is one submitted change and where its outcome goes.

@@ -43,9 +43,11 @@ func Bound(table string) string {
 // The columns a record is read from, in the order its scan takes them;
 // each is followed by Bound of its table.
 const (
-	SessionCols     = `id, agent, tools, working_dir, home_dir, parent_id, status, mandate_version, state, created_by, created_at, updated_at, head, approval_timeout`
-	MandateCols     = `session_id, version, body, source, created_by, created_at`
-	DecisionCols    = `id, session_id, seq, surface, tool, args, action, mandate_version, policy_hash, effect, rules, reasons, latency_us, created_at, call_id, approval_id, judge, signals, provenance`
+	SessionCols = `id, agent, tools, working_dir, home_dir, parent_id, status, mandate_version, state, created_by, created_at, updated_at, head, approval_timeout`
+	MandateCols = `session_id, version, body, source, created_by, created_at`
+	// DecisionCols are what a decision's row keeps beside its leaf: the
+	// rest of the decision is read from its record (store.LoadDecision).
+	DecisionCols    = `id, session_id, seq, effect, call_id, args`
 	ObservationCols = `id, decision_id, session_id, output, origin, call_id, gap, gap_reason, tool, args, created_at`
 	ToolPinCols     = `session_id, tool, hash, definition, created_at`
 	ToolChangeCols  = `id, session_id, tool, pinned_hash, hash, definition, created_at`
@@ -149,31 +151,18 @@ func ScanMandate(r Scanner) (*store.MandateVersion, error) {
 	return &mv, nil
 }
 
-// ScanDecision reads a row of DecisionCols and Bound("decisions") and holds
-// it against its evidence record, skipping rows checked has seen unchanged
-// (checked may be nil: every row is checked).
-func ScanDecision(r Scanner, checked *store.CheckCache) (*store.Decision, error) {
+// ScanDecision reads a row of DecisionCols and Bound("decisions"): the
+// decision out of its evidence record, the row held against it
+// (store.LoadDecision).
+func ScanDecision(r Scanner) (*store.Decision, error) {
 	var (
-		d                    store.Decision
-		args, act, rul, reas []byte
-		created              int64
-		judge, sig, prov     []byte
-		leaf, body           []byte
+		row        store.DecisionRow
+		leaf, body []byte
 	)
-	if err := r.Scan(&d.ID, &d.SessionID, &d.Seq, &d.Surface, &d.Tool, &args, &act, &d.MandateVersion, &d.PolicyHash, &d.Effect, &rul, &reas, &d.LatencyMicros, &created, &d.CallID, &d.ApprovalID, &judge, &sig, &prov, &leaf, &body); err != nil {
+	if err := r.Scan(&row.ID, &row.SessionID, &row.Seq, &row.Effect, &row.CallID, &row.Args, &leaf, &body); err != nil {
 		return nil, err
 	}
-	d.Args = json.RawMessage(args)
-	if err := decode(column{"action", act, &d.Action}, column{"rules", rul, &d.Rules}, column{"reasons", reas, &d.Reasons},
-		column{"judge", judge, &d.Judge}, column{"signals", sig, &d.Signals}, column{"provenance", prov, &d.Provenance}); err != nil {
-		return nil, fmt.Errorf("decision %s: %w", d.ID, err)
-	}
-	d.CreatedAt = unixNano(created)
-	if err := checked.Check(store.DecisionBinding, d.ID, &d, leaf, body,
-		d.ID, d.SessionID, &d.Seq, d.Surface, d.Tool, args, act, &d.MandateVersion, d.PolicyHash, d.Effect, rul, reas, &d.LatencyMicros, &created, d.CallID, d.ApprovalID, judge, sig, prov); err != nil {
-		return nil, err
-	}
-	return &d, nil
+	return store.LoadDecision(row, leaf, body)
 }
 
 // ScanObservation reads a row of ObservationCols and Bound("observations")
