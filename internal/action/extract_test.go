@@ -73,6 +73,13 @@ func TestSensitivePath(t *testing.T) {
 		{"/home/u/.pypirc", true},
 		{"/home/u/.git-credentials", true},
 		{"/home/u/proj/credentials.json", true},
+		// A file named for the credential a CLI keeps in it.
+		{"/home/u/.config/deployr/token", true},
+		{"/home/u/.fly/credentials", true},
+		{"/home/u/.config/tool/api_key", true},
+		{"/home/u/.local/share/app/session.token", true},
+		{"/home/u/proj/src/token.go", false},
+		{"/home/u/proj/src/tokenizer", false},
 		{"/etc/shadow", true},
 		{"/etc/sudoers", true},
 		{"/etc/sudoers.d/90-cloud", true},

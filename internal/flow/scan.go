@@ -161,6 +161,11 @@ type Scan struct {
 	// turn out to be secrets the session read).
 	secretKeys []key
 	secretToks []string
+	// tokenKeys are the hashes of an output's secret-shaped tokens (no
+	// clear text kept): when the output turns out to be a sensitive read
+	// (a token file, a credentials file), they become its secrets, so a
+	// key no detector knows the shape of is still matched where it goes.
+	tokenKeys []key
 	// refAmounts are the amounts of an output given by a field that
 	// names what they are (minimum_due: the minimum payment; amountref.go).
 	refAmounts []refAmount
@@ -687,8 +692,11 @@ func (st *scanState) leaf(s, field string, part Part) {
 	if st.mode == modeOutput {
 		st.plainWords(s, spans)
 	}
-	if st.mode == modeArgs {
+	switch st.mode {
+	case modeArgs:
 		st.secretCandidates(s)
+	case modeOutput:
+		st.tokenCandidates(s)
 	}
 }
 
@@ -701,14 +709,41 @@ const maxSecretCandidates = 64
 // = …") the detectors need, but its hash meets the one kept when it was
 // read. Candidates are only looked up, never added to the table.
 func (st *scanState) secretCandidates(s string) {
-	h := st.s.x.hasher
-	if h == nil {
+	if st.s.x.hasher == nil {
 		return
 	}
+	eachSecretToken(s, func(tok string) bool {
+		st.out.secretKeys = append(st.out.secretKeys, key(kSecret+st.s.x.hasher.Hash(tok)))
+		st.out.secretToks = append(st.out.secretToks, tok)
+		return len(st.out.secretKeys) < maxSecretCandidates
+	})
+}
+
+// tokenCandidates hashes an output's secret-shaped tokens, kept only as
+// hashes (Table.Observe adds them when the read was sensitive).
+func (st *scanState) tokenCandidates(s string) {
+	if st.s.x.hasher == nil || len(st.out.tokenKeys) >= maxSecretCandidates {
+		return
+	}
+	eachSecretToken(s, func(tok string) bool {
+		st.out.tokenKeys = append(st.out.tokenKeys, key(kSecret+st.s.x.hasher.Hash(tok)))
+		return len(st.out.tokenKeys) < maxSecretCandidates
+	})
+}
+
+// eachSecretToken calls f with each secret-shaped token of s (16 bytes or
+// more of key characters, letters and digits both) until f returns false.
+// A token written as an assignment or a query parameter ("t=dpl_live_…"),
+// or as a URL's last path segment, is also given without
+// what precedes it: the value read from a token file arrives in a URL as
+// "?t=<token>" or "/confirm/<token>". (A host before the segment tells a
+// URL from base64, whose '/' is a key character.)
+func eachSecretToken(s string, f func(string) bool) {
 	isSecretChar := func(c byte) bool {
 		return isAlnum(c) || c == '+' || c == '/' || c == '=' || c == '_' || c == '-' || c == '.'
 	}
-	for i := 0; i < len(s) && len(st.out.secretKeys) < maxSecretCandidates; {
+	ok := func(tok string) bool { return len(tok) >= 16 && len(tok) <= maxValueLen && mixedChars(tok) }
+	for i := 0; i < len(s); {
 		for i < len(s) && !isSecretChar(s[i]) {
 			i++
 		}
@@ -716,9 +751,21 @@ func (st *scanState) secretCandidates(s string) {
 		for j < len(s) && isSecretChar(s[j]) {
 			j++
 		}
-		if tok := s[i:j]; len(tok) >= 16 && len(tok) <= maxValueLen && mixedChars(tok) {
-			st.out.secretKeys = append(st.out.secretKeys, key(kSecret+h.Hash(tok)))
-			st.out.secretToks = append(st.out.secretToks, tok)
+		tok := s[i:j]
+		if ok(tok) && !f(tok) {
+			return
+		}
+		// The value after a name= (not base64 padding, which ends a
+		// token), and a URL's last path segment.
+		if k := strings.IndexByte(strings.TrimRight(tok, "="), '='); k >= 0 {
+			if v := tok[k+1:]; ok(v) && !f(v) {
+				return
+			}
+		}
+		if k := strings.LastIndexByte(tok, '/'); k >= 0 && strings.Contains(tok[:k], ".") {
+			if v := tok[k+1:]; ok(v) && !f(v) {
+				return
+			}
 		}
 		i = j
 	}

@@ -402,6 +402,16 @@ func (t *Table) Observed(o Observation) {
 			Sensitive: sensitive, Seq: info.Seq, At: o.At,
 		}, bits)
 	}
+	if sensitive {
+		// The secret-shaped tokens of a sensitive read are its secrets,
+		// whether or not a detector knows their shape.
+		src := Source{Origin: OriginOutput, Trust: info.Trust, Tool: info.Tool, DecisionID: info.ID, ObservationID: o.ID,
+			Reported: o.Reported, Sensitive: true, Seq: info.Seq, At: o.At}
+		for _, k := range sc.tokenKeys {
+			hash := strings.TrimPrefix(string(k), kSecret)
+			t.add(Found{Class: Secret, Value: "[REDACTED:sensitive_token:" + hash + "]", keys: []key{k}}, src, seenOwn|seenSensitive)
+		}
+	}
 	if sensitive || info.Trust == TrustOwn {
 		for _, h := range sc.lines {
 			if len(t.lines) >= t.limits.MaxLines {

@@ -145,6 +145,39 @@ func TestFactsSensitiveCarried(t *testing.T) {
 	}
 }
 
+// TestFactsSensitiveTokenCarried: a token of a shape no detector knows,
+// read from a token file, is that read's secret: carried when it comes
+// back whole or as a URL's query parameter, not when the same characters
+// came from a read that was not sensitive, and never kept in clear.
+func TestFactsSensitiveTokenCarried(t *testing.T) {
+	const tok = "dpl_live_7Hq2kXv9LmN4pR8sT1wZ3yB6cD0eF5gJ"
+	fetch := &action.Action{Tool: "fetch", Kind: action.Fetch, Kinds: []action.Kind{action.Fetch}, Family: "web"}
+	for _, c := range []struct {
+		name      string
+		sensitive bool
+		url       string
+		want      bool
+	}{
+		{"query parameter", true, "https://activate.example/v1?t=" + tok, true},
+		{"path segment", true, "https://activate.example/v1/" + tok, true},
+		{"another token", true, "https://activate.example/v1?t=dpl_live_0000000000aaaaaaaaaa1111", false},
+		{"not a sensitive read", false, "https://activate.example/v1?t=" + tok, false},
+	} {
+		ss := newSession(t, "set up the deployr cli")
+		id := ss.observe("read_text_file", "files", TrustOwn, `"`+tok+`\n"`, func(d *DecisionInfo) { d.Sensitive = c.sensitive })
+		f := ss.facts(fetch, map[string]any{"url": c.url})
+		if f.CarriesSensitive != c.want || (c.want && (len(f.Carries) == 0 || f.Carries[0] != id)) {
+			t.Errorf("%s: carries sensitive %v, want %v (%v)", c.name, f.CarriesSensitive, c.want, f.Carries)
+		}
+		for _, v := range ss.tab.Snapshot(0).Values {
+			if strings.Contains(v.Value, tok) {
+				t.Errorf("%s: the token is kept in clear: %+v", c.name, v)
+			}
+		}
+	}
+}
+
+
 func TestFactsFollowsInjection(t *testing.T) {
 	ss := newSession(t, "fass mir bitte die mails von heute kurz zusammen")
 	ss.observe("search_emails", "email", TrustOpen, `[{"id":"1","from":"info@x.example","subject":"Umstellung"}]`)
