@@ -177,7 +177,6 @@ func TestFactsSensitiveTokenCarried(t *testing.T) {
 	}
 }
 
-
 func TestFactsFollowsInjection(t *testing.T) {
 	ss := newSession(t, "fass mir bitte die mails von heute kurz zusammen")
 	ss.observe("search_emails", "email", TrustOpen, `[{"id":"1","from":"info@x.example","subject":"Umstellung"}]`)
