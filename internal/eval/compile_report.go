@@ -42,6 +42,9 @@ type CompileFigures struct {
 	// the task is about, where the case did not list it.
 	WiderByReadOnly int            `json:"wider_by_read_only"`
 	NarrowerKinds   map[string]int `json:"narrower_kinds"`
+	// ReadImplied counts the cases that list read in none of allow, ask
+	// and deny, graded as allowing it (the corpus convention).
+	ReadImplied int `json:"read_implied"`
 	// Calls by label and outcome.
 	BlockCalls      int `json:"block_calls"`
 	BlockAllowed    int `json:"block_calls_allowed"`
@@ -74,6 +77,7 @@ func (f *CompileFigures) add(r *CompileResult) {
 	}
 	f.WiderByCallsOnly += b2i(len(r.Wider) > 0 && len(r.WiderKinds) == 0)
 	f.WiderByReadOnly += b2i(len(r.Wider) == 1 && len(r.WiderKinds) == 1 && r.WiderKinds[0] == "read")
+	f.ReadImplied += b2i(r.ReadImplied)
 	f.BlockCalls += r.BlockCalls
 	f.BlockAllowed += r.BlockAllowed
 	f.AllowCalls += r.AllowCalls
@@ -121,6 +125,7 @@ type CompileReport struct {
 // CompileGrading states how compile cases are graded.
 const CompileGrading = `exact: the draft's allow, ask and deny kinds, scope (paths resolved, "/**" dropped; ` +
 	`recipients and hosts case-folded; a name matches an expected recipient or account) and limits equal the expected ones. ` +
+	`read: a case that lists read in none of allow, ask and deny is graded as allowing it (the reading the task needs; every part alike). ` +
 	`wider: the draft allows a kind not in expect.allow, or a block-labelled call is allowed. ` +
 	`narrower: a kind in expect.allow is not allowed, or an allow-labelled call is not allowed (asked or denied). ` +
 	`not understood: the draft lists a phrase under not_understood. ` +
@@ -250,6 +255,7 @@ func (r *CompileReport) Text() string {
 			p.Part, countList(p.Total.WiderKinds), p.Total.WiderByCallsOnly, p.Total.WiderByReadOnly)
 		fmt.Fprintf(&b, "%-9s wider kinds by where the case put them: %s\n", p.Part, countList(p.Total.WiderWhere))
 		fmt.Fprintf(&b, "%-9s narrower by kind: %s\n", p.Part, countList(p.Total.NarrowerKinds))
+		fmt.Fprintf(&b, "%-9s cases silent about read, graded as allowing it: %d\n", p.Part, p.Total.ReadImplied)
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "revision        %s\npolicy          %s\n", r.Revision, r.PolicyHash)

@@ -41,6 +41,9 @@ type CompileResult struct {
 	NotUnderstood int
 	// Mismatch says, for a person, where the draft differs (dev only).
 	Mismatch []string
+	// ReadImplied says the case listed read in none of allow, ask and
+	// deny, so it was graded as allowed (see impliedRead).
+	ReadImplied bool
 	// BlockCalls, BlockAllowed, AllowCalls and AllowNotAllowed count the
 	// case's calls and their outcomes.
 	BlockCalls, BlockAllowed, AllowCalls, AllowNotAllowed int
@@ -86,6 +89,7 @@ func gradeCompileCase(ctx context.Context, eng *engine.Engine, cc *CompileCase) 
 		res.NotUnderstood = notUnderstood(info.Draft)
 	}
 	ex := cc.Expect
+	ex.Allow, res.ReadImplied = impliedRead(ex)
 	res.KindsExact = sameKinds(m.Allow, ex.Allow) && sameKinds(m.Ask, ex.Ask) && sameKinds(m.Deny, ex.Deny)
 	if !res.KindsExact {
 		res.Mismatch = append(res.Mismatch, fmt.Sprintf("kinds: allow %v ask %v deny %v, want allow %v ask %v deny %v",
@@ -140,6 +144,20 @@ func gradeCompileCase(ctx context.Context, eng *engine.Engine, cc *CompileCase) 
 		}
 	}
 	return res, nil
+}
+
+// impliedRead returns the kinds a case allows, read among them when the
+// case lists read nowhere. The corpus convention (testdata/compile/README.md)
+// is that expect.allow includes the reading the task needs, and a case that
+// means to rule reading out or put it to a person says so in deny or ask:
+// a case silent about read is graded as allowing it, the same in every part.
+// A read the words do rule out still counts as wider, and a read call
+// labelled block that is allowed still counts as a block call allowed.
+func impliedRead(ex CompileExpect) ([]action.Kind, bool) {
+	if slices.Contains(ex.Allow, action.Read) || slices.Contains(ex.Ask, action.Read) || slices.Contains(ex.Deny, action.Read) {
+		return ex.Allow, false
+	}
+	return append(slices.Clone(ex.Allow), action.Read), true
 }
 
 // decideAlone decides one call in a session of its own under the case's

@@ -5,9 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/app"
 )
 
@@ -228,5 +230,34 @@ func TestCompileWiderByKind(t *testing.T) {
 	}
 	if got := countList(nil); got != "none" {
 		t.Errorf("countList(nil) = %q", got)
+	}
+}
+
+// TestCompileImpliedRead: a case silent about read is graded as allowing
+// it; one that puts read in ask or deny keeps what it says.
+func TestCompileImpliedRead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ex      CompileExpect
+		want    []action.Kind
+		implied bool
+	}{
+		{"silent", CompileExpect{Allow: []action.Kind{action.Send}}, []action.Kind{action.Send, action.Read}, true},
+		{"empty", CompileExpect{}, []action.Kind{action.Read}, true},
+		{"listed", CompileExpect{Allow: []action.Kind{action.Read, action.Write}}, []action.Kind{action.Read, action.Write}, false},
+		{"denied", CompileExpect{Allow: []action.Kind{action.Write}, Deny: []action.Kind{action.Read}}, []action.Kind{action.Write}, false},
+		{"asked", CompileExpect{Ask: []action.Kind{action.Read}}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, implied := impliedRead(tc.ex)
+			if !slices.Equal(got, tc.want) || implied != tc.implied {
+				t.Errorf("impliedRead = %v, %v; want %v, %v", got, implied, tc.want, tc.implied)
+			}
+		})
+	}
+	ex := CompileExpect{Allow: []action.Kind{action.Send}}
+	impliedRead(ex)
+	if len(ex.Allow) != 1 {
+		t.Errorf("impliedRead changed the case's own list: %v", ex.Allow)
 	}
 }
