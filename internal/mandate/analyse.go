@@ -252,6 +252,20 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			i += n - 1
 			continue
 		}
+		if e, m := b.passive(st, i); e != nil && free(i, 1) && b.verbHere(st, i, e) {
+			// "se borran", "wird verschoben": the verb in a reflexive or
+			// passive form, its marker part of it.
+			mark(i, 1)
+			if free(m, 1) {
+				mark(m, 1)
+			}
+			word := b.span(toks, min(i, m), max(i, m)+1)
+			if i-m > 1 || m-i > 1 {
+				word = b.span(toks, min(i, m), min(i, m)+1) + " … " + b.span(toks, max(i, m), max(i, m)+1)
+			}
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: word})
+			continue
+		}
 		if e := b.enclitic(toks[i].text); e != nil && b.verbHere(st, i, e) {
 			// "guárdala", "envíaselo": a verb form with its pronoun attached.
 			mark(i, 1)

@@ -99,8 +99,11 @@ type langTable struct {
 	Branches      []string `yaml:"branches"`
 	BranchPreps   []string `yaml:"branch_prepositions"`
 	Enclitics     []string `yaml:"enclitics"`
-	EncliticFill  []string `yaml:"enclitic_restore"`
-	GeneralVerbs  []string `yaml:"general_verbs"`
+	// Passive reads a reflexive or passive form as its verb ("se borran
+	// los borradores", "wird verschoben"): see passiveTable.
+	Passive      passiveTable `yaml:"passive"`
+	EncliticFill []string     `yaml:"enclitic_restore"`
+	GeneralVerbs []string     `yaml:"general_verbs"`
 	// UmbrellaVerbs name a task in general ("tidy up", "aufräumen") whose
 	// acts a later "only" clause spells out: "tidy up the repo: remove only
 	// the build artefacts" asks the removing and nothing more of the tidying.
@@ -291,6 +294,8 @@ type language struct {
 	// encliticFill are endings a verb drops before an enclitic and that
 	// are put back to find it ("mandar" + "gli" is "mandare").
 	encliticFill []string
+	// passive is the language's reflexive and passive forms, folded.
+	passive passiveForms
 	// separable are particles a verb leaves at its clause's end.
 	separable map[string]bool
 	// words are real words of the language one edit away from a verb
@@ -650,6 +655,9 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 			return nil, fmt.Errorf("enclitic_restore: %q is not one word", f)
 		}
 		l.encliticFill = append(l.encliticFill, w[0])
+	}
+	if l.passive, err = lx.passiveOf(t.Passive); err != nil {
+		return nil, err
 	}
 	for _, nouns := range []struct {
 		list   map[string][]string
