@@ -104,8 +104,13 @@ type ValueFacts struct {
 	// Named: it came from an item the user pointed to (a file in the
 	// mandate's scope, a mail from someone the user named), not injected.
 	Named bool `json:"named"`
-	// InUserWords: the user's words or the mandate have it.
+	// InUserWords: the user's words or the mandate have it (and the
+	// words not only where they rule it out).
 	InUserWords bool `json:"in_user_words"`
+	// Excluded: the user's words have it only in a clause that rules it
+	// out ("refund 30 €, not the 45 they asked for", "everyone except
+	// bob@corp.example"), and the mandate does not name it.
+	Excluded bool `json:"excluded"`
 	// InHeader: some output has it as a sender, author, organiser or
 	// participant.
 	InHeader bool `json:"in_header"`
@@ -510,7 +515,10 @@ func (t *Table) valueFacts(display string, c Class, keys []key) ValueFacts {
 	src := e.first
 	vf.Origin, vf.Trust, vf.Part = src.Origin, src.Trust, src.Part
 	vf.Tool, vf.DecisionID, vf.ObservationID = src.Tool, src.DecisionID, src.ObservationID
-	vf.InUserWords = e.seen&(seenUser|seenMandate) != 0
+	// A value the user's words have only where they rule it out is not
+	// one they asked for (exclude.go).
+	vf.Excluded = e.excluded && e.seen&seenMandate == 0
+	vf.InUserWords = e.seen&seenMandate != 0 || (e.seen&seenUser != 0 && !vf.Excluded)
 	vf.InHeader = e.seen&(seenOpenHeader|seenOpenParticipants) != 0
 	vf.SeenOwn = e.seen&seenOwn != 0
 	vf.Sensitive = e.seen&seenSensitive != 0
@@ -521,6 +529,8 @@ func (t *Table) valueFacts(display string, c Class, keys []key) ValueFacts {
 		vf.ListedAs = t.listedAs(display)
 	}
 	switch {
+	case vf.Excluded && !vf.Injected:
+		vf.Provenance = "is one the user's words rule out"
 	case vf.Injected:
 		in := e.injected
 		vf.Tool, vf.DecisionID, vf.ObservationID, vf.Trust = in.Tool, in.DecisionID, in.ObservationID, in.Trust

@@ -44,6 +44,11 @@ type ItemFacts struct {
 	// the bill the user pointed to, so paying it by its id pays the payee
 	// the user meant.
 	SenderNamed bool `json:"sender_named"`
+	// Excluded: a word of the item's name or of its sender, author or
+	// biller is one the user's words have only where they rule something
+	// out ("archive the newsletters except the ones from my bank", and
+	// the item is from "ING Bank"; exclude.go).
+	Excluded bool `json:"excluded"`
 }
 
 // listedItem is an item as the table keeps it.
@@ -92,7 +97,7 @@ func (t *Table) itemFacts(f *Facts, sc *Scan) {
 		f.Items = append(f.Items, ItemFacts{
 			ID: v.Value, Field: v.Field, Name: li.name, Tool: li.tool, DecisionID: li.decisionID, Trust: li.trust,
 			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded), Private: li.private,
-			SenderNamed: t.senderNamed(li),
+			SenderNamed: t.senderNamed(li), Excluded: t.itemExcluded(li),
 		})
 	}
 }

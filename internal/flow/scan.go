@@ -105,7 +105,13 @@ type Found struct {
 	Field    string `json:"field"` // JSON path, or the header line's name
 	Part     Part   `json:"part"`
 	Injected bool   `json:"injected,omitempty"`
+	// Excluded: the user's words have it only in a clause that rules it
+	// out ("except …", "not …"; exclude.go). Only user words set it.
+	Excluded bool `json:"excluded,omitempty"`
 	keys     []key
+	// excluded, affirmed: some sighting in the user's words was inside,
+	// outside a clause that rules it out.
+	excluded, affirmed bool
 	// plain: some sighting in the output was outside injected spans.
 	plain bool
 	// item is the list item of the output it was found in (0: none).
@@ -173,6 +179,9 @@ type Scan struct {
 	// their names (amountref.go).
 	namedRefs []int
 	refNames  []string
+	// excludedWords are the folded words the user's words have only in
+	// clauses that rule something out (exclude.go).
+	excludedWords []string
 }
 
 // Hint is what the caller knows about the text being scanned.
@@ -218,6 +227,9 @@ type scanState struct {
 	// far, by number; nListed how many were started.
 	listed  map[int]*Item
 	nListed int
+	// exWords are the user's words met inside clauses that rule
+	// something out (exclude.go).
+	exWords map[string]bool
 }
 
 // Item is one item of a listing: its id, its name, and whether the
@@ -299,6 +311,9 @@ func (s *Scanner) Args(args map[string]any, h Hint) *Scan {
 }
 
 func (st *scanState) finish() {
+	if st.mode == modeUser {
+		st.finishExclusions()
+	}
 	for w := range st.words {
 		st.out.words = append(st.out.words, w)
 	}
@@ -688,7 +703,9 @@ func (st *scanState) leaf(s, field string, part Part) {
 			st.fingerprint(d)
 		}
 	}
-	st.collectWords(s)
+	if st.mode == modeUser {
+		st.userExclusions(s)
+	}
 	if st.mode == modeOutput {
 		st.plainWords(s, spans)
 	}
@@ -992,19 +1009,6 @@ func lineHash(line string) (uint64, bool) {
 		n++
 	}
 	return h, n >= 20
-}
-
-// collectWords keeps the folded words of short texts (the user's words
-// are scanned as one; outputs contribute nothing here).
-func (st *scanState) collectWords(s string) {
-	if st.mode != modeUser {
-		return
-	}
-	for _, t := range tokenize(s, 0, len(s), nil) {
-		if len(st.words) < 4096 {
-			st.words[t.text] = true
-		}
-	}
 }
 
 func appendNew(list []string, xs ...string) []string {

@@ -72,6 +72,9 @@ type entry struct {
 	named    *Source // first sighting in an item the user pointed to
 	seen     seen
 	order    int // insertion order, for eviction
+	// excluded: the user's words have it only in clauses that rule it
+	// out (exclude.go).
+	excluded, userPlain bool
 }
 
 func (e *entry) pinned() bool { return e.seen&(seenUser|seenMandate) != 0 }
@@ -139,6 +142,9 @@ type Table struct {
 	injConcept map[string]string // concept → decision id
 	userWords  map[string]bool
 	userConc   map[string]bool
+	// userExcl are words the user's words have only in clauses that
+	// rule something out (exclude.go).
+	userExcl map[string]bool
 	// plainWords are words outputs had outside injected spans.
 	plainWords map[string]bool
 
@@ -191,10 +197,24 @@ func NewTable(l TableLimits) *Table {
 func (t *Table) AddWords(sc *Scan, concepts []string, at time.Time) {
 	for _, v := range sc.Values {
 		t.add(v, Source{Origin: OriginUser, Trust: TrustUser, Field: "instructions", At: at}, seenUser)
+		if e := t.values[v.keys[0]]; e != nil {
+			// Ruled out while no instruction asks for it.
+			e.userPlain = e.userPlain || !v.Excluded
+			e.excluded = !e.userPlain
+
+		}
 	}
 	for _, w := range sc.words {
 		if len(t.userWords) < 8192 {
 			t.userWords[w] = true
+		}
+	}
+	for _, w := range sc.excludedWords {
+		if t.userExcl == nil {
+			t.userExcl = map[string]bool{}
+		}
+		if len(t.userExcl) < 1024 {
+			t.userExcl[w] = true
 		}
 	}
 	for _, c := range concepts {

@@ -225,6 +225,7 @@ type knowledge struct {
 	TLDs            []string         `yaml:"tlds"`
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
 	AmountRefs      []amountRefSpec  `yaml:"amount_refs"`
+	exclusionSpec   `yaml:",inline"`
 }
 
 // amountRefSpec is one entry of amount_refs in values.yaml.
@@ -268,6 +269,8 @@ type vocabulary struct {
 	// an output field (normKey) to the index of its ref.
 	refs     []amountRef
 	refField map[string]int
+	// excl is what rules a clause of the user's words out (exclude.go).
+	excl exclusionVocab
 }
 
 // amountRef is a compiled amount_refs entry: cues as folded words.
@@ -337,6 +340,10 @@ func loadVocabulary() (*vocabulary, error) {
 			v.roles[nk] |= roleAmount
 		}
 		v.refs = append(v.refs, ref)
+	}
+	var err error
+	if v.excl, err = compileExclusions(k.exclusionSpec); err != nil {
+		return nil, err
 	}
 	return v, nil
 }

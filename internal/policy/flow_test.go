@@ -133,7 +133,35 @@ func flowCases() []builtinCase {
 			i.Call.Args = map[string]any{"card_id": "card-visa", "amount": amount}
 		}, visa.facts())
 	}
+	newsletters := newFlowSession("archive all the newsletters except the ones from my bank").
+		saw("search_emails", "email", flow.TrustOpen, `{"messages":[{"id":"m1","from":"Zalando <news@zalando.example>","subject":"Winter sale"},{"id":"m2","from":"ING Bank <info@ing.example>","subject":"Your statement"}]}`)
+	archive := func(ids ...any) *Input {
+		return in(write, readWrite, func(i *Input) {
+			i.Call.Tool, i.Action.Tool, i.Action.Family = "batch_modify_emails", "batch_modify_emails", "email"
+			i.Call.Args = map[string]any{"messageIds": ids, "removeLabelIds": []any{"INBOX"}}
+		}, newsletters.facts())
+	}
 	return []builtinCase{
+		{
+			name: "archiving a batch that holds the mail of the sender the user ruled out",
+			in:   archive("m1", "m2"),
+			want: Ask, fired: []string{"builtin.flow-excluded"},
+			reason: "the user's words rule out m2 ('Your statement', listed by search_emails), and batch_modify_emails reaches it",
+		},
+		{
+			name: "legit - archiving the newsletters the user did not rule out",
+			in:   archive("m1"),
+			want: Allow, notFired: []string{"builtin.flow-excluded"},
+		},
+		{
+			name: "a refund of the amount the user ruled out",
+			in: in(pay, readPay, func(i *Input) {
+				i.Call.Tool, i.Action.Tool, i.Action.Family = "refund_payment", "refund_payment", "payments"
+				i.Action.Amounts = []action.Amount{{Value: 45, Currency: "EUR"}}
+				i.Call.Args = map[string]any{"charge": "ch_1", "amount": 45}
+			}, newFlowSession("refund the customer 30 EUR, not the 45 EUR they asked for").facts()),
+			want: Ask, fired: []string{"builtin.flow-excluded"}, reason: "the user's words rule out amount 45 EUR",
+		},
 		{
 			name: "paying the full balance when the user asked for the minimum an output gave",
 			in:   payCard(2340.18),
