@@ -26,6 +26,7 @@ type anchor struct {
 	negAfter         bool // the marker follows the word ("lösch nichts")
 	negNobody        bool // the marker is "no one", "niemandem": every recipient
 	umbrella         bool // an umbrella verb ("tidy up"), see narrowByOnly
+	passive          bool // a reflexive or passive form ("se borran"), see passive.go
 	// anyObject: the rest of the verb's clause names items of any sort
 	// ("delete everything in ~/tmp"), set by itemConditions.
 	anyObject bool
@@ -263,7 +264,7 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			if i-m > 1 || m-i > 1 {
 				word = b.span(toks, min(i, m), min(i, m)+1) + " … " + b.span(toks, max(i, m), max(i, m)+1)
 			}
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, word: word})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, passive: true, word: word})
 			continue
 		}
 		if e := b.enclitic(toks[i].text); e != nil && b.verbHere(st, i, e) {

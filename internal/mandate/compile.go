@@ -192,6 +192,11 @@ type build struct {
 	// that stand in a segment of their own ("if the tests pass, …"):
 	// they qualify the next segment's verb.
 	pendingAct []string
+	// pendingItems are the item conditions of the sentence being read
+	// that stand in a segment of their own before its verb ("alles, was
+	// älter als 30 Tage ist, kann gelöscht werden"): a passive verb in a
+	// later segment is the one they restrict (see passiveAfter).
+	pendingItems []string
 	// unknown are the phrases no stage used; unknownMore counts those
 	// beyond maxUnrecognised.
 	unknown     []Unrecognised

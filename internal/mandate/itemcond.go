@@ -102,6 +102,7 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 	qs = append(qs, b.danglingNegations(st)...)
 	b.limitedDeletes(st)
 	b.pendingCondition(st)
+	b.pendingPassive(st)
 	for _, q := range qs {
 		from, to := st.clauseOf(q.from)
 		if q.act && !st.last && b.opensClause(st, q, from) && !slices.ContainsFunc(st.anchors, func(a *anchor) bool { return !a.noun && a.pos > q.from }) {
@@ -133,6 +134,12 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			continue
 		}
 		phrase := b.span(st.toks, q.from, to)
+		if a == nil && !st.last && !q.only && !slices.ContainsFunc(st.anchors, func(a *anchor) bool { return !a.noun }) {
+			// A condition in a segment of its own, before any verb: a
+			// passive verb after it may be the one it restricts.
+			b.pendingItems = append(b.pendingItems, phrase)
+			continue
+		}
 		if a == nil {
 			b.recognise(phrase, "nothing qualified", "an item condition with no verb it restricts: it grants nothing")
 			continue
@@ -157,7 +164,11 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 		// sort: "delete the logs older than 30 days" says more.
 		checkable := q.olderDays > 0
 		if checkable {
-			if slices.Contains(st.anchors, a) {
+			if slices.Contains(st.anchors, a) && a.passive && a.pos > q.from {
+				// "everything older than 30 days can be deleted": the
+				// passive's subject, before the condition, is its items.
+				checkable = b.anyItemsBetween(st, 0, q.from)
+			} else if slices.Contains(st.anchors, a) {
 				checkable = a.pos < q.from && b.anyItemsBetween(st, a.end, q.from)
 			} else {
 				checkable = a.anyObject && b.anyItemsBetween(st, 0, q.from)
@@ -183,6 +194,51 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			b.qualified[k] = ql
 		}
 	}
+}
+
+// pendingPassive applies the sentence's pending item conditions to the
+// first verb of this segment when it is passive: its items are the subject
+// the conditions were said of. Any other verb leaves them unapplied.
+func (b *build) pendingPassive(st *segState) {
+	if len(b.pendingItems) == 0 {
+		return
+	}
+	for _, a := range st.anchors {
+		if a.noun {
+			continue
+		}
+		if !a.passive || !granting(a) {
+			return
+		}
+		for _, phrase := range b.pendingItems {
+			for _, k := range a.kinds {
+				if k != action.Read && k != action.Fetch {
+					b.qualify1(k, phrase, a.word)
+				}
+			}
+			b.recognise(phrase, "condition on "+a.word, fmt.Sprintf("the subject of the passive %q is what it acts on: each call of %s is put to you", a.word, kindsString(a.kinds)))
+		}
+		b.pendingItems = nil
+		return
+	}
+}
+
+// passiveAfter returns the passive verb a condition with no verb in its
+// clause restricts: a passive's items are its subject, said before it
+// ("alles in /var/log/myapp, was älter als 30 Tage ist, kann gelöscht
+// werden"), so the first verb after the condition in its segment, when it
+// is passive, is the one whose items it narrows.
+func (b *build) passiveAfter(st *segState, q qualifier) *anchor {
+	for _, a := range st.anchors {
+		if a.noun || a.pos < q.to {
+			continue
+		}
+		if a.passive && !a.negated && !a.noGrant && !a.anyKind && len(a.kinds) > 0 {
+			return a
+		}
+		return nil // another verb first: the condition is not the passive's
+	}
+	return nil
 }
 
 // inEmbedded reports whether token i ends an embedded question ("tell me
@@ -489,6 +545,11 @@ func (b *build) qualifiedAnchor(st *segState, q qualifier, from, to int, inherit
 			if e, _ := b.at(st.toks, j, roleCopula); e != nil {
 				return nil // "any brand is fine if something's out": the condition is the state's
 			}
+		}
+	}
+	if before == nil && after == nil && !q.act {
+		if a := b.passiveAfter(st, q); a != nil {
+			return a
 		}
 	}
 	switch {

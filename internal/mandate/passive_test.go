@@ -35,6 +35,10 @@ var passiveCases = []compileCase{
 		allow: []action.Kind{r, d}, paths: []string{"~/tmp/**"}},
 	{text: "Es wird nichts gelöscht.", lang: "de",
 		allow: []action.Kind{r}, deny: []action.Kind{d}, prohibit: []string{"delete:"}},
+	// A passive's subject is what it acts on: a condition said of it, in
+	// a clause of its own before the verb, restricts the verb's kind.
+	{text: "Alles in /var/log/myapp, was älter als 30 Tage ist, kann gelöscht werden.", lang: "de",
+		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"/var/log/myapp/**"}},
 	// A past passive only tells what happened.
 	{text: "Sag mir, welche Dateien gestern gelöscht wurden.", lang: "de",
 		allow: []action.Kind{r}},

@@ -207,7 +207,7 @@ func (b *build) sentence(sent sentence) {
 	var inherited *anchor
 	var anchors, only []*anchor
 	before := slices.Clone(b.m.Allow)
-	b.pendingAct = nil
+	b.pendingAct, b.pendingItems = nil, nil
 	for si, seg := range segs {
 		st := b.analyse(seg.toks, si == len(segs)-1)
 		st.butExcept = seg.butExcept && len(st.anchors) == 0 && len(st.negBef)+len(st.negAft) == 0
@@ -231,6 +231,10 @@ func (b *build) sentence(sent sentence) {
 		anchors = append(anchors, st.anchors...)
 		only = append(only, st.onlyVerbs...)
 	}
+	for _, phrase := range b.pendingItems {
+		b.recognise(phrase, "nothing qualified", "an item condition with no verb it restricts: it grants nothing")
+	}
+	b.pendingItems = nil
 	b.narrowByOnly(anchors, only, before)
 }
 
