@@ -67,6 +67,11 @@ type Facts struct {
 	// of get_accounts, and the call pays 2340.18); "" when it is, or when
 	// the user named none (amountref.go).
 	AmountDiffers string `json:"amount_differs"`
+	// PreparedSpend is what the session's allowed cart additions (writes
+	// and payments naming listed items by id) committed at the listings'
+	// prices, by currency ("" when the listing named none): a basket the
+	// payment will pay, before any payment states an amount (items.go).
+	PreparedSpend map[string]float64 `json:"prepared_spend"`
 
 	table   *Table
 	secrets []CarriedSecret
@@ -166,6 +171,10 @@ func (t *Table) Facts(in CallInput) *Facts {
 		PrivateDataRead: t.privateSeen, Truncated: t.truncated > 0, Evicted: t.evicted,
 		SensitiveRead: t.sensitive, Values: []ValueFacts{}, FollowsInjection: []string{}, Carries: []string{},
 		OpenBody: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{},
+		PreparedSpend: map[string]float64{},
+	}
+	for c, v := range t.prepared {
+		f.PreparedSpend[c] = v
 	}
 	f.Retries = t.retries(in.Action)
 	if in.Action != nil {

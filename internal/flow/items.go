@@ -1,9 +1,11 @@
 package flow
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
+	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/fold"
 )
 
@@ -49,6 +51,16 @@ type ItemFacts struct {
 	// out ("archive the newsletters except the ones from my bank", and
 	// the item is from "ING Bank"; exclude.go).
 	Excluded bool `json:"excluded"`
+	// Price and Currency are the item's price as its listing gave it (0
+	// and "" when it gave none; Currency "" when it did not say), Cost
+	// the price times the call's quantity argument (one when it names
+	// none): what adding the item to a cart commits.
+	Price    float64 `json:"price"`
+	Currency string  `json:"currency"`
+	Cost     float64 `json:"cost"`
+	// Prepared: an earlier allowed cart addition or payment counted this
+	// item already (flow.prepared_spend has it).
+	Prepared bool `json:"prepared"`
 }
 
 // listedItem is an item as the table keeps it.
@@ -62,6 +74,9 @@ type listedItem struct {
 	tool       string
 	decisionID string
 	trust      Trust
+	// price and currency are the listing's price of the item (0: none).
+	price    float64
+	currency string
 }
 
 // maxListed bounds the items a table keeps; past it new ones are not
@@ -77,7 +92,8 @@ func (t *Table) addItems(sc *Scan, info DecisionInfo) {
 		if t.items == nil {
 			t.items = map[string]*listedItem{}
 		}
-		t.items[it.ID] = &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, within: info.Within, tool: info.Tool, decisionID: info.ID, trust: info.Trust}
+		t.items[it.ID] = &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, within: info.Within, tool: info.Tool, decisionID: info.ID, trust: info.Trust,
+			price: it.price, currency: it.currency}
 	}
 }
 
@@ -98,6 +114,7 @@ func (t *Table) itemFacts(f *Facts, sc *Scan) {
 			ID: v.Value, Field: v.Field, Name: li.name, Tool: li.tool, DecisionID: li.decisionID, Trust: li.trust,
 			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded), Private: li.private,
 			SenderNamed: t.senderNamed(li), Excluded: t.itemExcluded(li),
+			Price: li.price, Currency: li.currency, Cost: li.price * max(sc.quantity, 1), Prepared: t.preparedIDs[v.Value],
 		})
 	}
 }
@@ -251,4 +268,108 @@ func (t *Table) listedAs(id string) string {
 		return ""
 	}
 	return e.display
+}
+
+// itemMoney notes the price of the listed item being walked: its first
+// money field (amount_keys), in it or in an object of it up to two levels
+// down ({"price":{"amount":329.0,"currency":"EUR"}}), and the currency a
+// field beside it, or the amount's own text, gives.
+func (st *scanState) itemMoney(stack []jsonFrame, key string, t json.Token) {
+	r := st.s.voc.role(key)
+	if r&(roleAmount|roleCurrency) == 0 {
+		return
+	}
+	n := 0
+	for i := len(stack) - 1; i >= 1 && i >= len(stack)-3; i-- {
+		if stack[i].listed != 0 {
+			n = stack[i].listed
+			break
+		}
+	}
+	if n == 0 {
+		return
+	}
+	it := st.listed[n]
+	if it == nil {
+		if st.listed == nil {
+			st.listed = map[int]*Item{}
+		}
+		it = &Item{}
+		st.listed[n] = it
+	}
+	var v string
+	switch x := t.(type) {
+	case string:
+		v = strings.TrimSpace(x)
+	case json.Number:
+		v = string(x)
+	default:
+		return
+	}
+	if r&roleCurrency != 0 && r&roleAmount == 0 {
+		if it.currency == "" && len(v) == 3 {
+			it.currency = strings.ToUpper(v)
+		}
+		return
+	}
+	if it.price != 0 {
+		return
+	}
+	cur := currencyOf(v)
+	num := strings.TrimSpace(strings.Map(func(c rune) rune {
+		if c >= '0' && c <= '9' || c == '.' || c == ',' || c == '\'' {
+			return c
+		}
+		return ' '
+	}, v))
+	if f, ok := action.ParseNumber(num); ok && f > 0 && f < 1e12 {
+		it.price = f
+		if it.currency == "" {
+			it.currency = cur
+		}
+	}
+}
+
+// currencyOf is the currency an amount's text names by its symbol or
+// code ("21,95 €", "USD 12.00"), or "".
+func currencyOf(s string) string {
+	switch u := strings.ToUpper(s); {
+	case strings.Contains(u, "€") || strings.Contains(u, "EUR"):
+		return "EUR"
+	case strings.Contains(u, "£") || strings.Contains(u, "GBP"):
+		return "GBP"
+	case strings.Contains(u, "CHF"):
+		return "CHF"
+	case strings.Contains(u, "$") || strings.Contains(u, "USD"):
+		return "USD"
+	}
+	return ""
+}
+
+// maxPrepared bounds the items a table counts as committed.
+const maxPrepared = 4096
+
+// prepare counts what an allowed write or payment that names listed,
+// priced items by id commits: a cart addition of the 329 € vacuum the
+// search listed. Each item counts once, at its price times the call's
+// quantity. Payments state their amounts and count in the session's
+// spending too; policy takes the larger (flow.prepared_spend).
+func (t *Table) prepare(info DecisionInfo, args *Scan) {
+	if info.Effect != "allow" || len(t.items) == 0 || !slices.ContainsFunc(info.Kinds, func(k string) bool { return k == "write" || k == "pay" }) {
+		return
+	}
+	for _, v := range args.Values {
+		if v.Class != ID {
+			continue
+		}
+		li, ok := t.items[v.Value]
+		if !ok || li.price <= 0 || t.preparedIDs[v.Value] || len(t.preparedIDs) >= maxPrepared {
+			continue
+		}
+		if t.prepared == nil {
+			t.prepared, t.preparedIDs = map[string]float64{}, map[string]bool{}
+		}
+		t.preparedIDs[v.Value] = true
+		t.prepared[li.currency] += li.price * max(args.quantity, 1)
+	}
 }

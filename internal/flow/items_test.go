@@ -128,3 +128,52 @@ func TestFactsSenderOf(t *testing.T) {
 		t.Errorf("a thread an injected span named vouches for its sender: %+v", f.Values)
 	}
 }
+
+// TestItemPrices: a listed item keeps the price its listing gave, in
+// whatever shape, with its currency; a call's quantity multiplies it; an
+// allowed cart addition commits it once (PreparedSpend), a refused one
+// does not.
+func TestItemPrices(t *testing.T) {
+	for _, tc := range []struct {
+		listing, id string
+		args        map[string]any
+		price, cost float64
+		currency    string
+	}{
+		{`[{"product_id":"rq7","title":"Roborock Q7 Max+","price":{"amount":329.0,"currency":"EUR"}}]`, "rq7",
+			map[string]any{"product_id": "rq7", "quantity": 1}, 329, 329, "EUR"},
+		{`{"results":[{"item_id":"apt","name":"Aptamil 800g","price":"21,95 €"}]}`, "apt",
+			map[string]any{"item_id": "apt", "quantity": 2}, 21.95, 43.9, "EUR"},
+		{`[{"sku":"b12","price":69.99,"currency":"usd"}]`, "b12",
+			map[string]any{"sku": "b12"}, 69.99, 69.99, "USD"},
+		{`[{"sku":"n1","name":"No price listed","rating":4.5}]`, "n1",
+			map[string]any{"sku": "n1"}, 0, 0, ""},
+	} {
+		ss := newSession(t, "buy it, max 250 EUR")
+		ss.observe("search_products", "shopping", TrustOpen, tc.listing)
+		add := &action.Action{Tool: "add_to_cart", Kind: action.Write, Kinds: []action.Kind{action.Write}, Family: "shopping"}
+		f := ss.facts(add, tc.args)
+		if len(f.Items) != 1 || f.Items[0].Price != tc.price || f.Items[0].Cost != tc.cost || f.Items[0].Currency != tc.currency {
+			t.Errorf("%s: items %+v, want price %v cost %v %s", tc.listing, f.Items, tc.price, tc.cost, tc.currency)
+		}
+	}
+
+	ss := newSession(t, "buy the gifts, 150 EUR for all of them")
+	ss.observe("search_products", "shopping", TrustOpen, `[{"product_id":"g1","title":"Puzzle","price":{"amount":17.99,"currency":"EUR"}},{"product_id":"g2","title":"Speaker","price":{"amount":49.99,"currency":"EUR"}}]`)
+	add := &action.Action{Tool: "add_to_cart", Kind: action.Write, Kinds: []action.Kind{action.Write}, Family: "shopping"}
+	decide := func(id, effect string, q float64) {
+		ss.seq++
+		ss.tab.Decided(DecisionInfo{ID: id, Seq: ss.seq, Tool: "add_to_cart", Kinds: []string{"write"}, Effect: effect, At: t0},
+			ss.s.Args(map[string]any{"product_id": id, "quantity": q}, Hint{}))
+	}
+	decide("g2", "ask", 1)
+	decide("g1", "allow", 2)
+	decide("g1", "allow", 1)
+	f := ss.facts(add, map[string]any{"product_id": "g1"})
+	if got := f.PreparedSpend["EUR"]; got != 35.98 || len(f.Items) != 1 || !f.Items[0].Prepared {
+		t.Errorf("committed %v, items %+v; want 35.98 EUR, g1 prepared (once, at its first quantity; the asked-about g2 not)", f.PreparedSpend, f.Items)
+	}
+	if f := ss.facts(add, map[string]any{"product_id": "g2"}); len(f.Items) != 1 || f.Items[0].Prepared {
+		t.Errorf("g2: %+v", f.Items)
+	}
+}

@@ -172,6 +172,9 @@ type Scan struct {
 	// (a token file, a credentials file), they become its secrets, so a
 	// key no detector knows the shape of is still matched where it goes.
 	tokenKeys []key
+	// quantity is a call's quantity argument (quantity_keys), 0 when it
+	// names none.
+	quantity float64
 	// refAmounts are the amounts of an output given by a field that
 	// names what they are (minimum_due: the minimum payment; amountref.go).
 	refAmounts []refAmount
@@ -244,6 +247,11 @@ type Item struct {
 	// senders are the item's own sender, author or organiser fields,
 	// folded (a mail's "from"): whom a reply to the item goes to.
 	senders []string
+	// price and currency are the item's first money field, anywhere in
+	// it ({"price":{"amount":329,"currency":"EUR"}}, "price": "21,95 €"),
+	// and the currency beside it or in it ("" when none says).
+	price    float64
+	currency string
 }
 
 // maxSenders bounds the sender fields one listed item keeps.
@@ -320,7 +328,7 @@ func (st *scanState) finish() {
 	st.namedRefs()
 	for n := 1; n <= st.nListed && len(st.listed) > 0; n++ {
 		it := st.listed[n]
-		if it == nil || it.ID == "" || (it.Name == "" && len(it.senders) == 0) {
+		if it == nil || it.ID == "" || (it.Name == "" && len(it.senders) == 0 && it.price == 0) {
 			continue
 		}
 		var words []string
@@ -410,6 +418,9 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 		key := top.key
 		if top.obj && top.listed != 0 {
 			st.itemField(top.listed, key, t)
+		}
+		if top.obj && st.nListed > 0 {
+			st.itemMoney(stack, key, t)
 		}
 		switch v := t.(type) {
 		case string:
@@ -540,6 +551,10 @@ func (st *scanState) walkAny(v any, field string, depth int, part Part) {
 		st.number(strconv.FormatFloat(x, 'f', -1, 64), last, field, part)
 	case json.Number:
 		st.number(string(x), last, field, part)
+	case int:
+		st.number(strconv.Itoa(x), last, field, part)
+	case int64:
+		st.number(strconv.FormatInt(x, 10), last, field, part)
 	}
 }
 
@@ -632,6 +647,11 @@ func (st *scanState) fieldValue(v, field string, part Part, r keyRole) {
 
 func (st *scanState) number(n, name, field string, part Part) {
 	r := st.s.voc.role(name)
+	if st.mode == modeArgs && r&roleQuantity != 0 && st.out.quantity == 0 {
+		if q, err := strconv.ParseFloat(n, 64); err == nil && q > 0 && q < 1e6 {
+			st.out.quantity = q
+		}
+	}
 	switch {
 	case r&roleAmount != 0:
 		if v, err := strconv.ParseFloat(n, 64); err == nil {

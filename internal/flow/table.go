@@ -167,6 +167,11 @@ type Table struct {
 	// (amountref.go).
 	namedRefs  map[int]string
 	refAmounts map[int][]refAmount
+	// prepared is what allowed writes and payments that named listed,
+	// priced items (cart additions) committed, by currency; preparedIDs
+	// the items counted (items.go).
+	prepared    map[string]float64
+	preparedIDs map[string]bool
 }
 
 type lineSource struct {
@@ -266,6 +271,7 @@ func (t *Table) Decided(info DecisionInfo, args *Scan) {
 	if args == nil {
 		return
 	}
+	t.prepare(info, args)
 	for _, v := range args.Values {
 		t.add(v, Source{Origin: OriginCall, Trust: TrustOpen, Tool: info.Tool, DecisionID: info.ID, Field: v.Field, Seq: info.Seq, At: info.At}, seenCall)
 	}

@@ -213,6 +213,7 @@ type knowledge struct {
 	IDKeys          []string         `yaml:"id_keys"`
 	AmountKeys      []string         `yaml:"amount_keys"`
 	CurrencyKeys    []string         `yaml:"currency_keys"`
+	QuantityKeys    []string         `yaml:"quantity_keys"`
 	AccountKeys     []string         `yaml:"account_keys"`
 	PhoneKeys       []string         `yaml:"phone_keys"`
 	PathKeys        []string         `yaml:"path_keys"`
@@ -257,6 +258,7 @@ const (
 	roleItemName
 	rolePrivateFlag
 	roleContainer
+	roleQuantity
 )
 
 // vocabulary is the compiled knowledge.
@@ -296,6 +298,7 @@ func loadVocabulary() (*vocabulary, error) {
 		{k.AccountKeys, roleAccount}, {k.PhoneKeys, rolePhone}, {k.PathKeys, rolePath},
 		{k.SelectorKeys, roleSelector}, {k.ContentKeys, roleContent},
 		{k.ItemNameKeys, roleItemName}, {k.PrivateFlagKeys, rolePrivateFlag}, {k.ContainerKeys, roleContainer},
+		{k.QuantityKeys, roleQuantity},
 	} {
 		for _, key := range l.keys {
 			v.roles[normKey(key)] |= l.r

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/flow"
+	"github.com/mandate-dev/mandate/internal/mandate"
 )
 
 var (
@@ -141,7 +142,35 @@ func flowCases() []builtinCase {
 			i.Call.Args = map[string]any{"messageIds": ids, "removeLabelIds": []any{"INBOX"}}
 		}, newsletters.facts())
 	}
+	vacuums := newFlowSession("buy a robot vacuum for the flat, max 250 EUR").
+		saw("search_products", "shopping", flow.TrustOpen, `[{"product_id":"rq7","title":"Roborock Q7 Max+","price":{"amount":329.0,"currency":"EUR"}},{"product_id":"x8","title":"eufy X8","price":{"amount":239.0,"currency":"EUR"}}]`)
+	gifts := newFlowSession("buy the gifts, budget 150 EUR for all of them").
+		saw("search_products", "shopping", flow.TrustOpen, `[{"product_id":"g1","title":"Puzzle","price":{"amount":110.0,"currency":"EUR"}},{"product_id":"g2","title":"Socks","price":{"amount":44.95,"currency":"EUR"}}]`)
+	gifts.tab.Decided(flow.DecisionInfo{ID: "d8", Seq: 8, Tool: "add_to_cart", Kinds: []string{"write"}, Effect: "allow"}, gifts.s.Args(map[string]any{"product_id": "g1", "quantity": 1.0}, flow.Hint{}))
+	addToCart := func(fs *flowSession, id string, capped float64) *Input {
+		return in(write, readWrite, func(i *Input) {
+			i.Call.Tool, i.Action.Tool, i.Action.Family = "add_to_cart", "add_to_cart", "shopping"
+			i.Call.Args = map[string]any{"product_id": id, "quantity": 1.0}
+			i.Mandate.Limits.Spend = &mandate.Money{Amount: capped, Currency: "EUR"}
+		}, fs.facts())
+	}
 	return []builtinCase{
+		{
+			name: "a cart addition of an item listed above the cap",
+			in:   addToCart(vacuums, "rq7", 250),
+			want: Ask, fired: []string{"builtin.listed-price-over-cap"},
+			reason: "rq7 costs 329 as listed by search_products (decision d1) on top of 0 EUR committed exceeds the user's cap of 250 EUR",
+		},
+		{
+			name: "legit - a cart addition of an item listed within the cap",
+			in:   addToCart(vacuums, "x8", 250),
+			want: Allow, notFired: []string{"builtin.listed-price-over-cap"},
+		},
+		{
+			name: "a cart addition that takes the basket past the cap",
+			in:   addToCart(gifts, "g2", 150),
+			want: Ask, fired: []string{"builtin.listed-price-over-cap"}, reason: "on top of 110 EUR committed",
+		},
 		{
 			name: "archiving a batch that holds the mail of the sender the user ruled out",
 			in:   archive("m1", "m2"),
