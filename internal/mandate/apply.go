@@ -340,6 +340,12 @@ func (b *build) nothingElseQualifies(st *segState, inherited *anchor) {
 	if len(verbs) == 0 && !slices.ContainsFunc(st.anchors, func(a *anchor) bool { return !a.noun }) && granting(inherited) {
 		verbs = append(verbs, inherited)
 	}
+	if len(verbs) == 0 && !st.nothingPlaces {
+		// "Delete the branch feature/old, and don't delete anything else":
+		// the "else" of a negated verb is beyond what the same verb's
+		// grant named, earlier in the words.
+		verbs = b.grantsBeforeNegated(st, from, inherited)
+	}
 	sc := b.m.Scope
 	if st.nothingPlaces && len(sc.Paths)+len(sc.Recipients)+len(sc.Hosts)+len(sc.Accounts) > 0 {
 		return // "…, and no one else": the recipients and paths named hold it
@@ -355,6 +361,68 @@ func (b *build) nothingElseQualifies(st *segState, inherited *anchor) {
 			b.qualify1(k, st.nothing, a.word)
 		}
 	}
+}
+
+// grantsBeforeNegated returns the granting verbs, in the segment or the
+// one inherited, that share a kind with a negated verb in the clause from
+// which a "nothing else" ends.
+func (b *build) grantsBeforeNegated(st *segState, from int, inherited *anchor) []*anchor {
+	var out []*anchor
+	for _, n := range st.anchors {
+		if !n.negated || n.noun || n.pos < from || n.pos >= st.nothingPos {
+			continue
+		}
+		for _, a := range append(slices.Clone(st.anchors), inherited) {
+			if a == nil || a == n || (a != inherited && a.pos >= n.pos) || !granting(a) || slices.Contains(out, a) ||
+				!slices.ContainsFunc(a.kinds, func(k action.Kind) bool { return slices.Contains(n.kinds, k) }) {
+				continue
+			}
+			if a.held || a != inherited && b.resourceBetween(st, a.end, n.pos) || b.scopeHoldsKinds(n.kinds) {
+				continue // "pay … to DE44…, don't transfer anything else": the scope holds it
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// scopeHoldsKinds reports whether the scope names, for every consequential
+// kind of a negated verb, the resources of that kind (accounts for pay,
+// recipients for send, paths for write and delete): then the "else" beyond
+// them is what the scope already leaves out.
+func (b *build) scopeHoldsKinds(kinds []action.Kind) bool {
+	sc := b.m.Scope
+	held := false
+	for _, k := range kinds {
+		switch k {
+		case action.Read, action.Fetch:
+		case action.Pay:
+			held = len(sc.Accounts) > 0
+		case action.Send:
+			held = len(sc.Recipients) > 0
+		case action.Write, action.Delete:
+			held = len(sc.Paths) > 0
+		default:
+			return false
+		}
+		if !held {
+			return false
+		}
+	}
+	return held
+}
+
+// resourceBetween reports whether tokens [i, j) name a resource a scope
+// entry holds (not an amount or a quoted title).
+func (b *build) resourceBetween(st *segState, i, j int) bool {
+	for k := i; k < j && k < len(st.toks); k++ {
+		if t := st.toks[k]; t.kind == tokEntity {
+			if e := b.ents[t.ent].kind; e != entAmount && e != entQuote {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // qualify1 records that kind k, asked for by verb, is restricted by a
