@@ -611,11 +611,14 @@ func TestCompareEarly(t *testing.T) {
 	}{
 		{"same behaviour, 3 sessions", old, 3, nil, "", "", "", VerdictInsufficient, ""},
 		{"a new program in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "Bash", "execute", "program:nc", VerdictDrift, "program:nc in 2 of the new version's 2 sessions"},
-		{"a new recipient in 2 of 3 sessions", old, 3, []string{"b-0", "b-2"}, "send_mail", "send", "recipient:drop@evil.example", VerdictDrift, "recipient:drop@evil.example"},
+		// Each look spends its increment of the budget (EarlySpent): at
+		// the 3rd, half of 0.006 goes to the new items, so 2 of 3 (p
+		// 0.0085) waits for more sessions and 3 of 3 (p 0.0003) is drift.
+		{"a new recipient in 2 of 3 sessions", old, 3, []string{"b-0", "b-2"}, "send_mail", "send", "recipient:drop@evil.example", VerdictInsufficient, ""},
+		{"a new recipient in 3 of 3 sessions", old, 3, []string{"b-0", "b-1", "b-2"}, "send_mail", "send", "recipient:drop@evil.example", VerdictDrift, "recipient:drop@evil.example in 3 of"},
 		{"a new program in 1 session", old, 3, []string{"b-1", "b-1"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
-		// Variety is held against the level spent over the 9 early looks
-		// (0.05/9): 2 of 5 sessions (p 0.025) is chance, every session
-		// of the first three (p 0.0003) is not.
+		// 2 of 5 sessions (p 0.025) is chance, every session of the
+		// first three (p 0.0003) is not.
 		{"a new path in 2 of 5 sessions is variety, not early evidence", old, 5, []string{"b-0", "b-3"}, "read_file", "read", "path:/srv/notes", VerdictInsufficient, ""},
 		{"a new path in 3 of 3 sessions", old, 3, []string{"b-0", "b-1", "b-2"}, "read_file", "read", "path:/srv/notes", VerdictDrift, "path:/srv/notes in 3 of the new version's 3 sessions"},
 		{"a host in a domain the old version uses, 2 of 5", old, 5, []string{"b-1", "b-4"}, "fetch", "fetch", "host:api.docs.example", VerdictInsufficient, ""},
@@ -930,5 +933,42 @@ func TestCompareTriedTransition(t *testing.T) {
 	d := c.Compare(old, changed)
 	if d.Verdict != VerdictDrift || !slices.Contains(d.NewTransitions, "credential>fetch") {
 		t.Fatalf("secret then fetch: %s %v %v", d.Verdict, d.NewTransitions, d.Reasons)
+	}
+}
+
+// TestCompareEarlyMix: a change of the mix alone — no new destination,
+// program or transition — is drift before 10 sessions once the sessions
+// regrouped at random rule chance out: deletes where there were moves, in
+// 4 sessions; the same mix is not.
+func TestCompareEarlyMix(t *testing.T) {
+	c := cfg(t)
+	files := func(version, prefix string, n int, deletes bool) *Profile {
+		p := NewProfile("files", version)
+		for i := range n {
+			s := fmt.Sprintf("%s-%d", prefix, i)
+			p.Learn(c, ev(s, "list_dir", "read", "allow", "path:/srv/inbox"), t0)
+			for j := range 3 {
+				if deletes || (i%4 == 0 && j == 0) {
+					p.Learn(c, ev(s, "delete_file", "delete", "allow", "path:/srv/inbox"), t0)
+					continue
+				}
+				p.Learn(c, ev(s, "move_file", "write", "allow", "path:/srv/inbox"), t0)
+			}
+		}
+		return p
+	}
+	old := files("v1", "a", 24, false)
+	for _, tc := range []struct {
+		name    string
+		new     *Profile
+		verdict string
+	}{
+		{"the same mix", files("v2", "b", 4, false), VerdictInsufficient},
+		{"deletes replace moves", files("v2", "b", 4, true), VerdictDrift},
+	} {
+		d := c.Compare(old, tc.new)
+		if d.Verdict != tc.verdict || tc.verdict == VerdictDrift && !strings.Contains(strings.Join(d.Reasons, " "), "kind/tool divergence") {
+			t.Errorf("%s: %s %v, want %s", tc.name, d.Verdict, d.Reasons, tc.verdict)
+		}
 	}
 }

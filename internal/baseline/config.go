@@ -81,6 +81,7 @@ type Config struct {
 		EarlyMinPrevious          int      `yaml:"early_min_previous"`
 		EarlyMinSessions          int      `yaml:"early_min_sessions"`
 		EarlyPermutations         int      `yaml:"early_permutations"`
+		EarlyDivergence           float64  `yaml:"early_divergence"`
 		SecretKinds               []string `yaml:"secret_kinds"`
 	} `yaml:"drift"`
 	Review struct {
@@ -176,7 +177,7 @@ func (c *Config) check() error {
 		unit("signals.weights.first_seen", s.Weights.FirstSeen), unit("signals.weights.first_seen_reach", s.Weights.FirstSeenReach),
 		unit("signals.weights.exposed", s.Weights.Exposed), unit("signals.weights.rare_tool", s.Weights.RareTool),
 		unit("signals.weights.rare_transition", s.Weights.RareTransition), unit("signals.weights.rate", s.Weights.Rate),
-		unit("drift.divergence", d.Divergence), unit("drift.min_new_transition_share", d.MinNewTransitionShare),
+		unit("drift.divergence", d.Divergence), unit("drift.early_divergence", d.EarlyDivergence), unit("drift.min_new_transition_share", d.MinNewTransitionShare),
 		unit("drift.min_new_transition_from_share", d.MinNewTransitionFromShare),
 	} {
 		if err != nil {

@@ -58,14 +58,17 @@ const maxListed = 50
 // Compare compares version b of an agent with the version a before it.
 //
 // Once both have the configured minimum of sessions the verdict is drift
-// or stable. Before that it is insufficient, with one exception: when the
-// old version is well populated (drift.early_min_previous sessions), a new
-// item that needs no distribution estimate — a new host, program,
-// recipient or account, a destination of a consequential call, a
-// transition out of a secret read or into a consequential kind — that the
-// new version made a habit of so soon that Fisher's exact test rules out
-// chance (newItemP, family-wise over every new item) is drift already.
-// Stable always waits for the minimum.
+// or stable. Before that it is insufficient, unless an early test rejects
+// (the old version must be well populated, drift.early_min_previous
+// sessions): a new item the new version made a habit of so soon that
+// Fisher's exact test rules out chance, a per-session rate, or a change of
+// the kind/tool mix (a permutation test on the sessions). The early tests
+// are a group-sequential design: a look is the new version's session count
+// m (Compare is called as its sessions arrive, so each session of the new
+// version is one look, whatever the number of calls in between), and look
+// m spends only its increment of the early budget (EarlySpent), so
+// testing again at every session cannot add up to more than the budget
+// for a benign version. Stable always waits for the minimum.
 func (c *Config) Compare(a, b *Profile) Drift {
 	a.init()
 	b.init()
@@ -76,32 +79,31 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	d.Divergence = round(max(JensenShannon(a.Kinds, b.Kinds), JensenShannon(a.Tools, b.Tools)))
 	enough := a.Sessions >= c.Drift.MinSessions && b.Sessions >= c.Drift.MinSessions
 	early := !enough && a.Sessions >= c.Drift.EarlyMinPrevious
+	look := c.earlyLook(b.Sessions)
+	if !early {
+		look = earlyLevels{}
+	}
 	items := c.newItems(a, b)
-	ps := make([]float64, len(items))
-	for i, it := range items {
-		ps[i] = it.p
+	ps := attainable(a, b)
+	if ps == nil {
+		// Profiles from before sessions were counted per item: the new
+		// items' own p-values, which are the least they could reach.
+		for _, it := range items {
+			ps = append(ps, it.p)
+		}
 	}
 	level := taroneLevel(ps, c.Drift.Significance)
-	// An early verdict looks again after every session of the new
-	// version, up to MinSessions-1 times. An item that needs no
-	// distribution (weighty) is held against the level; everything else
-	// — ordinary variety at full size — against the level spent over the
-	// early looks (Bonferroni over them), so repeating the test session
-	// after session cannot add up to more than the level for a benign
-	// version.
-	looks := max(1, c.Drift.MinSessions-1)
-	earlyLevel := level / float64(looks)
+	// Early, the items are tested together (Tarone) at this look's share
+	// of the budget, whatever their type: the spending bounds the error
+	// of every item alike.
+	itemLevel := taroneLevel(ps, look.items)
 	var earlyWhy []string
 	for _, it := range items {
 		significant := it.p <= level
 		switch {
-		case early && (it.weighty && significant || it.p <= earlyLevel):
-			at := level
-			if !it.weighty {
-				at = earlyLevel
-			}
-			earlyWhy = append(earlyWhy, fmt.Sprintf("%s in %d of the new version's %d sessions and none of the old one's %d (p %.4f, at most %.4f counts)",
-				it.name, it.sessions, b.Sessions, a.Sessions, it.p, at))
+		case early && look.items > 0 && it.p <= itemLevel:
+			earlyWhy = append(earlyWhy, fmt.Sprintf("%s in %d of the new version's %d sessions and none of the old one's %d (p %.4f, at most %.4f counts at this look)",
+				it.name, it.sessions, b.Sessions, a.Sessions, it.p, itemLevel))
 		case !enough:
 			continue
 		case !it.always && !significant:
@@ -129,18 +131,44 @@ func (c *Config) Compare(a, b *Profile) Drift {
 			// against the sessions regrouped at random.
 			r.Changed = c.ratePValue(a, b, k, to-from, c.Drift.Permutations) < c.Drift.Significance
 		}
-		if r.Changed && early && nb >= c.Drift.EarlyMinSessions {
+		if r.Changed && early {
 			// Early, the permutation test is exact at any size; it is held
-			// against the level spent over the early looks, with enough
-			// splits to resolve it.
-			pv := c.ratePValue(a, b, k, to-from, c.Drift.EarlyPermutations)
-			r.Changed = pv < c.Drift.Significance/float64(looks)
-			if r.Changed {
-				earlyWhy = append(earlyWhy, fmt.Sprintf("%s per session %.2f → %.2f in the new version's %d sessions against the old one's %d (permutation p %.4f, under %.4f counts)",
-					k, r.From, r.To, nb, na, pv, c.Drift.Significance/float64(looks)))
+			// against this look's share for a rate, with enough splits to
+			// resolve it.
+			r.Changed = false
+			if look.rate > 0 && nb >= c.Drift.EarlyMinSessions {
+				pv := c.ratePValue(a, b, k, to-from, c.Drift.EarlyPermutations)
+				r.Changed = pv <= look.rate
+				if r.Changed {
+					earlyWhy = append(earlyWhy, fmt.Sprintf("%s per session %.2f → %.2f in the new version's %d sessions against the old one's %d (permutation p %.4f, at most %.4f counts at this look)",
+						k, r.From, r.To, nb, na, pv, look.rate))
+				}
 			}
 		}
 		d.Rates[k] = r
+	}
+	if early && look.mix > 0 && len(b.Shapes) >= c.Drift.EarlyMinSessions {
+		// The mix of kinds and tools: the divergence of the two versions'
+		// calls, tested by regrouping their sessions at random. The
+		// calls of one session are not independent (a session that
+		// deletes deletes again), so the unit regrouped is the session,
+		// never the call: the test is exact however the calls of a
+		// session depend on each other.
+		// A first pass with drift.permutations splits stops the test
+		// when the mix is plainly within chance (its p-value already
+		// above the whole level): it can only make drift rarer, and
+		// spares the full set of splits at nearly every look.
+		if obs := sessionDivergence(a.Shapes, b.Shapes); obs >= c.Drift.EarlyDivergence {
+			null, pv := c.divergenceNullN(a, b, obs, c.Drift.Permutations)
+			if obs-null >= c.Drift.EarlyDivergence && pv <= c.Drift.Significance {
+				null, pv = c.divergenceNullN(a, b, obs, c.Drift.EarlyPermutations)
+			}
+			if obs-null >= c.Drift.EarlyDivergence && pv <= look.mix {
+				d.DivergenceNull, d.DivergencePValue = round(null), round(pv)
+				earlyWhy = append(earlyWhy, fmt.Sprintf("kind/tool divergence %.3f in the new version's %d sessions, %.3f above the %.3f two samples of one behaviour at these sizes show (permutation p %.4f, at most %.4f counts at this look)",
+					obs, len(b.Shapes), obs-null, null, pv, look.mix))
+			}
+		}
 	}
 	if !enough {
 		d.Verdict = VerdictInsufficient
@@ -177,6 +205,48 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		d.Reasons = []string{"same kinds, tools, destinations, transitions and rates"}
 	}
 	return d
+}
+
+// attainable is, for every destination, domain and kind transition either
+// version used, the least p-value the new-item test could give it: the
+// p-value had all the sessions that used it been the new version's
+// (newItemP of its sessions in both). Tarone's correction counts in the
+// family every item that could have been significant, not only the ones
+// that turned out new: an agent with a broad set of destinations, each
+// used in a session or two, has many that could land in the new version's
+// first sessions by chance, and the level must allow for all of them. nil
+// when the profiles count no sessions per item.
+func attainable(a, b *Profile) []float64 {
+	if b.DestUse == nil && b.TransUse == nil {
+		return nil
+	}
+	var out []float64
+	// Items used in every session of the new version and none of the
+	// old are used in the same sessions: one test, however many (a new
+	// host, its domain, the transitions into and out of the call that
+	// reaches it). Under the null, sessions are exchangeable and only
+	// the distinct sets of sessions items are used in make the family;
+	// other items may share a set too, but that cannot be told from
+	// session counts, so they count apart (conservative).
+	whole := false
+	for _, m := range [][2]map[string]DestUse{{a.DestUse, b.DestUse}, {a.TransUse, b.TransUse}, {a.DomainUse, b.DomainUse}} {
+		for key, u := range m[1] {
+			old := m[0][key].Sessions
+			if old == 0 && u.Sessions == b.Sessions {
+				if whole {
+					continue
+				}
+				whole = true
+			}
+			out = append(out, newItemP(u.Sessions+old, b.Sessions, a.Sessions))
+		}
+		for key, u := range m[0] {
+			if _, ok := m[1][key]; !ok {
+				out = append(out, newItemP(u.Sessions, b.Sessions, a.Sessions))
+			}
+		}
+	}
+	return out
 }
 
 // newItem is a destination or kind transition the new version made a
@@ -447,6 +517,11 @@ func jsDense(p, q []int) float64 {
 // the observed grouping counted, so never 0) that diverge at least as much
 // as obs. Deterministic: the permutations are seeded by the version ids.
 func (c *Config) divergenceNull(a, b *Profile, obs float64) (mean, p float64) {
+	return c.divergenceNullN(a, b, obs, c.Drift.Permutations)
+}
+
+// divergenceNullN is divergenceNull with the given number of splits.
+func (c *Config) divergenceNullN(a, b *Profile, obs float64, permutations int) (mean, p float64) {
 	na, n := len(a.Shapes), len(a.Shapes)+len(b.Shapes)
 	if na == 0 || na == n {
 		return 0, 1
@@ -454,7 +529,7 @@ func (c *Config) divergenceNull(a, b *Profile, obs float64) (mean, p float64) {
 	sv := sessionVectors(a.Shapes, b.Shapes)
 	perm := newPermuter(a.Version, b.Version, na, n)
 	sum, atLeast := 0.0, 1
-	for range c.Drift.Permutations {
+	for range permutations {
 		perm.next()
 		v := sv.divergence(perm.inFirst)
 		sum += v
@@ -462,7 +537,7 @@ func (c *Config) divergenceNull(a, b *Profile, obs float64) (mean, p float64) {
 			atLeast++
 		}
 	}
-	return sum / float64(c.Drift.Permutations), float64(atLeast) / float64(c.Drift.Permutations+1)
+	return sum / float64(permutations), float64(atLeast) / float64(permutations+1)
 }
 
 // ratePValue is the share of random regroupings of the two versions' kept
