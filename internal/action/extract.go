@@ -754,6 +754,9 @@ func (w *argWalk) addresses(s string, ctx walkCtx) []Recipient {
 // holds more than MaxRecipients addresses (only the first are returned)
 // or is a name too long to be one. Field is left to the caller.
 func addresses(s string) (rs []Recipient, cut bool) {
+	if IsConversationID(s) {
+		return []Recipient{{Address: strings.TrimSpace(s)}}, false
+	}
 	if strings.Contains(s, "@") {
 		if ms := emailRE.FindAllStringIndex(s, MaxRecipients+1); len(ms) > 0 {
 			if len(ms) > MaxRecipients {
@@ -779,6 +782,37 @@ func addresses(s string) (rs []Recipient, cut bool) {
 		return nil, true
 	}
 	return []Recipient{{Address: s}}, false
+}
+
+// IsConversationID: s is a chat platform's conversation id that merely
+// looks like an e-mail address — a number, a colon, then a token with an
+// "@" and no space (Microsoft Teams' "19:a1b2…@thread.tacv2",
+// "19:…@unq.gbl.spaces", "19:meeting_…@thread.v2"). It names a channel or a
+// chat as a whole; the text after the colon is no mailbox, and its
+// "domain" is no host.
+func IsConversationID(s string) bool {
+	s = strings.TrimSpace(s)
+	colon := strings.IndexByte(s, ':')
+	if colon < 1 || colon > 3 || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < colon; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	rest := s[colon+1:]
+	at := strings.IndexByte(rest, '@')
+	if at < 1 || at == len(rest)-1 || strings.Count(rest, "@") != 1 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !(isAlnum(c) || c == '.' || c == '-' || c == '_' || c == '@') {
+			return false
+		}
+	}
+	return true
 }
 
 // bracketName is the display name of an address written "Name <addr>":

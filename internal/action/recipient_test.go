@@ -74,3 +74,17 @@ func TestClassifyKeepsRecipientNames(t *testing.T) {
 		})
 	}
 }
+
+func TestConversationIDRecipient(t *testing.T) {
+	for s, want := range map[string]string{
+		"19:fac@thread.tacv2":           "19:fac@thread.tacv2",
+		"19:hugo-sophie@unq.gbl.spaces": "19:hugo-sophie@unq.gbl.spaces",
+		"Dana <dana@corp.example>":      "dana@corp.example",
+		"mailto:dana@corp.example":      "dana@corp.example",
+	} {
+		rs, _ := addresses(s)
+		if len(rs) != 1 || rs[0].Address != want {
+			t.Errorf("%q: %+v, want %q", s, rs, want)
+		}
+	}
+}

@@ -157,6 +157,13 @@ func (x *extractor) token(s string, a, b int, isCovered func(int, int) bool, add
 		*covered = append(*covered, [2]int{a, b})
 		return
 	}
+	if action.IsConversationID(t) {
+		// A Teams channel or chat ("19:…@thread.tacv2") is one id,
+		// not the mailbox after its colon.
+		add(hit{class: ID, keys: []key{tokenKey(t)}, display: t, start: a, end: b})
+		*covered = append(*covered, [2]int{a, b})
+		return
+	}
 	if at := strings.IndexByte(t, '@'); at > 0 {
 		local, domain := t[:at], t[at+1:]
 		if k := strings.LastIndexAny(local, ":="); k >= 0 {

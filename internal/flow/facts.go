@@ -480,6 +480,8 @@ func (t *Table) related(f *Facts, in CallInput, a *action.Action) bool {
 
 func recipientClass(addr string) Class {
 	switch {
+	case action.IsConversationID(addr):
+		return Handle
 	case strings.Contains(addr, "@") && strings.Contains(addr, "."):
 		return Email
 	case len(phoneDigits(addr)) >= 7 && strings.TrimLeft(addr, "+0123456789 ()-./") == "":

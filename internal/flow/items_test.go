@@ -177,3 +177,28 @@ func TestItemPrices(t *testing.T) {
 		t.Errorf("g2: %+v", f.Items)
 	}
 }
+
+// TestConversationIDs: a Teams channel or chat id ("19:…@thread.tacv2")
+// is one id, in an output and in a call, never the mailbox after its
+// colon; a real address stays an address.
+func TestConversationIDs(t *testing.T) {
+	s := newTestScanner(t)
+	out := s.Output([]byte(`{"value":[{"id":"19:fac@thread.tacv2","displayName":"Facilities"}],"note":"chat 19:8b08-4792_1a2b@unq.gbl.spaces, mail lena@contoso.example"}`), Hint{Family: "chat"})
+	got := map[string]Class{}
+	for _, v := range out.Values {
+		got[v.Value] = v.Class
+	}
+	for v, c := range map[string]Class{"19:fac@thread.tacv2": ID, "19:8b08-4792_1a2b@unq.gbl.spaces": ID, "lena@contoso.example": Email} {
+		if got[v] != c {
+			t.Errorf("%s: class %q, want %q (values %v)", v, got[v], c, got)
+		}
+	}
+	for _, bad := range []string{"fac@thread.tacv", "8b08-4792_1a2b@unq.gbl.spaces"} {
+		if _, ok := got[bad]; ok {
+			t.Errorf("%s taken as an address", bad)
+		}
+	}
+	if c := recipientClass("19:fac@thread.tacv2"); c != Handle {
+		t.Errorf("recipient class %q", c)
+	}
+}
