@@ -972,3 +972,52 @@ func TestCompareEarlyMix(t *testing.T) {
 		}
 	}
 }
+
+// TestDriftSticky: a version once reported drift stays drift at a later
+// look that, alone, would see too little (and says so); one never reported
+// is judged by its look alone.
+func TestDriftSticky(t *testing.T) {
+	c, old := mailer(t, "v1", 24)
+	p := NewProfile("mailer", "v2")
+	ordinary(c, p, "b", 3)
+	if d := c.Compare(old, p); d.Verdict != VerdictInsufficient {
+		t.Fatalf("never reported: verdict %s %v, want insufficient", d.Verdict, d.Reasons)
+	}
+	p.DriftAlerted = true
+	d := c.Compare(old, p)
+	if d.Verdict != VerdictDrift || !strings.Contains(d.Reasons[0], "this look alone: insufficient") {
+		t.Fatalf("reported: verdict %s %v, want drift that names this look's own verdict", d.Verdict, d.Reasons)
+	}
+}
+
+// TestEarlyMixWaitsForASession: the early mix test does not take the
+// newest session while it is shorter than the old version's median (it may
+// be running: its first calls are not a sample of its mix, here a triage
+// that reads before it answers). Five finished sessions that read a little
+// more than the old version are no drift; the sixth's first calls, all
+// reads, must not make them one.
+func TestEarlyMixWaitsForASession(t *testing.T) {
+	c := cfg(t)
+	session := func(p *Profile, s string, reads, sends int) {
+		for range reads {
+			p.Learn(c, ev(s, "read_inbox", "read", "allow"), t0)
+		}
+		for i := range sends {
+			p.Learn(c, ev(s, "send_mail", "send", "allow", fmt.Sprintf("recipient:c%d@corp.example", i%2)), t0)
+		}
+	}
+	old, p := NewProfile("mailer", "v1"), NewProfile("mailer", "v2")
+	for i := range 24 {
+		session(old, fmt.Sprintf("a-%d", i), 4+i%2, 8-i%2)
+	}
+	for i := range 5 {
+		session(p, fmt.Sprintf("b-%d", i), 6, 6)
+	}
+	if d := c.Compare(old, p); d.Verdict != VerdictInsufficient {
+		t.Fatalf("five finished sessions: verdict %s %v, want insufficient", d.Verdict, d.Reasons)
+	}
+	session(p, "b-5", 8, 0)
+	if d := c.Compare(old, p); d.Verdict != VerdictInsufficient {
+		t.Fatalf("a running session's first calls: verdict %s %v, want insufficient", d.Verdict, d.Reasons)
+	}
+}

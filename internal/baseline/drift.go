@@ -147,7 +147,21 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		}
 		d.Rates[k] = r
 	}
-	if early && look.mix > 0 && len(b.Shapes) >= c.Drift.EarlyMinSessions {
+	// The mix is tested on the new version's sessions that have run their
+	// course: the newest may still be running, and a session's first
+	// calls are not a sample of its mix (it reads before it runs, runs
+	// before it sends), so an unfinished session is not exchangeable with
+	// finished ones — the permutation test's premise — and testing it
+	// after every call would repeat the look with a mix that drifts as it
+	// fills. The newest counts once it is as long as the old version's
+	// median session.
+	done := b
+	if n := len(b.Shapes); n > 0 && b.Shapes[n-1].Calls < medianCalls(a.Shapes) {
+		cp := *b
+		cp.Shapes = b.Shapes[:n-1]
+		done = &cp
+	}
+	if early && look.mix > 0 && len(done.Shapes) >= c.Drift.EarlyMinSessions {
 		// The mix of kinds and tools: the divergence of the two versions'
 		// calls, tested by regrouping their sessions at random. The
 		// calls of one session are not independent (a session that
@@ -158,15 +172,15 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		// when the mix is plainly within chance (its p-value already
 		// above the whole level): it can only make drift rarer, and
 		// spares the full set of splits at nearly every look.
-		if obs := sessionDivergence(a.Shapes, b.Shapes); obs >= c.Drift.EarlyDivergence {
-			null, pv := c.divergenceNullN(a, b, obs, c.Drift.Permutations)
+		if obs := sessionDivergence(a.Shapes, done.Shapes); obs >= c.Drift.EarlyDivergence {
+			null, pv := c.divergenceNullN(a, done, obs, c.Drift.Permutations)
 			if obs-null >= c.Drift.EarlyDivergence && pv <= c.Drift.Significance {
-				null, pv = c.divergenceNullN(a, b, obs, c.Drift.EarlyPermutations)
+				null, pv = c.divergenceNullN(a, done, obs, c.Drift.EarlyPermutations)
 			}
 			if obs-null >= c.Drift.EarlyDivergence && pv <= look.mix {
 				d.DivergenceNull, d.DivergencePValue = round(null), round(pv)
 				earlyWhy = append(earlyWhy, fmt.Sprintf("kind/tool divergence %.3f in the new version's %d sessions, %.3f above the %.3f two samples of one behaviour at these sizes show (permutation p %.4f, at most %.4f counts at this look)",
-					obs, len(b.Shapes), obs-null, null, pv, look.mix))
+					obs, len(done.Shapes), obs-null, null, pv, look.mix))
 			}
 		}
 	}
@@ -177,7 +191,7 @@ func (c *Config) Compare(a, b *Profile) Drift {
 			d.Verdict = VerdictDrift
 			d.Reasons = append([]string{fmt.Sprintf("drift before %d sessions of the new version:", c.Drift.MinSessions)}, earlyWhy...)
 		}
-		return d
+		return d.sticky(b)
 	}
 	if obs := sessionDivergence(a.Shapes, b.Shapes); obs >= c.Drift.Divergence {
 		null, pv := c.divergenceNull(a, b, obs)
@@ -204,6 +218,22 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	} else {
 		d.Reasons = []string{"same kinds, tools, destinations, transitions and rates"}
 	}
+	return d.sticky(b)
+}
+
+// sticky keeps a drift verdict once given: a sequential test that
+// rejected at one look has stopped there (that is what its error budget
+// paid for), and a later look that sees too little, or the full-size
+// test that weighs the early habit against more sessions, does not undo
+// it. It stands until the version's baseline is reset (which forgets
+// that it was reported).
+func (d Drift) sticky(b *Profile) Drift {
+	if d.Verdict == VerdictDrift || !b.DriftAlerted {
+		return d
+	}
+	was := d.Verdict
+	d.Verdict = VerdictDrift
+	d.Reasons = append([]string{"drift was declared for this version at an earlier look and stands until its baseline is reset (this look alone: " + was + ")"}, d.Reasons...)
 	return d
 }
 
@@ -481,6 +511,19 @@ func (sv *sessions) divergence(inFirst func(int) bool) float64 {
 		}
 	}
 	return max(jsDense(kp, kq), jsDense(tp, tq))
+}
+
+// medianCalls is the median number of calls of the sessions (0 for none).
+func medianCalls(ss []Shape) int {
+	if len(ss) == 0 {
+		return 0
+	}
+	n := make([]int, len(ss))
+	for i := range ss {
+		n[i] = ss[i].Calls
+	}
+	slices.Sort(n)
+	return n[len(n)/2]
 }
 
 // sessionDivergence is the divergence of two versions' kept sessions.

@@ -113,7 +113,8 @@ func pick(r *rand.Rand, xs ...string) string { return xs[r.IntN(len(xs))] }
 
 // simRun is one version change: 24 sessions of the old version, then the
 // new version's first looks sessions, Compare after each (a look). It
-// returns the verdict at each look.
+// returns the verdict at each look; a drift verdict, once given, stands
+// (Drift.sticky).
 func simRun(c *Config, agent simAgentFn, seed uint64, changed bool, looks int) []string {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	a := NewProfile("sim", fmt.Sprintf("old-%d", seed))
@@ -130,7 +131,11 @@ func simRun(c *Config, agent simAgentFn, seed uint64, changed bool, looks int) [
 		for _, e := range agent(r, s, changed) {
 			b.Learn(c, e, t0)
 		}
-		out = append(out, c.Compare(a, b).Verdict)
+		v := c.Compare(a, b).Verdict
+		// As the engine does: a drift verdict is reported once and the
+		// version remembers it (Profile.DriftAlerted), so it stands.
+		b.DriftAlerted = b.DriftAlerted || v == VerdictDrift
+		out = append(out, v)
 	}
 	return out
 }
