@@ -119,13 +119,22 @@ func versionOf(a store.Agent) string {
 	return baseline.Version(a.Model, a.SystemPromptHash, a.ToolsetHash, a.RetrievalSource)
 }
 
+// agentVersion is versionOf the session's agent, computed once for the
+// agent it was computed for (l.mu held).
+func (l *live) agentVersion() string {
+	if !l.verSet || l.verOf != l.sess.Agent {
+		l.ver, l.verOf, l.verSet = versionOf(l.sess.Agent), l.sess.Agent, true
+	}
+	return l.ver
+}
+
 // assessLocked compares a call with its agent's baseline, before the call
 // is counted in the session (l.mu held).
 func (e *Engine) assessLocked(ctx context.Context, l *live, tool string, a *action.Action, f *flow.Facts, now time.Time) baseline.Result {
 	b := e.beh
 	p := b.profile(ctx, l.sess.Agent.ID)
 	cur := baseline.Current{Event: b.cfg.EventOf(l.sess.ID, l.sess.WorkingDir, tool, "", now.Hour(), a), Counts: l.sess.State.Counts,
-		Version: versionOf(l.sess.Agent), Exposure: exposureOf(f)}
+		Version: l.agentVersion(), Exposure: exposureOf(f)}
 	for i := len(l.sess.State.Recent) - 1; i >= 0; i-- {
 		if r := l.sess.State.Recent[i]; r.Effect == "allow" {
 			cur.PrevTool, cur.PrevKind = r.Tool, r.Kind

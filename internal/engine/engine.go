@@ -109,6 +109,11 @@ type Engine struct {
 	metrics  *Metrics
 	self     policy.SelfFacts
 	scan     *flow.Scanner
+	// toolConcepts remembers the concepts a tool's name names (the flow
+	// detector's, a pure function of the name), for the tool names seen
+	// (bounded by maxToolConcepts).
+	toolConcepts  sync.Map // string → []string
+	nToolConcepts atomic.Int64
 
 	mu       sync.Mutex
 	sessions map[string]*live

@@ -229,7 +229,7 @@ func (e *Engine) decideWith(ctx context.Context, l *live, req EvaluateRequest, n
 		if merr != nil {
 			err = merr
 		} else {
-			in := e.inputFor(&l.sess, m, t, &req, tools, now)
+			in := e.inputFor(&l.sess, m, t, &req, tools, now, true)
 			in.Baseline = &callBaseline{e: e, ctx: ctx, l: l, tool: req.Tool, now: now}
 			in.Sequences, err = e.sequenceGroupsLocked(ctx, l, pol)
 			if pre != nil {
@@ -388,9 +388,19 @@ func cloneAction(a *action.Action) *action.Action {
 }
 
 func facts(s *store.Session) policy.SessionFacts {
+	f := sharedFacts(s)
+	f.Counts, f.Spend = maps.Clone(f.Counts), maps.Clone(f.Spend)
+	return f
+}
+
+// sharedFacts is facts with the session's own counter maps, not copies:
+// for an input decided under the session's lock and dropped before the
+// lock is released, as a decision's is (the counters change only after
+// the call is decided).
+func sharedFacts(s *store.Session) policy.SessionFacts {
 	f := policy.SessionFacts{
 		ID: s.ID, Status: s.Status, ParentID: s.ParentID,
-		Counts: maps.Clone(s.State.Counts), Spend: maps.Clone(s.State.Spend),
+		Counts: s.State.Counts, Spend: s.State.Spend,
 		Calls: s.State.Calls, Denied: s.State.Denied, Asked: s.State.Asked,
 		Recent: make([]policy.RecentDecision, len(s.State.Recent)),
 	}

@@ -151,13 +151,32 @@ func expandHome(p, home string) string {
 
 // newCallFlow prepares the flow of a call: its arguments scanned once.
 func (e *Engine) newCallFlow(t *flow.Table, s *store.Session, req *EvaluateRequest, m *mandate.Mandate) *callFlow {
-	cf := &callFlow{table: t, args: e.scan.Args(req.Args, flowHint(s, "")), concepts: e.scan.Detector().Concepts(req.Tool), mandate: m}
+	cf := &callFlow{table: t, args: e.scan.Args(req.Args, flowHint(s, "")), concepts: e.conceptsOfTool(req.Tool), mandate: m}
 	if m != nil {
 		for _, k := range m.Allow {
 			cf.granted = append(cf.granted, string(k))
 		}
 	}
 	return cf
+}
+
+// maxToolConcepts bounds the tool names whose concepts are remembered.
+const maxToolConcepts = 4096
+
+// conceptsOfTool is the flow detector's concepts of a tool's name,
+// remembered per name: the same few tools are called all session long.
+// The slice is shared and only read (flow.CallInput.ToolConcepts).
+func (e *Engine) conceptsOfTool(tool string) []string {
+	if v, ok := e.toolConcepts.Load(tool); ok {
+		return v.([]string)
+	}
+	cs := slices.Clip(e.scan.Detector().Concepts(tool))
+	if e.nToolConcepts.Load() < maxToolConcepts {
+		if _, loaded := e.toolConcepts.LoadOrStore(tool, cs); !loaded {
+			e.nToolConcepts.Add(1)
+		}
+	}
+	return cs
 }
 
 // decisionInfo is what the flow table keeps of a decided call.

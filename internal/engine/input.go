@@ -23,18 +23,25 @@ import (
 // verdict wherever it is decided.
 
 // inputFor is the input for req in sess's context: m its effective
-// mandate, table its flow table, tools its tool list.
-func (e *Engine) inputFor(sess *store.Session, m *mandate.Mandate, table *flow.Table, req *EvaluateRequest, tools []action.ToolDef, now time.Time) *Input {
+// mandate, table its flow table, tools its tool list. With locked, the
+// input is decided under the session's lock and dropped before it is
+// released, so its session facts share the session's counter maps
+// (sharedFacts); otherwise they are copies the caller may keep.
+func (e *Engine) inputFor(sess *store.Session, m *mandate.Mandate, table *flow.Table, req *EvaluateRequest, tools []action.ToolDef, now time.Time, locked bool) *Input {
 	if m == nil {
 		m = &mandate.Mandate{}
 	}
 	if len(tools) == 0 {
 		tools = nil
 	}
+	sf := sharedFacts
+	if !locked {
+		sf = facts
+	}
 	return &Input{
 		Call:    action.Call{Tool: req.Tool, Args: req.Args, WorkingDir: sess.WorkingDir, HomeDir: sess.HomeDir, Tools: tools},
 		Mandate: m,
-		Session: facts(sess),
+		Session: sf(sess),
 		Agent:   agentFacts(sess.Agent),
 		Self:    e.self,
 		Flow:    e.newCallFlow(table, sess, req, m),
@@ -71,7 +78,7 @@ func (e *Engine) Input(ctx context.Context, p auth.Principal, req EvaluateReques
 	if err != nil {
 		return nil, err
 	}
-	return e.inputFor(&l.sess, m, t, &req, tools, e.now()), nil
+	return e.inputFor(&l.sess, m, t, &req, tools, e.now(), false), nil
 }
 
 // OfflineCall is a call decided without a server, in the context of a new
@@ -138,7 +145,7 @@ func (o *Offline) Input(c OfflineCall) (*Input, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
-	in := o.e.inputFor(sess, m, fs.table, &EvaluateRequest{Tool: c.Tool, Args: args}, c.Tools, now)
+	in := o.e.inputFor(sess, m, fs.table, &EvaluateRequest{Tool: c.Tool, Args: args}, c.Tools, now, false)
 	if c.Self != nil {
 		in.Self = *c.Self
 	}

@@ -53,6 +53,11 @@ type live struct {
 	// decision saw it: read without mu, to classify a call before the
 	// lock is taken (classify.go).
 	classify atomic.Pointer[classifyContext]
+	// ver is versionOf(verOf), the agent's version as the session's
+	// agent last had it (agentVersion; guarded by mu).
+	ver    string
+	verOf  store.Agent
+	verSet bool
 }
 
 // snapshot is a session's status and own mandate at one moment.
