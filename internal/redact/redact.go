@@ -64,6 +64,55 @@ type Redactor struct {
 	// (all exported ones but the session, its flag and the evidence),
 	// listed once instead of by reflection on every change.
 	changeFields []changeField
+	// clean remembers short texts the scanner found nothing in.
+	clean cleanTexts
+}
+
+// cleanTexts is a bounded set of short texts in which the scanner found no
+// secret. Text is a function of its input and the Redactor's scanner, which
+// never changes, so a text seen clean once is clean again: most of what a
+// decision stores (its reasons, rules, the baseline's signals, paths,
+// commands) recurs from call to call, and a lookup costs a fraction of a
+// scan. When the set is full it starts again empty, so it keeps what is
+// current; it holds no text a secret was found in.
+type cleanTexts struct {
+	m atomic.Pointer[sync.Map] // string → struct{}
+	n atomic.Int64
+}
+
+const (
+	// minCleanText is the shortest text remembered: the scanner skips
+	// shorter ones at no cost.
+	minCleanText = 8
+	// maxCleanText is the longest text remembered: longer ones (tool
+	// output, message bodies) rarely recur whole.
+	maxCleanText = 256
+	// maxCleanTexts bounds the set (≈ 2 MB at most).
+	maxCleanTexts = 8192
+)
+
+func (c *cleanTexts) has(s string) bool {
+	m := c.m.Load()
+	if m == nil {
+		return false
+	}
+	_, ok := m.Load(s)
+	return ok
+}
+
+func (c *cleanTexts) add(s string) {
+	m := c.m.Load()
+	if m == nil || c.n.Load() >= maxCleanTexts {
+		// Start again (a racing add may land in the set replaced).
+		m = &sync.Map{}
+		c.m.Store(m)
+		c.n.Store(0)
+	}
+	// A copy, so that the set does not keep alive the larger string s
+	// may be part of.
+	if _, loaded := m.LoadOrStore(strings.Clone(s), struct{}{}); !loaded {
+		c.n.Add(1)
+	}
 }
 
 type changeField struct {
@@ -190,8 +239,15 @@ func (r *Redactor) IsMarker(s string) bool {
 // Text replaces the secrets package secret finds in free text, leaving
 // markers already in it alone. It reports whether it changed anything.
 func (r *Redactor) Text(s string) (string, bool) {
+	remember := len(s) >= minCleanText && len(s) <= maxCleanText
+	if remember && r.clean.has(s) {
+		return s, false
+	}
 	ms := r.scan.Find(s)
 	if len(ms) == 0 {
+		if remember {
+			r.clean.add(s)
+		}
 		return s, false
 	}
 	var markers [][]int

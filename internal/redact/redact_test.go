@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -298,5 +299,49 @@ func benchRedact(b *testing.B, args string) {
 		if err := r.Redact(c); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCleanTextsRemembered: a text found clean is remembered and answers
+// the same again; one with a secret is never remembered and is redacted
+// every time; the set stays bounded and keeps working once full.
+func TestCleanTextsRemembered(t *testing.T) {
+	r := newRedactor(t)
+	clean := "reads a file inside the mandate's scope: pkg/auth/token.go"
+	for range 2 {
+		if got, changed := r.Text(clean); changed || got != clean {
+			t.Fatalf("Text(%q) = %q, %v", clean, got, changed)
+		}
+	}
+	if !r.clean.has(clean) {
+		t.Fatalf("a clean text is not remembered")
+	}
+	dirty := "curl -H 'Authorization: Bearer " + ghToken + "' https://api.example.com"
+	first, changed := r.Text(dirty)
+	if !changed || strings.Contains(first, ghToken) {
+		t.Fatalf("Text(dirty) = %q, %v: the token is not redacted", first, changed)
+	}
+	if again, changed := r.Text(dirty); !changed || again != first {
+		t.Fatalf("Text(dirty) again = %q, %v, want %q", again, changed, first)
+	}
+	if r.clean.has(dirty) {
+		t.Fatalf("a text with a secret is remembered as clean")
+	}
+	long := strings.Repeat("no secret here ", 40)
+	r.Text(long)
+	if r.clean.has(long) {
+		t.Fatalf("a text over %d bytes is remembered", maxCleanText)
+	}
+	for i := range maxCleanTexts + 10 {
+		r.Text(fmt.Sprintf("a clean reason number %d", i))
+	}
+	if n := r.clean.n.Load(); n > maxCleanTexts {
+		t.Fatalf("%d texts remembered, over the bound of %d", n, maxCleanTexts)
+	}
+	if got, changed := r.Text(dirty); !changed || got != first {
+		t.Fatalf("Text(dirty) after the set filled = %q, %v", got, changed)
+	}
+	if got, changed := r.Text(clean); changed || got != clean {
+		t.Fatalf("Text(clean) after the set filled = %q, %v", got, changed)
 	}
 }
