@@ -225,8 +225,9 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 }
 
 // tagStarts calls f at each place a fake role tag can start: a bracket,
-// a '#' at the start of a line, the words BEGIN, START, END. The tag
-// expressions (lang/common.yaml) all start so; at most 64 places are tried.
+// a '#' or a role label (SYSTEM, System) at the start of a line, the words
+// BEGIN, START, END. The tag expressions (lang/common.yaml) all start so;
+// at most 64 places are tried.
 func tagStarts(s string, f func(int)) {
 	n := 0
 	for i := 0; i < len(s) && n < 64; i++ {
@@ -235,6 +236,10 @@ func tagStarts(s string, f func(int)) {
 			n++
 			f(i)
 		case c == '#' && (i == 0 || s[i-1] == '\n'):
+			n++
+			f(i)
+		case c == 'S' && (i == 0 || s[i-1] == '\n') && (strings.HasPrefix(s[i:], "SYSTEM") || strings.HasPrefix(s[i:], "System")):
+			// A bare role label opening a line ("SYSTEM: The user …").
 			n++
 			f(i)
 		case (c == 'B' || c == 'S' || c == 'E' || c == 'b' || c == 's' || c == 'e') && (i == 0 || !isWordByte(s[i-1])):
