@@ -152,7 +152,7 @@ func signal(r Result, name string) *Signal {
 }
 
 func TestAssess(t *testing.T) {
-	c, p := mailer(t, "", 30)
+	c, p := mailer(t, "", 60)
 	for _, tc := range []struct {
 		name       string
 		cur        Current
@@ -479,7 +479,7 @@ func TestNewInVersionHabit(t *testing.T) {
 func TestRareToolCountsOnce(t *testing.T) {
 	c := cfg(t)
 	p := NewProfile("mailer", "")
-	ordinary(c, p, "s", 40)
+	ordinary(c, p, "s", 60)
 	r := c.Assess(p, Current{Event: ev("n", "archive", "write", "allow"), PrevTool: "fetch"})
 	if signal(r, SignalRareTool) == nil || signal(r, SignalRareTransition) != nil || r.UnlikeSelf {
 		t.Fatalf("a rare tool: %+v", r.Signals)
@@ -1019,5 +1019,32 @@ func TestEarlyMixWaitsForASession(t *testing.T) {
 	session(p, "b-5", 8, 0)
 	if d := c.Compare(old, p); d.Verdict != VerdictInsufficient {
 		t.Fatalf("a running session's first calls: verdict %s %v, want insufficient", d.Verdict, d.Reasons)
+	}
+}
+
+// TestRareNeedsAHistory: rarity is judged by the most a probability could
+// be given the history (the Wilson bound), so the same new tool and the
+// same new order of familiar tools are rare for an agent of 180 calls and
+// not for one of 90 — a small baseline's gaps are not evidence — and a
+// rare order alone is never unlike itself.
+func TestRareNeedsAHistory(t *testing.T) {
+	newTool := Current{Event: ev("n", "delete_all", "delete", "allow")}
+	newOrder := Current{Event: ev("n", "send_mail", "send", "allow", "recipient:c1@corp.example"), PrevTool: "read_inbox", PrevKind: "read"}
+	for _, tc := range []struct {
+		sessions int
+		rare     bool
+	}{{30, false}, {60, true}, {400, true}} {
+		c, p := mailer(t, "", tc.sessions)
+		r := c.Assess(p, newTool)
+		if (signal(r, SignalRareTool) != nil) != tc.rare {
+			t.Errorf("%d calls, a new tool: rare %v (bound %.4f), want %v", p.Calls, signal(r, SignalRareTool) != nil, r.RareTool, tc.rare)
+		}
+		r = c.Assess(p, newOrder)
+		if (signal(r, SignalRareTransition) != nil) != tc.rare || r.UnlikeSelf {
+			t.Errorf("%d calls, a new order: rare %v (bound %.4f), unlike itself %v; want rare %v, never unlike itself alone", p.Calls, signal(r, SignalRareTransition) != nil, r.RareTransition, r.UnlikeSelf, tc.rare)
+		}
+	}
+	if got := wilsonUpper(0, 100, 1.645); math.Abs(got-0.0263) > 0.0005 {
+		t.Errorf("wilsonUpper(0, 100) = %.4f, want about 0.0263 (z²/(n+z²))", got)
 	}
 }

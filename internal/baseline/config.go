@@ -53,8 +53,12 @@ type Config struct {
 		RateExcess            int     `yaml:"rate_excess"`
 		RateMinSessions       int     `yaml:"rate_min_sessions"`
 		RareTransitionLift    float64 `yaml:"rare_transition_lift"`
-		NoveltySessions       int     `yaml:"novelty_sessions"`
-		Weights               struct {
+		// RareZ is the normal quantile of the one-sided bound a tool's or
+		// transition's probability is judged by (Wilson): the most it
+		// could be, given how often it was seen in how many calls.
+		RareZ           float64 `yaml:"rare_z"`
+		NoveltySessions int     `yaml:"novelty_sessions"`
+		Weights         struct {
 			FirstSeenConsequential float64 `yaml:"first_seen_consequential"`
 			FirstSeenReach         float64 `yaml:"first_seen_reach"`
 			FirstSeen              float64 `yaml:"first_seen"`
@@ -153,6 +157,12 @@ func (c *Config) check() error {
 		}
 		return nil
 	}
+	nonneg := func(name string, v float64) error {
+		if !(v >= 0 && v <= 10) {
+			return fmt.Errorf("%s must be between 0 and 10, not %v", name, v)
+		}
+		return nil
+	}
 	unit := func(name string, v float64) error {
 		if !(v >= 0 && v <= 1) {
 			return fmt.Errorf("%s must be between 0 and 1, not %v", name, v)
@@ -167,6 +177,7 @@ func (c *Config) check() error {
 		pos("learning.max_transitions", l.MaxTransitions), pos("learning.max_shapes", l.MaxShapes),
 		pos("signals.rate_min_sessions", s.RateMinSessions), pos("drift.min_sessions", d.MinSessions),
 		pos("signals.novelty_sessions", s.NoveltySessions), unit("signals.rare_transition_lift", s.RareTransitionLift),
+		nonneg("signals.rare_z", s.RareZ),
 		pos("drift.min_new_destination_calls", d.MinNewDestinationCalls), pos("drift.min_new_destination_sessions", d.MinNewDestinationSessions),
 		pos("drift.permutations", d.Permutations), pos("drift.early_min_previous", d.EarlyMinPrevious),
 		pos("drift.early_min_sessions", d.EarlyMinSessions), pos("drift.early_permutations", d.EarlyPermutations), unit("drift.significance", d.Significance),

@@ -250,10 +250,15 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	}) {
 		parts = append(parts, part{weight: c.Signals.Weights.Exposed, why: "somewhere new " + strings.Join(cur.Exposure, " and ")})
 	}
-	a := c.Learning.Smoothing
+	// A probability is judged by the most it could be given the history
+	// (the upper Wilson bound of how often it was seen in how many calls),
+	// not by its point estimate: a tool never seen in 40 calls could be
+	// one call in 17; never seen in 400, one in 150. A small baseline's
+	// gaps are not evidence.
+	z := c.Signals.RareZ
 	toolProb, rareTool := 1.0, false
 	if p.Calls >= c.Signals.RareMinCalls {
-		prob := (float64(p.Tools[ev.Tool]) + a) / (float64(p.Calls) + a*float64(len(p.Tools)+1))
+		prob := wilsonUpper(p.Tools[ev.Tool], p.Calls, z)
 		r.RareTool, toolProb = round(prob), prob
 		if prob < c.Signals.RareTool {
 			rareTool = true
@@ -285,7 +290,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	if cur.PrevTool != "" && p.ToolFrom[cur.PrevTool] >= c.Signals.RareTransitionMinFrom {
 		from := p.ToolFrom[cur.PrevTool]
 		n := p.ToolNext[cur.PrevTool+">"+ev.Tool]
-		prob := (float64(n) + a) / (float64(from) + a*float64(len(p.Tools)+1))
+		prob := wilsonUpper(n, from, z)
 		r.RareTransition = round(prob)
 		if prob < c.Signals.RareTransition && !rareTool && prob < c.Signals.RareTransitionLift*toolProb {
 			why := fmt.Sprintf("%s after %s: %d of %d times", ev.Tool, cur.PrevTool, n, from)
@@ -376,6 +381,20 @@ func (c *Config) usual(p *Profile, kind, session string) (int, bool) {
 		most = max(most, s.Kinds[kind])
 	}
 	return most, n >= c.Signals.RateMinSessions
+}
+
+// wilsonUpper is the upper end of the Wilson score interval for k
+// successes in n trials at the normal quantile z (one-sided): the most the
+// probability could be, given what was seen. For k = 0 it is z²/(n+z²).
+func wilsonUpper(k, n int, z float64) float64 {
+	if n <= 0 {
+		return 1
+	}
+	nf, ph := float64(n), float64(k)/float64(n)
+	z2 := z * z
+	centre := ph + z2/(2*nf)
+	spread := z * math.Sqrt(ph*(1-ph)/nf+z2/(4*nf*nf))
+	return math.Min(1, (centre+spread)/(1+z2/nf))
 }
 
 func cmpDesc(a, b float64) int {
