@@ -1048,3 +1048,26 @@ func TestRareNeedsAHistory(t *testing.T) {
 		t.Errorf("wilsonUpper(0, 100) = %.4f, want about 0.0263 (z²/(n+z²))", got)
 	}
 }
+
+// TestNewMeansToAKnownEnd: a send with a new program to a host the agent
+// already sends to is a new reach (not unlike itself alone); the same
+// program sending to a new host is a consequential first use (unlike
+// itself).
+func TestNewMeansToAKnownEnd(t *testing.T) {
+	c := cfg(t)
+	p := NewProfile("ci", "")
+	for i := range 30 {
+		s := fmt.Sprintf("s-%d", i)
+		p.Learn(c, ev(s, "Read", "read", "allow", "path:/work/proj"), t0)
+		p.Learn(c, ev(s, "Bash", "execute", "allow", "program:go", "subcommand:go test"), t0)
+		p.Learn(c, ev(s, "Bash", "send", "allow", "program:wget", "host:api.github.com"), t0)
+	}
+	known := c.Assess(p, Current{Event: ev("n", "Bash", "send", "allow", "program:curl", "host:api.github.com"), PrevTool: "Bash"})
+	if known.UnlikeSelf || known.Score < 0.3 {
+		t.Errorf("a new program posting to a known host: score %.2f %v, want a new reach (about 0.35), not unlike itself", known.Score, known.Reasons)
+	}
+	fresh := c.Assess(p, Current{Event: ev("n", "Bash", "send", "allow", "program:curl", "host:hooks.relay.example"), PrevTool: "Bash"})
+	if !fresh.UnlikeSelf {
+		t.Errorf("a new program posting to a new host: score %.2f %v, want unlike itself", fresh.Score, fresh.Reasons)
+	}
+}

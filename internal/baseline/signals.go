@@ -148,6 +148,22 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	// first use.
 	// A domain the new version brought is no domain the agent knows.
 	familiar := func(d string) bool { return !youngDom[d] && c.familiar(p, d) }
+	// knownTarget: the call's consequence lands somewhere the agent
+	// already took it (a host, recipient, account or path it used, not
+	// new since its version changed). A consequential call's new program
+	// or subcommand is then a new means to a known end (curl where it used
+	// wget to post to the same API): it weighs as what it is, a new reach
+	// or an ordinary first use, not as a consequential first use.
+	knownTarget := false
+	if consequential && p.Calls > 0 {
+		for _, d := range ev.Destinations {
+			typ, _, _ := strings.Cut(d, ":")
+			if !c.readOnlyTypes[typ] && p.Destinations[d] > 0 && !slices.Contains(young, d) {
+				knownTarget = true
+				break
+			}
+		}
+	}
 	weigh := func(dests []string, young bool) []part {
 		// A call has a handful of destinations: grouped by a scan, not a map.
 		type group struct {
@@ -177,6 +193,11 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 			case means(g.typ):
 				// A read-only call's program (dig, rg, curl -sI) is a
 				// means: what it reaches weighs on its own.
+			case consequential && knownTarget && !young && c.readOnlyTypes[g.typ] && !c.strong[g.typ]:
+				// A new means to a known end (see knownTarget).
+				if c.reach[g.typ] {
+					level = 1
+				}
 			case consequential || c.strong[g.typ] || young && c.reach[g.typ]:
 				level = 2
 			case c.reach[g.typ]:
