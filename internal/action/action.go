@@ -8,58 +8,33 @@
 // hints only. Shell commands are parsed with mvdan.cc/sh, never pattern-matched.
 package action
 
-import "slices"
+import "github.com/mandate-dev/mandate/internal/act"
 
-// Kind is what a call does, as far as consequences go.
-type Kind string
+// Kind is what a call does, as far as consequences go (package act, which
+// the shell analysis shares).
+type Kind = act.Kind
 
-// The kinds of action. Their order in kindRank is how consequential they are;
-// an Action's Kind is the most consequential of everything it does.
+// The kinds of action, least consequential first; an Action's Kind is the
+// most consequential of everything it does.
 const (
-	Read       Kind = "read"
-	Fetch      Kind = "fetch"
-	Write      Kind = "write"
-	Execute    Kind = "execute"
-	Delegate   Kind = "delegate"
-	Credential Kind = "credential"
-	Delete     Kind = "delete"
-	Send       Kind = "send"
-	Pay        Kind = "pay"
-	Unknown    Kind = "unknown"
+	Read       = act.Read
+	Fetch      = act.Fetch
+	Write      = act.Write
+	Execute    = act.Execute
+	Delegate   = act.Delegate
+	Credential = act.Credential
+	Delete     = act.Delete
+	Send       = act.Send
+	Pay        = act.Pay
+	Unknown    = act.Unknown
 )
 
-// Kinds lists every kind, least consequential first.
-var allKinds = [...]Kind{Read, Fetch, Write, Execute, Delegate, Credential, Delete, Send, Pay, Unknown}
-
 // AllKinds returns every kind, least consequential first.
-func AllKinds() []Kind { return allKinds[:] }
-
-// Valid reports whether k is one of the defined kinds.
-func (k Kind) Valid() bool { return slices.Contains(allKinds[:], k) }
-
-// Rank orders kinds by how consequential they are; higher is more. Unknown
-// ranks highest: what we cannot classify is treated as the worst case.
-func (k Kind) Rank() int {
-	if i := slices.Index(allKinds[:], k); i >= 0 {
-		return i
-	}
-	return len(allKinds)
-}
+func AllKinds() []Kind { return act.AllKinds() }
 
 // MostConsequential returns the highest-ranked kind of ks, or Unknown if ks is
 // empty.
-func MostConsequential(ks ...Kind) Kind {
-	if len(ks) == 0 {
-		return Unknown
-	}
-	best := ks[0]
-	for _, k := range ks[1:] {
-		if k.Rank() > best.Rank() {
-			best = k
-		}
-	}
-	return best
-}
+func MostConsequential(ks ...Kind) Kind { return act.MostConsequential(ks...) }
 
 // Call is one tool invocation as an agent asked for it.
 type Call struct {
@@ -149,32 +124,11 @@ type Action struct {
 	Unexamined []string `json:"unexamined"`
 }
 
-// PathRef is a file system path a call touches, normalised to an absolute,
-// clean path where the working directory is known.
-type PathRef struct {
-	Path string `json:"path"`
-	// Access is read, write, delete or execute.
-	Access    Kind   `json:"access"`
-	Sensitive bool   `json:"sensitive"`
-	Why       string `json:"why,omitempty"` // why it is sensitive
-}
+// PathRef is act.PathRef.
+type PathRef = act.PathRef
 
-// Recipient is a destination of a send: an e-mail address, a chat channel or
-// user, a phone number.
-type Recipient struct {
-	Address string `json:"address"`
-	// Field is where it came from: to, cc, bcc, channel, user, phone.
-	Field string `json:"field"`
-	// Name is the display name the call wrote beside the address ("Dana
-	// Reyes" of "Dana Reyes <dana@corp.example>", or the "name" of a
-	// recipient object {"email": …, "name": …}), as written; "" when it
-	// wrote none. Whoever writes the call writes the name, so it is a
-	// claim about whose the address is, never proof of it: the mandate
-	// matches a person the user named against it only as a hint that
-	// the address's provenance must confirm ("Dana <eve@evil.example>"
-	// is not Dana on its own).
-	Name string `json:"name,omitempty"`
-}
+// Recipient is act.Recipient.
+type Recipient = act.Recipient
 
 // Amount is money with its currency (ISO 4217 code, upper case; "" if the
 // call did not say).
@@ -183,33 +137,8 @@ type Amount struct {
 	Currency string  `json:"currency"`
 }
 
-// Command is one simple command from a parsed shell line.
-type Command struct {
-	Argv []string `json:"argv"`
-	// Name is the program, without directory (argv[0] after wrappers).
-	Name string `json:"name"`
-	Kind Kind   `json:"kind"`
-	// ReadOnly is true only when the command is known to change nothing.
-	ReadOnly    bool `json:"read_only"`
-	Destructive bool `json:"destructive"`
-	// Via names the wrappers or constructs it was found inside, e.g.
-	// "sudo", "sh -c", "$(…)", "find -exec".
-	Via  []string `json:"via,omitempty"`
-	Note string   `json:"note,omitempty"`
-	// RunsFetched is true when the program text this command runs (its
-	// standard input, a -c string, eval's arguments, a script file) was
-	// fetched from the network earlier in the same command line:
-	// curl … | sh, bash -c "$(curl …)", source <(curl …),
-	// curl -o x.sh … && sh x.sh. Code nobody has seen runs.
-	RunsFetched bool `json:"runs_fetched"`
-	// Hazard says why the command does more than its program's usual
-	// work, or is "": it runs or loads code named on its command line
-	// (go test -exec, LD_PRELOAD=…, git -c core.pager=…), changes the
-	// user's global configuration (git config --global) or runs a
-	// consequential target (make deploy). Such a command is never one of
-	// the project's own build and test commands (builtin.dev-hazard).
-	Hazard string `json:"hazard,omitempty"`
-}
+// Command is act.Command.
+type Command = act.Command
 
 // Effects are consequences that policy commonly cares about.
 type Effects struct {

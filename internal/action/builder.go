@@ -1,44 +1,14 @@
 package action
 
 import (
+	"github.com/mandate-dev/mandate/internal/act"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// kindSet is a set of kinds as a bit mask indexed by Kind.Rank.
-type kindSet uint16
-
-func (s kindSet) has(k Kind) bool { return s&kindBit(k) != 0 }
-
-func (s *kindSet) add(ks ...Kind) {
-	for _, k := range ks {
-		*s |= kindBit(k)
-	}
-}
-
-func kindBit(k Kind) kindSet { return 1 << uint(k.Rank()) }
-
-// list returns the kinds in s, least consequential first.
-func (s kindSet) list() []Kind {
-	out := make([]Kind, 0, 3)
-	for _, k := range allKinds {
-		if s.has(k) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// top returns the most consequential kind in s, or Unknown if s is empty.
-func (s kindSet) top() Kind {
-	for i := len(allKinds) - 1; i >= 0; i-- {
-		if s.has(allKinds[i]) {
-			return allKinds[i]
-		}
-	}
-	return Unknown
-}
+// kindSet is a set of kinds (act.Set).
+type kindSet = act.Set
 
 // maxNotes bounds how many notes one action carries; a pathological call
 // (a shell script of thousands of commands) must not produce megabytes of
@@ -70,7 +40,7 @@ func newBuilder(tool string) *builder {
 	return &builder{a: Action{Tool: tool, Source: "none"}}
 }
 
-func (b *builder) kind(ks ...Kind) { b.kinds.add(ks...) }
+func (b *builder) kind(ks ...Kind) { b.kinds.Add(ks...) }
 
 func (b *builder) note(s string) {
 	if s == "" {
@@ -203,18 +173,18 @@ func (b *builder) finish() Action {
 	a := b.a
 	if b.destructive {
 		a.Destructive = true
-		b.kinds.add(Delete)
+		b.kinds.Add(Delete)
 	}
 	if b.kinds == 0 {
-		b.kinds.add(Unknown)
+		b.kinds.Add(Unknown)
 	}
-	a.Kinds = b.kinds.list()
-	a.Kind = b.kinds.top()
-	a.Effects.External = b.external || b.kinds.has(Send) || b.kinds.has(Pay)
-	a.Effects.Irreversible = a.Destructive || b.kinds.has(Delete) || b.kinds.has(Send) || b.kinds.has(Pay)
-	a.Effects.Financial = b.kinds.has(Pay)
+	a.Kinds = b.kinds.List()
+	a.Kind = b.kinds.Top()
+	a.Effects.External = b.external || b.kinds.Has(Send) || b.kinds.Has(Pay)
+	a.Effects.Irreversible = a.Destructive || b.kinds.Has(Delete) || b.kinds.Has(Send) || b.kinds.Has(Pay)
+	a.Effects.Financial = b.kinds.Has(Pay)
 	a.Effects.Public = b.public
-	a.Effects.Recurring = b.recurring && b.kinds.has(Pay)
+	a.Effects.Recurring = b.recurring && b.kinds.Has(Pay)
 	a.Effects.AdminGrant = b.adminGrant
 	if b.dropped > 0 {
 		a.Notes = append(a.Notes, "and more facts not listed")

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/datafile"
 )
 
@@ -210,14 +211,6 @@ type catalog struct {
 	byCompact map[string][]*toolEntry
 }
 
-var validKindNames = func() map[string]Kind {
-	m := map[string]Kind{}
-	for _, k := range allKinds {
-		m[string(k)] = k
-	}
-	return m
-}()
-
 var familyRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 
 func newCatalog() *catalog {
@@ -330,17 +323,17 @@ func compileEntry(file string, e *catalogEntry) (*toolEntry, error) {
 		return nil, fmt.Errorf("trust %q: want own, open or user", e.Trust)
 	}
 	if e.Kind == "" && len(e.Kinds) == 0 {
-		return nil, errors.New("missing kind (one of " + kindNames() + ")")
+		return nil, errors.New("missing kind (one of " + act.Names() + ")")
 	}
 	for _, k := range append([]string{e.Kind}, e.Kinds...) {
 		if k == "" {
 			continue
 		}
-		kk, ok := validKindNames[k]
+		kk, ok := act.ByName[k]
 		if !ok {
-			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, kindNames())
+			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, act.Names())
 		}
-		te.kinds.add(kk)
+		te.kinds.Add(kk)
 	}
 	if e.Builtin && len(e.Servers) > 0 {
 		return nil, errors.New("builtin and servers are exclusive: a built-in tool has no server")
@@ -354,7 +347,7 @@ func compileEntry(file string, e *catalogEntry) (*toolEntry, error) {
 	}
 	slices.Sort(te.servers)
 	if e.Access != "" {
-		k, err := accessKind(e.Access)
+		k, err := act.Access(e.Access)
 		if err != nil {
 			return nil, err
 		}
@@ -405,7 +398,7 @@ func compileArg(key string, spec argSpec) (*argRule, error) {
 		if ro != rolePath && ro != roleGlob {
 			return nil, fmt.Errorf("access is only for path and glob roles, not %q", spec.Role)
 		}
-		k, err := accessKind(spec.Access)
+		k, err := act.Access(spec.Access)
 		if err != nil {
 			return nil, err
 		}
@@ -478,11 +471,11 @@ func compileWhen(w whenSpec) (condition, error) {
 		if k == "" {
 			continue
 		}
-		kk, ok := validKindNames[k]
+		kk, ok := act.ByName[k]
 		if !ok {
-			return c, fmt.Errorf("unknown kind %q (want one of %s)", k, kindNames())
+			return c, fmt.Errorf("unknown kind %q (want one of %s)", k, act.Names())
 		}
-		c.kinds.add(kk)
+		c.kinds.Add(kk)
 	}
 	if c.kinds == 0 && !c.destructive && !c.external && !c.public && !c.recurring && c.note == "" {
 		return c, errors.New("has no effect: give kind, destructive, external, public, recurring or note")
@@ -500,25 +493,6 @@ func argKey(k string) string {
 		}
 	}
 	return strings.Join(parts, ".")
-}
-
-func accessKind(s string) (Kind, error) {
-	switch Kind(s) {
-	case Read, Write, Delete, Execute:
-		return Kind(s), nil
-	}
-	return "", fmt.Errorf("unknown access %q (want read, write, delete or execute)", s)
-}
-
-func kindNames() string {
-	var b strings.Builder
-	for i, k := range allKinds {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(string(k))
-	}
-	return b.String()
 }
 
 // lookup finds the entry for a normalised tool name. Entries restricted to

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/secret"
 )
 
@@ -139,7 +140,7 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 		// Gemini CLI's directory).
 		for _, k := range []string{"workdir", "cwd", "working_directory", "directory"} {
 			if v, ok := call.Args[k].(string); ok && v != "" {
-				if d, rel := normPath(v, call.WorkingDir, call.HomeDir); !rel {
+				if d, rel := act.NormPath(v, call.WorkingDir, call.HomeDir); !rel {
 					shellDir = d
 				}
 				break
@@ -153,7 +154,7 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 		}
 		if res.err == nil && len(res.commands) == 0 && res.kinds == 0 {
 			// Only comments, blanks or plain assignments: nothing runs.
-			res.kinds.add(Read)
+			res.kinds.Add(Read)
 			b.note("the command line runs nothing")
 		}
 		applyShell(b, res)
@@ -166,7 +167,7 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 	}
 	c.k.applyDeferred(bg, b, &call, c.parsers)
 
-	if w.linkKinds != 0 && b.kinds.has(Fetch) && !b.kinds.has(Send) {
+	if w.linkKinds != 0 && b.kinds.Has(Fetch) && !b.kinds.Has(Send) {
 		// A fetch of a link that acts when followed does what the link
 		// does (a POST-style send already says more).
 		b.kinds |= w.linkKinds
@@ -174,7 +175,7 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 			b.note(n)
 		}
 	}
-	changes := b.kinds.has(Write) || b.kinds.has(Send) || b.kinds.has(Execute)
+	changes := b.kinds.Has(Write) || b.kinds.Has(Send) || b.kinds.Has(Execute)
 	if w.public != "" && changes && !closes(tokens(tool)) {
 		b.public = true
 		b.note("opens access to anyone (" + w.public + ")")
@@ -183,12 +184,12 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 		b.adminGrant = true
 		b.note("grants administrator access (" + w.admin + ")")
 	}
-	if b.kinds.has(Send) {
+	if b.kinds.Has(Send) {
 		for _, r := range w.recipients {
 			b.recipient(r.Address, r.Field, r.Name)
 		}
 	}
-	if b.kinds.has(Pay) || b.a.Family == "payments" {
+	if b.kinds.Has(Pay) || b.a.Family == "payments" {
 		for _, acct := range w.accounts {
 			b.account(acct)
 		}
@@ -326,11 +327,11 @@ func defaultAccess(ks kindSet, explicit Kind) Kind {
 	switch {
 	case explicit != "":
 		return explicit
-	case ks.has(Delete) && !ks.has(Write):
+	case ks.Has(Delete) && !ks.Has(Write):
 		return Delete
-	case ks.has(Write):
+	case ks.Has(Write):
 		return Write
-	case ks.has(Execute) && !ks.has(Send):
+	case ks.Has(Execute) && !ks.Has(Send):
 		return Execute
 	default:
 		return Read
@@ -363,10 +364,10 @@ func annotationNotes(b *builder, an *Annotations) {
 	if an == nil {
 		return
 	}
-	if isTrue(an.ReadOnlyHint) && b.kinds.top().Rank() > Fetch.Rank() {
+	if isTrue(an.ReadOnlyHint) && b.kinds.Top().Rank() > Fetch.Rank() {
 		b.note("server claims read-only (readOnlyHint); the catalog says otherwise and wins")
 	}
-	if isTrue(an.DestructiveHint) && !b.kinds.has(Delete) && !b.destructive {
+	if isTrue(an.DestructiveHint) && !b.kinds.Has(Delete) && !b.destructive {
 		b.note("server marks it destructive (destructiveHint)")
 	}
 }

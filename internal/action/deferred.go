@@ -163,8 +163,8 @@ func (k *knowledge) applyDeferred(bg *budget, b *builder, call *Call, parsers *s
 		for _, u := range res.unexamined {
 			b.unexamined("in the code it writes into " + file + ": " + u)
 		}
-		secret := res.sensitive || res.kinds.has(Credential) || slices.ContainsFunc(res.paths, func(p PathRef) bool { return p.Sensitive })
-		leaks := secret && (res.kinds.has(Send) || res.kinds.has(Fetch)) && len(res.hosts) > 0
+		secret := res.sensitive || res.kinds.Has(Credential) || slices.ContainsFunc(res.paths, func(p PathRef) bool { return p.Sensitive })
+		leaks := secret && (res.kinds.Has(Send) || res.kinds.Has(Fetch)) && len(res.hosts) > 0
 		if leaks {
 			b.kind(Send)
 			b.external = true

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/datafile"
 	"github.com/mandate-dev/mandate/internal/secret"
 )
@@ -364,12 +365,12 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 			return
 		}
 	case keyMaybePath:
-		if looksLikePath(s) {
+		if act.LooksLikePath(s) {
 			w.addPath(s, w.access, ctx)
 			return
 		}
 	case keyAttachment:
-		if looksLikePath(s) && ctx.key != "content" && ctx.key != "data" {
+		if act.LooksLikePath(s) && ctx.key != "content" && ctx.key != "data" {
 			w.attachment = true
 			w.addPath(s, Read, ctx)
 			w.b.note("attachment " + w.lastPath() + " is read and sent")
@@ -379,7 +380,7 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 		w.addURL(s, true)
 		return
 	case keyHost:
-		if h := hostOnly(s); h != "" {
+		if h := act.HostOnly(s); h != "" {
 			w.b.host(h)
 		}
 		return
@@ -434,7 +435,7 @@ func (w *argWalk) ruleLeaf(s string, r *argRule, ctx walkCtx) {
 			acc = w.access
 		}
 		w.addPath(s, acc, ctx)
-		if w.k.args.isAttachmentKey(r.key) && w.b.kinds.has(Send) {
+		if w.k.args.isAttachmentKey(r.key) && w.b.kinds.Has(Send) {
 			w.attachment = true
 			w.b.note("attachment " + w.lastPath() + " is read and sent")
 		}
@@ -443,7 +444,7 @@ func (w *argWalk) ruleLeaf(s string, r *argRule, ctx walkCtx) {
 		if ctx.baseDir != "" && !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
 			p = strings.TrimSuffix(ctx.baseDir, "/") + "/" + s
 		}
-		np, rel := normPath(p, w.call.WorkingDir, w.call.HomeDir)
+		np, rel := act.NormPath(p, w.call.WorkingDir, w.call.HomeDir)
 		acc := r.access
 		if acc == "" {
 			acc = Read
@@ -457,7 +458,7 @@ func (w *argWalk) ruleLeaf(s string, r *argRule, ctx walkCtx) {
 	case roleURL:
 		w.addURL(s, true)
 	case roleHost:
-		if h := hostOnly(s); h != "" {
+		if h := act.HostOnly(s); h != "" {
 			w.b.host(h)
 		}
 	case roleRecipient:
@@ -564,7 +565,7 @@ func (w *argWalk) addURL(s string, explicit bool) {
 		w.b.sensitive(n)
 	}
 	if k, n := linkAction(u); k != "" {
-		w.linkKinds.add(k)
+		w.linkKinds.Add(k)
 		w.linkNotes = append(w.linkNotes, n)
 	}
 }
@@ -862,25 +863,6 @@ func (an *argNames) isAttachmentKey(k string) bool {
 		k = k[i+1:]
 	}
 	return an.classes[k] == keyAttachment
-}
-
-// hostOnly extracts a host name from "example.com", "example.com:443" or a
-// URL.
-func hostOnly(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" || strings.ContainsAny(s, " \n") {
-		return ""
-	}
-	if strings.Contains(s, "://") {
-		if u, err := url.Parse(s); err == nil {
-			return u.Hostname()
-		}
-		return ""
-	}
-	if u, err := url.Parse("//" + s); err == nil && u.Hostname() != "" {
-		return u.Hostname()
-	}
-	return ""
 }
 
 func redactURL(u *url.URL) string {

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"github.com/mandate-dev/mandate/internal/act"
 	"testing"
 )
 
@@ -31,9 +32,9 @@ func TestNormPath(t *testing.T) {
 		{"", "/w", "", "", false},
 	}
 	for _, tt := range tests {
-		got, rel := normPath(tt.in, tt.dir, tt.home)
+		got, rel := act.NormPath(tt.in, tt.dir, tt.home)
 		if got != tt.want || rel != tt.rel {
-			t.Errorf("normPath(%q, %q, %q) = (%q, %v), want (%q, %v)", tt.in, tt.dir, tt.home, got, rel, tt.want, tt.rel)
+			t.Errorf("act.NormPath(%q, %q, %q) = (%q, %v), want (%q, %v)", tt.in, tt.dir, tt.home, got, rel, tt.want, tt.rel)
 		}
 	}
 }
@@ -245,7 +246,7 @@ func TestClassifySQL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := classifySQL(tt.sql)
-		if got := r.kinds.top(); got != tt.kind || r.destructive != tt.destructive {
+		if got := r.kinds.Top(); got != tt.kind || r.destructive != tt.destructive {
 			t.Errorf("classifySQL(%q) = %s destructive=%v, want %s destructive=%v (%v)", tt.sql, got, r.destructive, tt.kind, tt.destructive, r.notes)
 		}
 	}
@@ -259,8 +260,8 @@ func TestLooksLikePath(t *testing.T) {
 		"/etc/hosts": true, "~/x": true, "./a": true, "a/b": true, "report.pdf": true, ".env": true,
 		"Receipts": false, "hello world.txt": false, "https://x.example/a": false, "bob@x.org": false, "": false,
 	} {
-		if got := looksLikePath(s); got != want {
-			t.Errorf("looksLikePath(%q) = %v, want %v", s, got, want)
+		if got := act.LooksLikePath(s); got != want {
+			t.Errorf("act.LooksLikePath(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

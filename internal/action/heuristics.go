@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/vocab"
 )
 
@@ -90,7 +91,7 @@ func compileNames(v *vocab.Vocabulary, n *nameSpec) *nameWords {
 		for w, ks := range t {
 			var s kindSet
 			for _, k := range ks {
-				s.add(Kind(k))
+				s.Add(Kind(k))
 			}
 			m[w] = s
 		}
@@ -157,7 +158,7 @@ func (k *knowledge) heuristics(server, tool string, def *ToolDef, args map[strin
 	if nameKinds != 0 {
 		h.kinds = nameKinds
 		h.source = "heuristic"
-		h.notes = append(h.notes, "unknown tool; its name suggests "+kindList(nameKinds))
+		h.notes = append(h.notes, "unknown tool; its name suggests "+nameKinds.Text())
 	}
 
 	// The description, when the name says nothing.
@@ -165,12 +166,12 @@ func (k *knowledge) heuristics(server, tool string, def *ToolDef, args map[strin
 		if dk := wd.descriptionKinds(def.Description); dk != 0 {
 			h.kinds = dk
 			h.source = "heuristic"
-			h.notes = append(h.notes, "unknown tool; its description suggests "+kindList(dk))
+			h.notes = append(h.notes, "unknown tool; its description suggests "+dk.Text())
 		}
 	}
 	// Credential phrases in the description count even beside a name verb.
-	if def != nil && wd.mentionsCredentials(def.Description) && !h.kinds.has(Credential) {
-		h.kinds.add(Credential)
+	if def != nil && wd.mentionsCredentials(def.Description) && !h.kinds.Has(Credential) {
+		h.kinds.Add(Credential)
 		h.source = "heuristic"
 		h.notes = append(h.notes, "its description mentions credentials or the environment")
 	}
@@ -192,8 +193,8 @@ func (k *knowledge) heuristics(server, tool string, def *ToolDef, args map[strin
 	// Annotations: raise only.
 	if def != nil && def.Annotations != nil {
 		an := def.Annotations
-		if isTrue(an.DestructiveHint) && !h.kinds.has(Delete) {
-			h.kinds.add(Delete)
+		if isTrue(an.DestructiveHint) && !h.kinds.Has(Delete) {
+			h.kinds.Add(Delete)
 			if h.source == "none" {
 				h.source = "annotation"
 			}
@@ -209,7 +210,7 @@ func (k *knowledge) heuristics(server, tool string, def *ToolDef, args map[strin
 		if isTrue(an.ReadOnlyHint) {
 			if h.kinds == 0 {
 				h.notes = append(h.notes, "server claims read-only (readOnlyHint); a claim alone is not trusted")
-			} else if h.kinds.top().Rank() > Fetch.Rank() {
+			} else if h.kinds.Top().Rank() > Fetch.Rank() {
 				h.notes = append(h.notes, "server claims read-only (readOnlyHint); ignored, the name says otherwise")
 			}
 		}
@@ -217,9 +218,9 @@ func (k *knowledge) heuristics(server, tool string, def *ToolDef, args map[strin
 	if h.external && h.kinds == 0 {
 		// Reaching the outside with nothing else known: at least a fetch,
 		// but the kind stays unknown.
-		h.kinds.add(Unknown)
+		h.kinds.Add(Unknown)
 	}
-	if h.kinds.has(Write) && hasWord(ts, "upload") {
+	if h.kinds.Has(Write) && hasWord(ts, "upload") {
 		h.external = true
 	}
 	if hasWord(ts, "deploy") {
@@ -242,10 +243,10 @@ func (wd *nameWords) nameKinds(ts []string) (ks kindSet, readLed bool) {
 	}
 	for i, t := range ts {
 		if wd.credentialWords[t] && !wd.tokenUnit(ts) {
-			ks.add(Credential)
+			ks.Add(Credential)
 		}
 		if i > 0 && (t == "key" || t == "keys") && wd.keyQualifiers[ts[i-1]] {
-			ks.add(Credential)
+			ks.Add(Credential)
 		}
 		if i == 0 || i == 1 && leadNoun {
 			if k, ok := wd.verbs[t]; ok {
@@ -270,11 +271,11 @@ func (wd *nameWords) nameKinds(ts []string) (ks kindSet, readLed bool) {
 
 // benignObject turns a delete verb on a benign object into a write.
 func (wd *nameWords) benignObject(ks kindSet, rest []string) kindSet {
-	if !ks.has(Delete) || len(rest) == 0 {
+	if !ks.Has(Delete) || len(rest) == 0 {
 		return ks
 	}
 	if wd.benignObjects[rest[0]] || len(rest) > 1 && wd.benignObjects[rest[len(rest)-1]] && len(rest) <= 2 {
-		return ks&^kindBit(Delete) | kindBit(Write)
+		return ks&^act.Bit(Delete) | act.Bit(Write)
 	}
 	return ks
 }
@@ -308,9 +309,9 @@ func (wd *nameWords) descriptionKinds(desc string) kindSet {
 		}
 		// After the lead verb only consequential verbs add ("Reads a file
 		// and deletes it").
-		for _, kk := range k.list() {
+		for _, kk := range k.List() {
 			if kk.Rank() >= Delete.Rank() {
-				ks.add(kk)
+				ks.Add(kk)
 			}
 		}
 	}
@@ -324,12 +325,12 @@ func (wd *nameWords) verbOf(w string) kindSet {
 		if k, ok := wd.verbs[cand]; ok {
 			return k
 		}
-		if k, ok := wd.lead[cand]; ok && (k.has(Send) || k.has(Pay)) && cand != "text" && cand != "message" && cand != "order" && cand != "book" {
+		if k, ok := wd.lead[cand]; ok && (k.Has(Send) || k.Has(Pay)) && cand != "text" && cand != "message" && cand != "order" && cand != "book" {
 			return k
 		}
 	}
 	if w == "returns" || w == "return" || w == "gets" || w == "lists" {
-		return kindBit(Read)
+		return act.Bit(Read)
 	}
 	return 0
 }
@@ -407,10 +408,10 @@ func (an *argNames) paramKinds(params []string, have kindSet) (kindSet, []string
 	var ks kindSet
 	var why []string
 	addWhy := func(k Kind, p string) {
-		if !ks.has(k) && !have.has(k) {
+		if !ks.Has(k) && !have.Has(k) {
 			why = append(why, "parameter "+p+" suggests "+string(k))
 		}
-		ks.add(k)
+		ks.Add(k)
 	}
 	for _, p := range params {
 		switch an.classes[p] {
@@ -468,12 +469,3 @@ func (an *argNames) paramFamily(params []string) string {
 }
 
 func hasWord(ts []string, w string) bool { return slices.Contains(ts, w) }
-
-func kindList(ks kindSet) string {
-	l := ks.list()
-	parts := make([]string, len(l))
-	for i, k := range l {
-		parts[i] = string(k)
-	}
-	return strings.Join(parts, ", ")
-}

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"github.com/mandate-dev/mandate/internal/act"
 	"maps"
 	"path"
 	"slices"
@@ -329,7 +330,7 @@ func hasStemFold(s string, stems []string) bool {
 // sensitivity. It returns notes for a relative path left unresolved and for
 // example env files.
 func (r *pathRules) ref(raw string, access Kind, dir, home string) (PathRef, []string) {
-	p, rel := normPath(raw, dir, home)
+	p, rel := act.NormPath(raw, dir, home)
 	ref := PathRef{Path: p, Access: access}
 	var notes []string
 	if rel {

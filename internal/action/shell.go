@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // Shell command lines are parsed with mvdan.cc/sh and every simple command is
@@ -96,7 +98,7 @@ func (k *knowledge) analyzeShell(bg *budget, script, workDir, homeDir string, pa
 	if res.err != nil && len(res.commands) == 0 {
 		res.commands = append(res.commands, Command{Argv: []string{truncate(script, maxArgRecordLen)}, Kind: Execute,
 			Note: "unparseable shell: " + res.err.Error()})
-		res.kinds.add(Execute)
+		res.kinds.Add(Execute)
 	}
 	return res
 }
@@ -237,7 +239,7 @@ func (w *shellWalker) script(src string, env *shellEnv, depth int) {
 	d, n, over := shellShape(src, MaxShellNesting, MaxShellTokens)
 	if over {
 		w.emit(Command{Argv: []string{truncate(src, maxArgRecordLen)}, Kind: Execute, Via: env.via,
-			Note: "not parsed: too deep or too long to analyse"}, kindBit(Execute))
+			Note: "not parsed: too deep or too long to analyse"}, act.Bit(Execute))
 		if d > MaxShellNesting {
 			w.cut(fmt.Sprintf("the command line nests (…), $(…), `…` or { } more than %d deep (MaxShellNesting): it was not parsed or examined", MaxShellNesting))
 		} else {
@@ -257,7 +259,7 @@ func (w *shellWalker) script(src string, env *shellEnv, depth int) {
 			w.res.err = fmt.Errorf("parse shell: %w", err)
 		} else {
 			w.emit(Command{Argv: []string{truncate(src, maxArgRecordLen)}, Kind: Execute, Via: env.via,
-				Note: "nested command line does not parse; treated as execute"}, kindBit(Execute))
+				Note: "nested command line does not parse; treated as execute"}, act.Bit(Execute))
 		}
 		w.note("shell text does not parse: " + err.Error())
 		return
@@ -376,7 +378,7 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 		w.stmt(c.Body, env.sub("function "+funcName(c)), nil, depth)
 		var ks kindSet
 		for _, cmd := range w.res.commands[start:] {
-			ks.add(cmd.Kind)
+			ks.Add(cmd.Kind)
 		}
 		if n := funcName(c); n != "" {
 			if w.funcs == nil {
@@ -395,7 +397,7 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 	case *syntax.ArithmCmd, *syntax.TestClause, *syntax.LetClause:
 		w.scanNode(c, env, depth)
 	default:
-		w.emit(Command{Kind: Execute, Via: env.via, Note: fmt.Sprintf("shell construct %T not understood", c)}, kindBit(Execute))
+		w.emit(Command{Kind: Execute, Via: env.via, Note: fmt.Sprintf("shell construct %T not understood", c)}, act.Bit(Execute))
 	}
 	if len(writes) > 0 {
 		w.applyRedirects(writes, before, env)
@@ -443,7 +445,7 @@ func (w *shellWalker) applyRedirects(writes []string, before int, env *shellEnv)
 			w.note("redirection overwrites the block device " + t)
 		}
 	}
-	w.res.kinds.add(Write)
+	w.res.kinds.Add(Write)
 	if before < len(w.res.commands) {
 		for i := before; i < len(w.res.commands); i++ {
 			c := &w.res.commands[i]
@@ -454,7 +456,7 @@ func (w *shellWalker) applyRedirects(writes []string, before int, env *shellEnv)
 		}
 		return
 	}
-	w.emit(Command{Name: ">", Argv: append([]string{">"}, writes...), Kind: Write, Via: env.via, Note: "redirection"}, kindBit(Write))
+	w.emit(Command{Name: ">", Argv: append([]string{">"}, writes...), Kind: Write, Via: env.via, Note: "redirection"}, act.Bit(Write))
 }
 
 // redirectTarget records the file an output redirection writes and returns
@@ -516,7 +518,7 @@ func (w *shellWalker) decl(d *syntax.DeclClause, env *shellEnv, depth int) {
 	}
 	if !named && (variant == "export" || variant == "declare" || variant == "typeset") {
 		w.emit(Command{Argv: []string{variant}, Name: variant, Kind: Credential, Via: env.via,
-			Note: variant + " without names prints the environment, secrets included"}, kindBit(Credential))
+			Note: variant + " without names prints the environment, secrets included"}, act.Bit(Credential))
 		w.res.sensitive = true
 	}
 }
@@ -705,7 +707,7 @@ func (w *shellWalker) part(b *strings.Builder, v *wordVal, p syntax.WordPart, en
 		plain := x.Exp == nil && x.Slice == nil && x.Repl == nil && x.Index == nil && !x.Length && !x.Excl && x.Names == 0
 		switch {
 		case plain && name == "HOME":
-			b.WriteString(homeOr(w.home))
+			b.WriteString(act.HomeOr(w.home))
 		case plain && name == "PWD" && env.cwd != "" && !env.cwdLost:
 			b.WriteString(env.cwd)
 		default:
@@ -777,7 +779,7 @@ func (w *shellWalker) heredocText(r *syntax.Redirect) string {
 			}
 		case *syntax.ParamExp:
 			if x.Param != nil && x.Param.Value == "HOME" && x.Exp == nil && x.Slice == nil && x.Repl == nil {
-				b.WriteString(homeOr(w.home))
+				b.WriteString(act.HomeOr(w.home))
 			} else if x.Param != nil {
 				// Keep it as a variable reference for the consumer
 				// to see as dynamic.
@@ -915,7 +917,7 @@ func (w *shellWalker) resolve(raw string, env *shellEnv) string {
 	if env.cwdLost {
 		dir = ""
 	}
-	p, _ := normPath(raw, dir, w.home)
+	p, _ := act.NormPath(raw, dir, w.home)
 	return p
 }
 
@@ -977,7 +979,7 @@ func (w *shellWalker) addresses(s string) []Recipient {
 // cut records something the analysis did not examine; what was not
 // examined may run anything.
 func (w *shellWalker) cut(why string) {
-	w.res.kinds.add(Execute)
+	w.res.kinds.Add(Execute)
 	if !slices.Contains(w.res.unexamined, why) {
 		w.res.unexamined = append(w.res.unexamined, why)
 	}
@@ -1014,9 +1016,9 @@ func (w *shellWalker) host(h string) {
 // emit records a command with the kinds it has.
 func (w *shellWalker) emit(c Command, ks kindSet) {
 	if ks == 0 {
-		ks.add(Execute)
+		ks.Add(Execute)
 	}
-	c.Kind = ks.top()
+	c.Kind = ks.Top()
 	if len(c.Argv) > maxArgvRecord {
 		c.Argv = append(c.Argv[:maxArgvRecord:maxArgvRecord], "…")
 	}
@@ -1030,7 +1032,7 @@ func (w *shellWalker) emit(c Command, ks kindSet) {
 	}
 	w.res.commands = append(w.res.commands, c)
 	w.res.kinds |= ks
-	if ks.has(Fetch) {
+	if ks.Has(Fetch) {
 		w.fetches++
 	}
 	if c.Destructive {

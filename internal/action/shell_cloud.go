@@ -1,6 +1,7 @@
 package action
 
 import (
+	"github.com/mandate-dev/mandate/internal/act"
 	"strings"
 )
 
@@ -62,7 +63,7 @@ func kubectlSpecial(inv *invocation, t *subTool, sub int) bool {
 		return true
 	}
 	if s, ok := p.value("s", "server"); ok {
-		if h := hostOnly(s); h != "" {
+		if h := act.HostOnly(s); h != "" {
 			inv.w.host(h)
 		}
 	}
@@ -274,20 +275,20 @@ func awsCmd(inv *invocation, s *cmdSpec) {
 func cliOp(inv *invocation, s *cmdSpec, verb, deletes string) (a subAct, label bool) {
 	sk := inv.w.k.shell
 	ks := sk.verb(s, verb)
-	if ks.has(Delete) && !s.destroying[verb] {
+	if ks.Has(Delete) && !s.destroying[verb] {
 		// Removing verbs other than the CLI's destructive ones take a
 		// setting away (revoke-security-group-ingress, detach-policy,
 		// cancel-…): a change of configuration, not lost data.
-		ks = ks&^kindBit(Delete) | kindBit(Write)
+		ks = ks&^act.Bit(Delete) | act.Bit(Write)
 	}
 	switch {
-	case ks == 0 || ks == kindBit(Write):
+	case ks == 0 || ks == act.Bit(Write):
 		return wrExt, true
-	case ks == kindBit(Read):
+	case ks == act.Bit(Read):
 		return rd, false
 	}
-	a = subAct{kinds: ks.list(), ext: true, cred: ks.has(Credential)}
-	if s.destroying[verb] && ks.has(Delete) {
+	a = subAct{kinds: ks.List(), ext: true, cred: ks.Has(Credential)}
+	if s.destroying[verb] && ks.Has(Delete) {
 		a.destr = true
 		a.note = deletes
 	}

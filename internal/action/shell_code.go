@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/datafile"
 )
 
@@ -69,8 +70,8 @@ func (c *codePatternSpec) UnmarshalYAML(n *yaml.Node) error {
 		return datafile.At(n, "code pattern %q: %v", c.Pattern, err)
 	}
 	c.re = re
-	if _, ok := validKindNames[c.Kind]; !ok || c.Kind == string(Unknown) {
-		return datafile.At(n, "code pattern: unknown kind %q (want one of %s)", c.Kind, kindNames())
+	if _, ok := act.ByName[c.Kind]; !ok || c.Kind == string(Unknown) {
+		return datafile.At(n, "code pattern: unknown kind %q (want one of %s)", c.Kind, act.Names())
 	}
 	if c.Group < 0 || c.Group > re.NumSubexp() {
 		return datafile.At(n, "code pattern: group %d, but the pattern has %d", c.Group, re.NumSubexp())
@@ -140,7 +141,7 @@ type codePattern struct {
 // scan scans inline code of a language ("" tries all).
 func (cr *codeRules) scan(lang, code string) codeResult {
 	var r codeResult
-	r.kinds.add(Execute)
+	r.kinds.Add(Execute)
 	if len(code) > MaxScanPerString {
 		code = code[:MaxScanPerString]
 		r.unexamined = append(r.unexamined, fmt.Sprintf("the code is longer than %d bytes (MaxScanPerString): the rest was not examined", MaxScanPerString))
@@ -171,7 +172,7 @@ func (cr *codeRules) scan(lang, code string) codeResult {
 			ms = ms[:MaxCodeMatches]
 			r.cutMatches()
 		}
-		r.kinds.add(p.kind)
+		r.kinds.Add(p.kind)
 		r.destructive = r.destructive || p.destructive
 		r.external = r.external || p.external
 		r.sensitive = r.sensitive || p.sensitive
@@ -253,7 +254,7 @@ func (k *knowledge) applyCode(bg *budget, b *builder, r codeResult, dir, home st
 	}
 	for _, u := range r.urls {
 		b.url(u)
-		b.host(hostOnly(u))
+		b.host(act.HostOnly(u))
 	}
 	for _, s := range r.shells {
 		applyShell(b, k.analyzeShell(bg, s, dir, home, parsers))

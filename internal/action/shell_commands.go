@@ -3,6 +3,8 @@ package action
 import (
 	"path"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // cmdSpec is what Mandate knows about a program, compiled from a commands
@@ -447,7 +449,7 @@ func cdCmd(inv *invocation, _ *cmdSpec) {
 	if inv.env.cwdLost {
 		dir = ""
 	}
-	np, rel := normPath(target, dir, inv.w.home)
+	np, rel := act.NormPath(target, dir, inv.w.home)
 	if rel {
 		inv.env.cwdLost = true
 		return
@@ -501,7 +503,7 @@ func hostOperandCmd(inv *invocation, s *cmdSpec) {
 	for _, i := range p.ops {
 		a := strings.TrimPrefix(inv.argv[i], "@")
 		if strings.Contains(a, ".") || a == "localhost" {
-			if h := hostOnly(a); h != "" {
+			if h := act.HostOnly(a); h != "" {
 				inv.w.host(h)
 			}
 		}
@@ -744,7 +746,7 @@ func opensslCmd(inv *invocation, _ *cmdSpec) {
 		}
 		for i, a := range inv.argv {
 			if a == "-connect" && i+1 < len(inv.argv) {
-				if h := hostOnly(inv.argv[i+1]); h != "" {
+				if h := act.HostOnly(inv.argv[i+1]); h != "" {
 					inv.w.host(h)
 				}
 			}
@@ -824,4 +826,24 @@ func (inv *invocation) filterFiles(prog string, ops []int, inPlace bool) {
 	for _, i := range ops {
 		inv.addPath(i, access)
 	}
+}
+
+// isBroadPath reports whether p is the root, a top-level directory, the home
+// directory or one of its ancestors: recursive changes there are
+// catastrophic.
+func isBroadPath(p, home string) bool {
+	if p == "/" || p == "~" || p == "*" || p == "/*" || p == "~/*" || p == "." && home == "" {
+		return true
+	}
+	if strings.HasPrefix(p, "/") && strings.Count(strings.TrimSuffix(p, "/*"), "/") <= 1 {
+		return true
+	}
+	if home != "" {
+		h := strings.TrimSuffix(home, "/")
+		q := strings.TrimSuffix(strings.TrimSuffix(p, "/*"), "/")
+		if q == h || strings.HasPrefix(h, q+"/") {
+			return true
+		}
+	}
+	return false
 }

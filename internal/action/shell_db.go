@@ -1,6 +1,7 @@
 package action
 
 import (
+	"github.com/mandate-dev/mandate/internal/act"
 	"strings"
 )
 
@@ -224,7 +225,7 @@ func dbCmd(inv *invocation, s *cmdSpec) {
 	for _, q := range sqls {
 		classifySQL(q).apply(&inv.ks, &inv.destructive, inv.note, inv.w.cut)
 	}
-	if inv.ks&^kindBit(Read) == 0 {
+	if inv.ks&^act.Bit(Read) == 0 {
 		inv.readOnly = true
 	}
 }

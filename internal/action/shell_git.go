@@ -1,6 +1,7 @@
 package action
 
 import (
+	"github.com/mandate-dev/mandate/internal/act"
 	"strings"
 )
 
@@ -20,7 +21,7 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 	}
 	if p.rest >= len(inv.argv) {
 		inv.kind(Read)
-		inv.readOnly = inv.ks == 0 || inv.ks == kindBit(Read)
+		inv.readOnly = inv.ks == 0 || inv.ks == act.Bit(Read)
 		return
 	}
 	sub := inv.argv[p.rest]

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // invocation is one simple command being analysed: its argv after shell
@@ -47,7 +49,7 @@ type invocation struct {
 	linkNotes []string
 }
 
-func (inv *invocation) kind(ks ...Kind) { inv.ks.add(ks...) }
+func (inv *invocation) kind(ks ...Kind) { inv.ks.Add(ks...) }
 func (inv *invocation) note(s string)   { inv.notes = append(inv.notes, s) }
 
 // name is the program's base name.
@@ -95,7 +97,7 @@ func (inv *invocation) run() {
 	}
 	if ks, ok := w.funcs[base]; ok {
 		inv.ks = ks
-		inv.readOnly = ks != 0 && ks&^kindBit(Read) == 0
+		inv.readOnly = ks != 0 && ks&^act.Bit(Read) == 0
 		inv.note("calls shell function " + base + " defined in the command line")
 		inv.emit()
 		return
@@ -178,16 +180,16 @@ func (inv *invocation) emit() {
 	if inv.ks == 0 {
 		inv.kind(Execute)
 	}
-	if inv.linkKinds != 0 && inv.ks.has(Fetch) && !inv.ks.has(Send) {
+	if inv.linkKinds != 0 && inv.ks.Has(Fetch) && !inv.ks.Has(Send) {
 		inv.ks |= inv.linkKinds
 		for _, n := range inv.linkNotes {
 			inv.note(n)
 		}
 	}
-	if inv.ks&^kindBit(Read) != 0 {
+	if inv.ks&^act.Bit(Read) != 0 {
 		inv.readOnly = false
 	}
-	if !inv.readOnly && inv.ks&^(kindBit(Read)|kindBit(Fetch)) != 0 {
+	if !inv.readOnly && inv.ks&^(act.Bit(Read)|act.Bit(Fetch)) != 0 {
 		if n := publicCommand(inv.name(), inv.argv); n != "" {
 			inv.w.res.public = true
 			inv.note(n)
@@ -198,12 +200,12 @@ func (inv *invocation) emit() {
 		}
 	}
 	if inv.destructive {
-		inv.ks.add(Delete)
+		inv.ks.Add(Delete)
 	}
 	if inv.external {
 		inv.w.res.external = true
 	}
-	if inv.ks.has(Fetch) {
+	if inv.ks.Has(Fetch) {
 		// What a fetching command writes is fetched content: running
 		// it later in the line runs code nobody has seen.
 		for _, p := range inv.w.res.paths[min(inv.pathsBefore, len(inv.w.res.paths)):] {
@@ -267,7 +269,7 @@ func (inv *invocation) runScript(text, via string) {
 		inv.w.note(n)
 	}
 	env := inv.env.sub(via)
-	if inv.ks&^kindBit(Execute) != 0 || inv.external {
+	if inv.ks&^act.Bit(Execute) != 0 || inv.external {
 		// Keep what the wrapper itself contributes (credential
 		// injection, network, remote execution).
 		c := Command{Argv: append([]string(nil), inv.argv...), Name: inv.name(), Via: inv.env.via,
@@ -347,7 +349,7 @@ func (inv *invocation) pathArgs(start int, access Kind) {
 		if strings.HasPrefix(a, "-") || strings.Contains(a, "://") {
 			continue
 		}
-		if looksLikePath(a) {
+		if act.LooksLikePath(a) {
 			inv.addPath(i, access)
 		}
 	}
@@ -368,7 +370,7 @@ func (inv *invocation) addURL(raw string) string {
 	if !strings.Contains(u, "://") {
 		u = "http://" + u
 	}
-	h := hostOnly(u)
+	h := act.HostOnly(u)
 	if h == "" {
 		return ""
 	}
@@ -380,7 +382,7 @@ func (inv *invocation) addURL(raw string) string {
 			inv.w.note(n)
 		}
 		if k, n := linkAction(pu); k != "" {
-			inv.linkKinds.add(k)
+			inv.linkKinds.Add(k)
 			inv.linkNotes = append(inv.linkNotes, n)
 		}
 	}

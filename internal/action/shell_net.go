@@ -1,6 +1,7 @@
 package action
 
 import (
+	"github.com/mandate-dev/mandate/internal/act"
 	"strings"
 )
 
@@ -293,7 +294,7 @@ func sshCmd(inv *invocation, _ *cmdSpec) {
 	for _, i := range p.ops[1:] {
 		if inv.dynamicArg(i) {
 			inv.w.note("the remote command is built at run time")
-			inv.w.res.kinds.add(Execute)
+			inv.w.res.kinds.Add(Execute)
 			return
 		}
 	}
@@ -303,7 +304,7 @@ func sshCmd(inv *invocation, _ *cmdSpec) {
 // sshHost extracts the host of "user@host", "host", "ssh://user@host:22".
 func sshHost(s string) string {
 	if strings.Contains(s, "://") {
-		return hostOnly(s)
+		return act.HostOnly(s)
 	}
 	if i := strings.LastIndexByte(s, '@'); i >= 0 {
 		s = s[i+1:]
@@ -319,7 +320,7 @@ func sshHost(s string) string {
 // host.
 func remoteSpec(s string) (host, rpath string, remote bool) {
 	if strings.Contains(s, "://") {
-		return hostOnly(s), s, true
+		return act.HostOnly(s), s, true
 	}
 	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "../") {
 		return "", s, false
@@ -489,7 +490,7 @@ func netcatCmd(inv *invocation, _ *cmdSpec) {
 		if isDigit(a[0]) && !strings.Contains(a, ".") {
 			continue // a port
 		}
-		if h := hostOnly(a); h != "" {
+		if h := act.HostOnly(a); h != "" {
 			inv.w.host(h)
 			inv.note(inv.name() + " connects to " + h)
 		}

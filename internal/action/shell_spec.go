@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/datafile"
 	"github.com/mandate-dev/mandate/internal/vocab"
 )
@@ -88,12 +89,12 @@ func (c *commandSpec) UnmarshalYAML(n *yaml.Node) error {
 	}
 	what := "command " + c.Names[0]
 	if c.Kind != "" {
-		if k, ok := validKindNames[c.Kind]; !ok || k == Unknown {
-			return datafile.At(datafile.Field(n, "kind"), "%s: unknown kind %q (want one of %s)", what, c.Kind, kindNames())
+		if k, ok := act.ByName[c.Kind]; !ok || k == Unknown {
+			return datafile.At(datafile.Field(n, "kind"), "%s: unknown kind %q (want one of %s)", what, c.Kind, act.Names())
 		}
 	}
 	if c.Operands != "" {
-		if _, err := accessKind(c.Operands); err != nil {
+		if _, err := act.Access(c.Operands); err != nil {
 			return datafile.At(datafile.Field(n, "operands"), "%s: %v", what, err)
 		}
 	}
@@ -157,7 +158,7 @@ func (a *actSpec) UnmarshalYAML(n *yaml.Node) error {
 	*a = actSpec(p)
 	a.line = n.Line
 	if a.Operands != "" {
-		if _, err := accessKind(a.Operands); err != nil {
+		if _, err := act.Access(a.Operands); err != nil {
 			return datafile.At(n, "%v", err)
 		}
 	}
@@ -323,10 +324,10 @@ func (c *commandSpec) compile(ac *actCompiler, names *nameWords) (*cmdSpec, erro
 		s.verbs = map[string]kindSet{}
 		for w, ks := range c.Verbs {
 			if have := names.verbs[w] | names.lead[w]; have != 0 {
-				return nil, fmt.Errorf("verb %q is the vocabulary's (%s): a command's verbs may only add words", w, kindList(have))
+				return nil, fmt.Errorf("verb %q is the vocabulary's (%s): a command's verbs may only add words", w, have.Text())
 			}
 			for _, k := range ks {
-				s.verbs[w] = s.verbs[w] | kindBit(Kind(k))
+				s.verbs[w] = s.verbs[w] | act.Bit(Kind(k))
 			}
 		}
 	}
@@ -415,14 +416,14 @@ func (ac *actCompiler) act(a *actSpec, depth int) (subAct, error) {
 			out.ext = true
 		case w == "destructive":
 			out.destr = true
-		case validKindNames[w] != "" && w != string(Unknown):
-			ks.add(Kind(w))
+		case act.ByName[w] != "" && w != string(Unknown):
+			ks.Add(Kind(w))
 		default:
 			p, err := ac.preset(w)
 			if err != nil {
 				return out, err
 			}
-			ks.add(p.kinds...)
+			ks.Add(p.kinds...)
 			out.ext = out.ext || p.ext
 			out.destr = out.destr || p.destr
 			if out.note == "" {
@@ -442,9 +443,9 @@ func (ac *actCompiler) act(a *actSpec, depth int) (subAct, error) {
 	if ks == 0 {
 		return out, fmt.Errorf("%q names no kind", a.Do)
 	}
-	out.kinds = ks.list()
-	out.ro = ks == kindBit(Read)
-	out.cred = ks.has(Credential)
+	out.kinds = ks.List()
+	out.ro = ks == act.Bit(Read)
+	out.cred = ks.Has(Credential)
 	if a.Note != "" {
 		out.note = a.Note
 	}

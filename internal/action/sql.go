@@ -70,15 +70,15 @@ func (r *sqlResult) statement(words []string) {
 				return
 			}
 		}
-		r.kinds.add(Read)
+		r.kinds.Add(Read)
 		if first == "with" && slices.Contains(words, "into") {
-			r.kinds.add(Write)
+			r.kinds.Add(Write)
 		}
 		return
 	}
 	k, ok := sqlKeywordKinds[first]
 	if !ok {
-		r.kinds.add(Execute)
+		r.kinds.Add(Execute)
 		r.notes = append(r.notes, "SQL statement "+strings.ToUpper(first)+" not recognised")
 		return
 	}
@@ -135,7 +135,7 @@ func (r *sqlResult) statement(words []string) {
 			r.destructive = true
 		}
 	}
-	r.kinds.add(k)
+	r.kinds.Add(k)
 }
 
 // stripSQL removes comments and the contents of string literals, keeping

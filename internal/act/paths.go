@@ -1,4 +1,4 @@
-package action
+package act
 
 import (
 	"net/url"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// normPath normalises p for the record: "file://" URLs become paths, "~"
+// NormPath normalises p for the record: "file://" URLs become paths, "~"
 // expands to home (or stays "~/…" when home is unknown), "$HOME"/"${HOME}"
 // likewise, relative paths are joined to dir, ".." is resolved and the result
 // is cleaned. rel reports a relative path that could not be resolved because
@@ -14,7 +14,7 @@ import (
 //
 // Paths use forward slashes throughout: the agents Mandate guards run POSIX
 // shells, and a Windows-style path is kept as given apart from cleaning.
-func normPath(p, dir, home string) (out string, rel bool) {
+func NormPath(p, dir, home string) (out string, rel bool) {
 	p = strings.TrimSpace(p)
 	if p == "" {
 		return "", false
@@ -26,13 +26,13 @@ func normPath(p, dir, home string) (out string, rel bool) {
 	}
 	switch {
 	case p == "~" || p == "$HOME" || p == "${HOME}":
-		p = homeOr(home)
+		p = HomeOr(home)
 	case strings.HasPrefix(p, "~/"):
-		p = homeOr(home) + p[1:]
+		p = HomeOr(home) + p[1:]
 	case strings.HasPrefix(p, "$HOME/"):
-		p = homeOr(home) + p[5:]
+		p = HomeOr(home) + p[5:]
 	case strings.HasPrefix(p, "${HOME}/"):
-		p = homeOr(home) + p[7:]
+		p = HomeOr(home) + p[7:]
 	}
 	if isWindowsPath(p) {
 		return p, false
@@ -57,7 +57,7 @@ func normPath(p, dir, home string) (out string, rel bool) {
 	}
 }
 
-func homeOr(home string) string {
+func HomeOr(home string) string {
 	if home == "" {
 		return "~"
 	}
@@ -69,9 +69,9 @@ func isWindowsPath(p string) bool {
 		(p[0] >= 'a' && p[0] <= 'z' || p[0] >= 'A' && p[0] <= 'Z') || strings.HasPrefix(p, `\\`)
 }
 
-// looksLikePath reports whether a string value is plausibly a file path, for
+// LooksLikePath reports whether a string value is plausibly a file path, for
 // keys that only sometimes hold paths ("source", "target", "folder").
-func looksLikePath(s string) bool {
+func LooksLikePath(s string) bool {
 	if s == "" || len(s) > 4096 || strings.ContainsAny(s, "\n\x00") {
 		return false
 	}
@@ -92,22 +92,21 @@ func looksLikePath(s string) bool {
 	return false
 }
 
-// isBroadPath reports whether p is the root, a top-level directory, the home
-// directory or one of its ancestors: recursive changes there are
-// catastrophic.
-func isBroadPath(p, home string) bool {
-	if p == "/" || p == "~" || p == "*" || p == "/*" || p == "~/*" || p == "." && home == "" {
-		return true
+// HostOnly extracts a host name from "example.com", "example.com:443" or a
+// URL.
+func HostOnly(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.ContainsAny(s, " \n") {
+		return ""
 	}
-	if strings.HasPrefix(p, "/") && strings.Count(strings.TrimSuffix(p, "/*"), "/") <= 1 {
-		return true
-	}
-	if home != "" {
-		h := strings.TrimSuffix(home, "/")
-		q := strings.TrimSuffix(strings.TrimSuffix(p, "/*"), "/")
-		if q == h || strings.HasPrefix(h, q+"/") {
-			return true
+	if strings.Contains(s, "://") {
+		if u, err := url.Parse(s); err == nil {
+			return u.Hostname()
 		}
+		return ""
 	}
-	return false
+	if u, err := url.Parse("//" + s); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return ""
 }
