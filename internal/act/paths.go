@@ -3,6 +3,7 @@ package act
 import (
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -110,3 +111,6 @@ func HostOnly(s string) string {
 	}
 	return ""
 }
+
+// URLRE finds links in text.
+var URLRE = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?|sftp|s3|gs)://[^\s"'<>()\[\]{}\x60]+`)

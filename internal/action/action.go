@@ -117,7 +117,7 @@ type Action struct {
 	// Notes explain the classification to a person, one fact each.
 	Notes []string `json:"notes"`
 	// Unexamined says, one reason each, what classification did not
-	// examine: a walk or parser cut off at one of its limits (bounds.go),
+	// examine: a walk or parser cut off at one of its limits (act/limits.go),
 	// a value only known when a command runs ($(…)), an analysis stopped
 	// because the caller's request ended. The verdict cannot rest on what
 	// was seen alone, so the built-in policy asks (builtin.unexamined).

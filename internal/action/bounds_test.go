@@ -6,40 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
-)
 
-func TestShellShape(t *testing.T) {
-	tests := []struct {
-		src  string
-		want int
-	}{
-		{"ls -la", 0},
-		{"echo $(date)", 1},
-		{"echo $(echo $(echo x))", 2},
-		{"echo '((((((((('", 0},
-		{`echo "(((("`, 1},              // the quote itself
-		{`echo "$(echo "$(date)")"`, 4}, // quote, $(, quote, $(
-		{"echo `date`", 1},
-		{"${a:-${b:-${c}}}", 3},
-		{"{ { ls; }; }", 2},
-		{`echo \(\(\(`, 0},
-		{"(a) (b) (c)", 1},
-		{"echo :) :) :)", 0},
-	}
-	for _, tc := range tests {
-		if d, _, over := shellShape(tc.src, MaxShellNesting, MaxShellTokens); d != tc.want || over {
-			t.Errorf("shellNesting(%q) = %d, %v; want %d", tc.src, d, over, tc.want)
-		}
-	}
-	deep := strings.Repeat("$(", MaxShellNesting+1) + "x" + strings.Repeat(")", MaxShellNesting+1)
-	if _, _, over := shellShape(deep, MaxShellNesting, MaxShellTokens); !over {
-		t.Errorf("nesting of %d not over the limit", MaxShellNesting+1)
-	}
-	atLimit := strings.Repeat("$(", MaxShellNesting) + "x" + strings.Repeat(")", MaxShellNesting)
-	if d, _, over := shellShape(atLimit, MaxShellNesting, MaxShellTokens); over || d != MaxShellNesting {
-		t.Errorf("nesting of exactly %d: %d, %v", MaxShellNesting, d, over)
-	}
-}
+	"github.com/mandate-dev/mandate/internal/shell"
+)
 
 // shellWork classifies one Bash command line and returns the action with
 // the work the shell analysis spent.
@@ -49,11 +18,11 @@ func shellWork(t testing.TB, ctx context.Context, line string) (Action, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bg := newBudget(ctx)
+	bg := shell.NewBudget(ctx)
 	res := k.analyzeShell(bg, line, "/w", "/h", nil)
 	b := newBuilder("Bash")
 	applyShell(b, res)
-	return b.finish(), bg.work
+	return b.finish(), bg.Spent()
 }
 
 func TestShellBounded(t *testing.T) {
@@ -97,7 +66,7 @@ func TestShellBounded(t *testing.T) {
 func TestShellDepthLimit(t *testing.T) {
 	line := "ls"
 	for range MaxShellDepth + 2 {
-		line = "sh -c " + shellQuote(line)
+		line = "sh -c " + shell.Quote(line)
 	}
 	a, _ := shellWork(t, context.Background(), line)
 	if !strings.Contains(strings.Join(a.Unexamined, ";"), "MaxShellDepth") {
@@ -105,7 +74,7 @@ func TestShellDepthLimit(t *testing.T) {
 	}
 	line = "ls"
 	for range MaxShellDepth {
-		line = "sh -c " + shellQuote(line)
+		line = "sh -c " + shell.Quote(line)
 	}
 	if a, _ := shellWork(t, context.Background(), line); len(a.Unexamined) != 0 {
 		t.Errorf("%d nested sh -c: unexamined %q", MaxShellDepth, a.Unexamined)

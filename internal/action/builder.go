@@ -1,19 +1,15 @@
 package action
 
 import (
-	"github.com/mandate-dev/mandate/internal/act"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // kindSet is a set of kinds (act.Set).
 type kindSet = act.Set
-
-// maxNotes bounds how many notes one action carries; a pathological call
-// (a shell script of thousands of commands) must not produce megabytes of
-// explanation.
-const maxNotes = 48
 
 // builder accumulates what classification finds about one call and turns it
 // into an Action, de-duplicating resources on the way.
@@ -33,7 +29,7 @@ type builder struct {
 
 	seenPath map[string]int // path+access -> index in a.Paths
 	seenStr  map[string]struct{}
-	dropped  int // notes dropped over maxNotes
+	dropped  int // notes dropped over act.MaxNotes
 }
 
 func newBuilder(tool string) *builder {
@@ -49,7 +45,7 @@ func (b *builder) note(s string) {
 	if slices.Contains(b.a.Notes, s) {
 		return
 	}
-	if len(b.a.Notes) >= maxNotes {
+	if len(b.a.Notes) >= act.MaxNotes {
 		b.dropped++
 		return
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/datafile"
+	"github.com/mandate-dev/mandate/internal/shell"
 )
 
 // The tool catalog is YAML; docs/catalog.md describes the format for people.
@@ -278,12 +279,12 @@ func withFile(file string, err error) error {
 // checkLanguages reports a code argument whose language the code
 // knowledge does not know (languages are data too, so this waits until
 // every file is read).
-func (c *catalog) checkLanguages(code *codeRules) error {
+func (c *catalog) checkLanguages(code *shell.CodeRules) error {
 	for _, list := range c.byName {
 		for _, e := range list {
 			for _, r := range e.args {
-				if r.role == roleCode && r.language != "" && code.language(r.language) == "" {
-					return fmt.Errorf("%s:%d: tool %q: argument %q: unknown code language %q (want one of %s)", e.file, r.line, e.name, r.key, r.language, strings.Join(code.names(), ", "))
+				if r.role == roleCode && r.language != "" && code.Language(r.language) == "" {
+					return fmt.Errorf("%s:%d: tool %q: argument %q: unknown code language %q (want one of %s)", e.file, r.line, e.name, r.key, r.language, strings.Join(code.Names(), ", "))
 				}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/secret"
+	"github.com/mandate-dev/mandate/internal/shell"
 )
 
 // Option configures a Classifier.
@@ -53,7 +54,7 @@ func NewClassifier(opts ...Option) (*Classifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Classifier{k: k, parsers: &sync.Pool{New: newBashParser}}, nil
+	return &Classifier{k: k, parsers: &sync.Pool{New: shell.NewBashParser}}, nil
 }
 
 // builtinKnowledge is the built-in knowledge, compiled once: every
@@ -75,7 +76,7 @@ func (c *Classifier) Classify(call Call) Action {
 
 // ClassifyContext is Classify stopping early when ctx ends: what it had
 // not examined by then is listed in Action.Unexamined, as what a limit in
-// bounds.go cuts off is.
+// act/limits.go cuts off is.
 func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -91,7 +92,7 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 		}
 	}()
 	b := newBuilder(call.Tool)
-	bg := newBudget(ctx)
+	bg := shell.NewBudget(ctx)
 	server, tool := NormalizeToolName(call.Tool)
 	entry, via := c.find(server, tool)
 
@@ -152,18 +153,18 @@ func (c *Classifier) ClassifyContext(ctx context.Context, call Call) (a Action) 
 		if shellDecides && i == 0 {
 			b.kinds = 0
 		}
-		if res.err == nil && len(res.commands) == 0 && res.kinds == 0 {
+		if res.Err == nil && len(res.Commands) == 0 && res.Kinds == 0 {
 			// Only comments, blanks or plain assignments: nothing runs.
-			res.kinds.Add(Read)
+			res.Kinds.Add(Read)
 			b.note("the command line runs nothing")
 		}
 		applyShell(b, res)
 	}
 	for _, q := range w.sqls {
-		classifySQL(q).apply(&b.kinds, &b.destructive, b.note, b.unexamined)
+		shell.ClassifySQL(q).Apply(&b.kinds, &b.destructive, b.note, b.unexamined)
 	}
 	for _, ca := range w.codes {
-		c.k.applyCode(bg, b, c.k.code.scan(ca.lang, ca.code), call.WorkingDir, call.HomeDir, c.parsers)
+		c.k.applyCode(bg, b, c.k.code.Scan(ca.lang, ca.code), call.WorkingDir, call.HomeDir, c.parsers)
 	}
 	c.k.applyDeferred(bg, b, &call, c.parsers)
 

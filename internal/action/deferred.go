@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mandate-dev/mandate/internal/shell"
 )
 
 // Files whose content runs later without anyone calling it: CI workflow
@@ -134,7 +136,7 @@ func unquoteYAML(s string) string {
 // applyDeferred analyses what a call writes into files whose content runs
 // later, and raises the action when that code would send secrets to a host
 // (a send of sensitive data) or run code fetched from the network.
-func (k *knowledge) applyDeferred(bg *budget, b *builder, call *Call, parsers *sync.Pool) {
+func (k *knowledge) applyDeferred(bg *shell.Budget, b *builder, call *Call, parsers *sync.Pool) {
 	var kind deferredKind
 	file := ""
 	for _, p := range b.a.Paths {
@@ -160,27 +162,27 @@ func (k *knowledge) applyDeferred(bg *budget, b *builder, call *Call, parsers *s
 	}
 	for _, s := range scripts {
 		res := k.analyzeShell(bg, s, call.WorkingDir, call.HomeDir, parsers)
-		for _, u := range res.unexamined {
+		for _, u := range res.Unexamined {
 			b.unexamined("in the code it writes into " + file + ": " + u)
 		}
-		secret := res.sensitive || res.kinds.Has(Credential) || slices.ContainsFunc(res.paths, func(p PathRef) bool { return p.Sensitive })
-		leaks := secret && (res.kinds.Has(Send) || res.kinds.Has(Fetch)) && len(res.hosts) > 0
+		secret := res.Sensitive || res.Kinds.Has(Credential) || slices.ContainsFunc(res.Paths, func(p PathRef) bool { return p.Sensitive })
+		leaks := secret && (res.Kinds.Has(Send) || res.Kinds.Has(Fetch)) && len(res.Hosts) > 0
 		if leaks {
 			b.kind(Send)
 			b.external = true
 			b.a.Sensitive = true
-			for _, h := range res.hosts {
+			for _, h := range res.Hosts {
 				b.host(h)
 			}
-			b.note("the code it writes into " + file + " runs later and sends secrets to " + strings.Join(res.hosts, ", "))
+			b.note("the code it writes into " + file + " runs later and sends secrets to " + strings.Join(res.Hosts, ", "))
 		}
-		for _, c := range res.commands {
+		for _, c := range res.Commands {
 			if c.RunsFetched {
 				c.Via = append(slices.Clip(c.Via), "written to "+file)
 				b.command(c)
 				// It runs, and fetches, when the file's content does.
 				b.kind(Execute, Fetch)
-				for _, h := range res.hosts {
+				for _, h := range res.Hosts {
 					b.host(h)
 				}
 				b.note("the code it writes into " + file + " runs code fetched from the network")

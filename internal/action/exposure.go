@@ -1,6 +1,9 @@
 package action
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Public exposure: calls that open something to anyone at all. A firewall
 // rule or security group that admits 0.0.0.0/0, an object or bucket ACL of
@@ -155,7 +158,7 @@ func publicCommand(name string, argv []string) string {
 		}
 	}
 	if name == "ufw" && (argv[1] == "allow" || argv[1] == "insert" && len(argv) > 3 && argv[3] == "allow") &&
-		indexOf(argv, "from") < 0 {
+		slices.Index(argv, "from") < 0 {
 		return "ufw allow without a source admits the whole internet"
 	}
 	return ""

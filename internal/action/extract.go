@@ -14,6 +14,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/datafile"
 	"github.com/mandate-dev/mandate/internal/secret"
+	"github.com/mandate-dev/mandate/internal/shell"
 )
 
 // keyClass is what an argument's name suggests about its value, for tools
@@ -88,9 +89,9 @@ func (c *argClasses) UnmarshalYAML(n *yaml.Node) error {
 
 func (a *argSpecs) merge(o *argSpecs) {
 	if len(o.Classes) > 0 {
-		a.Classes = argClasses(appendGroups(a.Classes, o.Classes))
+		a.Classes = argClasses(datafile.AppendGroups(a.Classes, o.Classes))
 	}
-	a.RecipientFields = appendGroups(a.RecipientFields, o.RecipientFields)
+	a.RecipientFields = datafile.AppendGroups(a.RecipientFields, o.RecipientFields)
 	a.RecipientLeafKeys = append(a.RecipientLeafKeys, o.RecipientLeafKeys...)
 	a.RecipientNameKeys = append(a.RecipientNameKeys, o.RecipientNameKeys...)
 	a.LinkTokens = append(a.LinkTokens, o.LinkTokens...)
@@ -126,8 +127,8 @@ type argNames struct {
 
 func compileArgs(a *argSpecs) *argNames {
 	an := &argNames{classes: map[string]keyClass{}, fields: map[string]string{},
-		leaf: wordSet(a.RecipientLeafKeys), names: wordSet(a.RecipientNameKeys), linkTokens: wordSet(a.LinkTokens), content: wordSet(a.WrittenContent),
-		itemLists: wordSet(a.Items.Lists), expanding: wordSet(a.Items.Expanding), recursive: wordSet(a.Items.RecursiveFlags)}
+		leaf: datafile.WordSet(a.RecipientLeafKeys), names: datafile.WordSet(a.RecipientNameKeys), linkTokens: datafile.WordSet(a.LinkTokens), content: datafile.WordSet(a.WrittenContent),
+		itemLists: datafile.WordSet(a.Items.Lists), expanding: datafile.WordSet(a.Items.Expanding), recursive: datafile.WordSet(a.Items.RecursiveFlags)}
 	for c, ws := range a.Classes {
 		for _, w := range ws {
 			an.classes[w] = keyClassNames[c]
@@ -143,7 +144,6 @@ func compileArgs(a *argSpecs) *argNames {
 
 var (
 	emailRE = regexp.MustCompile(`[A-Za-z0-9._%+\-']+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`)
-	urlRE   = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?|sftp|s3|gs)://[^\s"'<>()\[\]{}\x60]+`)
 )
 
 // argWalk walks a call's arguments once, recording resources into b and
@@ -405,7 +405,7 @@ func (w *argWalk) leaf(s string, ctx walkCtx) {
 		}
 		return
 	case keyContent:
-		if w.entry == nil && (ctx.key == "query" || ctx.key == "q") && looksLikeSQL(s) {
+		if w.entry == nil && (ctx.key == "query" || ctx.key == "q") && shell.LooksLikeSQL(s) {
 			w.sqls = append(w.sqls, s)
 		}
 		return
@@ -628,7 +628,7 @@ func (w *argWalk) findURLs(s string) {
 		s = s[:MaxScanPerString]
 		w.b.unexamined(fmt.Sprintf("an argument is longer than %d bytes (MaxScanPerString): its links past that were not examined", MaxScanPerString))
 	}
-	ms := urlRE.FindAllString(s, MaxURLsPerString+1)
+	ms := act.URLRE.FindAllString(s, MaxURLsPerString+1)
 	if len(ms) > MaxURLsPerString {
 		ms = ms[:MaxURLsPerString]
 		w.b.unexamined(fmt.Sprintf("an argument holds more than %d links (MaxURLsPerString): the rest were not examined", MaxURLsPerString))
@@ -725,7 +725,7 @@ func argvLine(xs []any) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		parts = append(parts, shellQuote(s))
+		parts = append(parts, shell.Quote(s))
 	}
 	return strings.Join(parts, " "), true
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // fuzzTimeLimit is how long one fuzz input may take (issue 10.2: fuzz for
@@ -121,57 +119,4 @@ func FuzzClassify(f *testing.F) {
 			t.Fatalf("action does not marshal: %v", err)
 		}
 	})
-}
-
-// FuzzShellShape checks that shellShape never counts a line as nesting
-// less deeply than the parser finds it: an undercount would let a line
-// past MaxShellNesting into the parser, whose cost grows with the square
-// of the nesting.
-func FuzzShellShape(f *testing.F) {
-	for _, s := range shellSeeds {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, src string) {
-		depth, _, over := shellShape(src, MaxShellNesting, MaxShellTokens)
-		if over {
-			return
-		}
-		file, err := parseShellFile(src, nil)
-		if err != nil {
-			return
-		}
-		if got := syntaxNesting(file); got > depth {
-			t.Fatalf("shellShape counts %d, the parser nests %d: %q", depth, got, src)
-		}
-	})
-}
-
-// syntaxNesting is how deeply a parsed line nests the constructs
-// shellShape counts.
-func syntaxNesting(n syntax.Node) int {
-	deepest := 0
-	var walk func(n syntax.Node, d int)
-	walk = func(n syntax.Node, d int) {
-		syntax.Walk(n, func(c syntax.Node) bool {
-			if c == n {
-				return true
-			}
-			switch x := c.(type) {
-			case *syntax.CmdSubst, *syntax.Subshell, *syntax.Block, *syntax.ProcSubst, *syntax.DblQuoted:
-				deepest = max(deepest, d+1)
-				walk(c, d+1)
-				return false
-			case *syntax.ParamExp:
-				if x.Short {
-					return true
-				}
-				deepest = max(deepest, d+1)
-				walk(c, d+1)
-				return false
-			}
-			return true
-		})
-	}
-	walk(n, 0)
-	return deepest
 }

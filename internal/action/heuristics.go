@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mandate-dev/mandate/internal/act"
+	"github.com/mandate-dev/mandate/internal/datafile"
 	"github.com/mandate-dev/mandate/internal/vocab"
 )
 
@@ -34,30 +35,8 @@ func (n *nameSpec) merge(o *nameSpec) {
 	n.TokenUnits = append(n.TokenUnits, o.TokenUnits...)
 	n.BenignObjects = append(n.BenignObjects, o.BenignObjects...)
 	n.CredentialPhrases = append(n.CredentialPhrases, o.CredentialPhrases...)
-	n.Vendors = appendGroups(n.Vendors, o.Vendors)
-	n.FamilyWords = appendGroups(n.FamilyWords, o.FamilyWords)
-}
-
-// appendGroups appends b's groups after a's: compiled in order, later
-// groups win for a word listed twice.
-func appendGroups(a, b map[string][]string) map[string][]string {
-	if len(b) == 0 {
-		return a
-	}
-	if a == nil {
-		a = map[string][]string{}
-	}
-	// A word moved to another group leaves its old one, so that the
-	// map's order does not decide.
-	for g, ws := range b {
-		for og, ows := range a {
-			if og != g {
-				a[og] = slices.DeleteFunc(ows, func(w string) bool { return slices.Contains(ws, w) })
-			}
-		}
-		a[g] = append(a[g], ws...)
-	}
-	return a
+	n.Vendors = datafile.AppendGroups(n.Vendors, o.Vendors)
+	n.FamilyWords = datafile.AppendGroups(n.FamilyWords, o.FamilyWords)
 }
 
 // nameWords is what the classifier knows about the words of tool names:
@@ -108,19 +87,11 @@ func compileNames(v *vocab.Vocabulary, n *nameSpec) *nameWords {
 	}
 	return &nameWords{
 		verbs: set(v.Verbs()), lead: set(v.LeadVerbs()), nouns: set(v.Nouns()),
-		readLeads: wordSet(n.ReadLeads), credentialWords: wordSet(n.CredentialWords),
-		keyQualifiers: wordSet(n.KeyQualifiers), tokenUnits: wordSet(n.TokenUnits),
-		benignObjects: wordSet(n.BenignObjects), credentialPhrases: slices.Compact(slices.Sorted(slices.Values(n.CredentialPhrases))),
+		readLeads: datafile.WordSet(n.ReadLeads), credentialWords: datafile.WordSet(n.CredentialWords),
+		keyQualifiers: datafile.WordSet(n.KeyQualifiers), tokenUnits: datafile.WordSet(n.TokenUnits),
+		benignObjects: datafile.WordSet(n.BenignObjects), credentialPhrases: slices.Compact(slices.Sorted(slices.Values(n.CredentialPhrases))),
 		vendors: groups(n.Vendors), families: groups(n.FamilyWords),
 	}
-}
-
-func wordSet(ws []string) map[string]bool {
-	m := make(map[string]bool, len(ws))
-	for _, w := range ws {
-		m[w] = true
-	}
-	return m
 }
 
 type heuristicResult struct {

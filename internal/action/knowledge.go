@@ -12,6 +12,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/datafile"
 	"github.com/mandate-dev/mandate/internal/secret"
+	"github.com/mandate-dev/mandate/internal/shell"
 	"github.com/mandate-dev/mandate/internal/vocab"
 	"github.com/mandate-dev/mandate/policies"
 )
@@ -41,17 +42,9 @@ type knowledgeFile struct {
 	Arguments argSpecs `yaml:"arguments"`
 	// SensitivePaths are where secrets live (sensitive.go).
 	SensitivePaths pathSpec `yaml:"sensitive_paths"`
-	// Commands are the shell programs (shell_spec.go).
-	Commands []commandSpec `yaml:"commands"`
-	// Actions name subcommand actions for commands to use ("install").
-	Actions map[string]actSpec `yaml:"actions"`
-	// Issuers are the hosts of services whose CLIs print their own
-	// tokens: the token sent there is authentication, not a leak.
-	Issuers map[string][]string `yaml:"issuers"`
-	// Shell is knowledge about the shell itself (shell_spec.go).
-	Shell shellSpec `yaml:"shell"`
-	// Code is what inline program text is scanned for (shell_code.go).
-	Code codeSpec `yaml:"code"`
+	// The shell analysis's sections (commands, actions, issuers, shell,
+	// code) are package shell's.
+	shell.Sections `yaml:",inline"`
 	// Secrets are more secret detectors and key names (package secret).
 	Secrets secret.Additions `yaml:"secrets"`
 }
@@ -63,8 +56,8 @@ type knowledge struct {
 	names   *nameWords
 	args    *argNames
 	paths   *pathRules
-	shell   *shellKnowledge
-	code    *codeRules
+	shell   *shell.Knowledge
+	code    *shell.CodeRules
 	secrets *secret.Scanner
 }
 
@@ -125,14 +118,10 @@ func loadKnowledge(files []string) (*knowledge, error) {
 		secrets: secret.Builtin(),
 	}
 	var (
-		names   nameSpec
-		args    argSpecs
-		paths   pathSpec
-		shell   shellSpec
-		code    codeSpec
-		cmds    []commandSpec
-		actions = map[string]actSpec{}
-		issuers = map[string][]string{}
+		names nameSpec
+		args  argSpecs
+		paths pathSpec
+		secs  shell.Sections
 	)
 	for _, src := range srcs {
 		var kf knowledgeFile
@@ -148,31 +137,19 @@ func loadKnowledge(files []string) (*knowledge, error) {
 		names.merge(&kf.Names)
 		args.merge(&kf.Arguments)
 		paths.merge(&kf.SensitivePaths)
-		shell.merge(&kf.Shell)
-		code.merge(&kf.Code)
-		for i := range kf.Commands {
-			kf.Commands[i].file = src.name
-		}
-		cmds = append(cmds, kf.Commands...)
-		for name, a := range kf.Actions {
-			a.file = src.name
-			actions[name] = a
-		}
-		for name, hosts := range kf.Issuers {
-			issuers[name] = hosts
-		}
+		secs.Merge(src.name, &kf.Sections)
 		k.secrets = k.secrets.With(kf.Secrets)
 	}
 	k.names = compileNames(v, &names)
 	k.args = compileArgs(&args)
 	k.paths = compilePaths(&paths)
-	if k.code, err = compileCode(&code); err != nil {
+	if k.code, err = shell.CompileCode(&secs.Code); err != nil {
 		return nil, err
 	}
 	if err := k.cat.checkLanguages(k.code); err != nil {
 		return nil, err
 	}
-	if k.shell, err = compileShell(cmds, actions, issuers, &shell, k.names); err != nil {
+	if k.shell, err = shell.Compile(&secs, k.code, k.names.verbs, k.names.lead, shellAsks{k}); err != nil {
 		return nil, err
 	}
 	return k, nil

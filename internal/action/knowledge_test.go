@@ -3,7 +3,6 @@ package action
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -68,27 +67,17 @@ func TestBuiltinKnowledge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(k.shell.commands); n < 550 {
+	if n := k.shell.Programs(); n < 550 {
 		t.Errorf("%d programs known; the built-in tables lost some", n)
 	}
 	// Every handler is used by a built-in entry: an unused one is dead
 	// code, or an entry that lost it.
-	used := map[string]bool{}
-	for _, s := range k.shell.commands {
-		for name, fn := range handlers {
-			if s.fn != nil && funcEqual(s.fn, fn) {
-				used[name] = true
-			}
-		}
+	for _, name := range k.shell.UnusedHandlers() {
+		t.Errorf("handler %q is used by no built-in command", name)
 	}
-	for name := range handlers {
-		if !used[name] {
-			t.Errorf("handler %q is used by no built-in command", name)
-		}
-	}
-	if len(k.code.patterns) < 60 || len(k.paths.dirs) < 15 || len(k.args.classes) < 200 || len(k.names.vendors) < 60 {
+	if k.code.Patterns() < 60 || len(k.paths.dirs) < 15 || len(k.args.classes) < 200 || len(k.names.vendors) < 60 {
 		t.Errorf("built-in knowledge is short: %d code patterns, %d directories, %d argument names, %d vendors",
-			len(k.code.patterns), len(k.paths.dirs), len(k.args.classes), len(k.names.vendors))
+			k.code.Patterns(), len(k.paths.dirs), len(k.args.classes), len(k.names.vendors))
 	}
 }
 
@@ -108,16 +97,12 @@ func TestBuiltinCommandsNoDuplicates(t *testing.T) {
 		for _, c := range kf.Commands {
 			for _, n := range c.Names {
 				if prev, ok := owner[n]; ok {
-					t.Errorf("program %q is defined in %s and %s:%d", n, prev, src.name, c.line)
+					t.Errorf("program %q is defined in %s and %s:%d", n, prev, src.name, c.Line())
 				}
 				owner[n] = src.name
 			}
 		}
 	}
-}
-
-func funcEqual(a, b func(*invocation, *cmdSpec)) bool {
-	return funcPC(a) == funcPC(b)
 }
 
 func TestKnowledgeErrors(t *testing.T) {
@@ -217,8 +202,6 @@ commands:
 }
 
 type secretMatch = secret.Match
-
-func funcPC(f func(*invocation, *cmdSpec)) uintptr { return reflect.ValueOf(f).Pointer() }
 
 // TestCloudVerbsUseVocabulary: cloud CLIs read their operation verbs with
 // the shared vocabulary, so "deploy" names what it names in a tool name and

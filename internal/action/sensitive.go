@@ -1,7 +1,6 @@
 package action
 
 import (
-	"github.com/mandate-dev/mandate/internal/act"
 	"maps"
 	"path"
 	"slices"
@@ -9,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/datafile"
 )
 
@@ -190,7 +190,7 @@ type passwordRules struct {
 }
 
 func compilePaths(p *pathSpec) *pathRules {
-	r := &pathRules{absolute: p.Absolute, notSecret: wordSet(p.NotSecret), files: p.Files,
+	r := &pathRules{absolute: p.Absolute, notSecret: datafile.WordSet(p.NotSecret), files: p.Files,
 		patterns: p.Patterns, extensions: p.Extensions, late: p.LatePatterns}
 	for d, why := range p.Directories {
 		r.dirs = append(r.dirs, dirRule{"/" + strings.Trim(d, "/") + "/", why})
@@ -202,7 +202,7 @@ func compilePaths(p *pathSpec) *pathRules {
 		return strings.Compare(a.frag, b.frag)
 	})
 	pw := &p.Passwords
-	r.pw = passwordRules{exts: wordSet(pw.Extensions), words: wordSet(pw.Words), benign: wordSet(pw.Benign),
+	r.pw = passwordRules{exts: datafile.WordSet(pw.Extensions), words: datafile.WordSet(pw.Words), benign: datafile.WordSet(pw.Benign),
 		managers: pw.Managers, stems: pw.Stems}
 	for _, ph := range pw.Phrases {
 		r.pw.phrases = append(r.pw.phrases, strings.Fields(ph))

@@ -3,6 +3,8 @@ package action
 import (
 	"strings"
 	"testing"
+
+	"github.com/mandate-dev/mandate/internal/shell"
 )
 
 func TestShell(t *testing.T) {
@@ -439,7 +441,7 @@ func TestShellLimits(t *testing.T) {
 	// Deep nesting of sh -c.
 	nested := "rm -rf /"
 	for range 12 {
-		nested = "sh -c " + shellQuote(nested)
+		nested = "sh -c " + shell.Quote(nested)
 	}
 	a = c.Classify(Call{Tool: "Bash", Args: map[string]any{"command": nested}})
 	if a.Kind == Read {

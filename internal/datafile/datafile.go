@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -297,4 +298,35 @@ func Field(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return n
+}
+
+// AppendGroups appends b's groups after a's: compiled in order, later
+// groups win for a word listed twice.
+func AppendGroups(a, b map[string][]string) map[string][]string {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = map[string][]string{}
+	}
+	// A word moved to another group leaves its old one, so that the
+	// map's order does not decide.
+	for g, ws := range b {
+		for og, ows := range a {
+			if og != g {
+				a[og] = slices.DeleteFunc(ows, func(w string) bool { return slices.Contains(ws, w) })
+			}
+		}
+		a[g] = append(a[g], ws...)
+	}
+	return a
+}
+
+// WordSet is a list of words as a set.
+func WordSet(ws []string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
 }

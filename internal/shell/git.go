@@ -1,12 +1,14 @@
-package action
+package shell
 
 import (
-	"github.com/mandate-dev/mandate/internal/act"
+	"slices"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // git: what each subcommand does and the remotes it reaches (gitCmd); the
-// git -c settings that run commands are judged in shell_dev.go.
+// git -c settings that run commands are judged in dev.go.
 
 // gitCmd classifies git subcommands.
 func gitCmd(inv *invocation, _ *cmdSpec) {
@@ -15,13 +17,13 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 		if strings.HasPrefix(strings.ToLower(c), "core.sshcommand") || strings.HasPrefix(strings.ToLower(c), "core.pager") ||
 			strings.HasPrefix(strings.ToLower(c), "alias.") || strings.HasPrefix(strings.ToLower(c), "core.fsmonitor") ||
 			strings.HasPrefix(strings.ToLower(c), "core.hookspath") || strings.Contains(strings.ToLower(c), "credential.helper") {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.note("git -c " + strings.SplitN(c, "=", 2)[0] + " can run arbitrary commands")
 		}
 	}
 	if p.rest >= len(inv.argv) {
-		inv.kind(Read)
-		inv.readOnly = inv.ks == 0 || inv.ks == act.Bit(Read)
+		inv.kind(act.Read)
+		inv.readOnly = inv.ks == 0 || inv.ks == act.Bit(act.Read)
 		return
 	}
 	sub := inv.argv[p.rest]
@@ -40,7 +42,7 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 		set(rd)
 		if sub == "ls-remote" {
 			inv.ks = 0
-			inv.kind(Fetch)
+			inv.kind(act.Fetch)
 		}
 	case "config":
 		if q.has("get", "get-all", "get-regexp", "list", "l", "show-origin", "get-urlmatch") || len(ops) == 1 {
@@ -107,12 +109,12 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 		}
 		set(delD)
 		inv.note("git clean deletes untracked files")
-		inv.w.addPath(".", Delete, inv.env, false)
+		inv.w.addPath(".", act.Delete, inv.env, false)
 	case "checkout":
 		// "git checkout -- f", "git checkout .", "git checkout HEAD f"
 		// throw local changes away. "git checkout REF -- f" brings f
 		// in from another commit or branch: a write of those files.
-		dash := indexOf(inv.argv[p.rest:], "--")
+		dash := slices.Index(inv.argv[p.rest:], "--")
 		fromRef := dash > 0 && len(opArgs) > 0 && p.rest+dash > ops[0] && opArgs[0] != "HEAD" && opArgs[0] != "."
 		discard := q.has("f", "force") || dash >= 0 && !fromRef || len(opArgs) > 0 && (opArgs[0] == "." || opArgs[0] == "HEAD" && len(opArgs) > 1)
 		switch {
@@ -122,7 +124,7 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 		case fromRef:
 			set(wr)
 			for _, o := range ops[1:] {
-				inv.addPath(o, Write)
+				inv.addPath(o, act.Write)
 			}
 			inv.note("git checkout " + opArgs[0] + " -- replaces the files with their version from " + opArgs[0])
 		default:
@@ -139,12 +141,12 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 		set(del)
 		for i, o := range ops {
 			_ = i
-			inv.addPath(o, Delete)
+			inv.addPath(o, act.Delete)
 		}
 	case "add":
 		set(wr)
 		for _, o := range ops {
-			inv.addPath(o, Read)
+			inv.addPath(o, act.Read)
 		}
 		if q.has("f", "force") {
 			inv.note("git add -f stages ignored files")
@@ -157,7 +159,7 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 			set(del)
 		}
 		if sub == "rebase" && q.has("x", "exec") {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.note("git rebase --exec runs commands")
 		}
 	case "filter-branch", "filter-repo":
@@ -166,7 +168,7 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 	case "fetch", "pull", "clone":
 		set(ftch)
 		if sub != "fetch" {
-			inv.kind(Write)
+			inv.kind(act.Write)
 		}
 		for _, a := range opArgs {
 			if strings.Contains(a, "://") || strings.Contains(a, "@") {
@@ -211,7 +213,7 @@ func gitCmd(inv *invocation, _ *cmdSpec) {
 		for _, v := range q.values("to", "cc", "bcc") {
 			for _, rc := range inv.w.addresses(v) {
 				rc.Field = "to"
-				inv.w.res.recipients = append(inv.w.res.recipients, rc)
+				inv.w.res.Recipients = append(inv.w.res.Recipients, rc)
 			}
 		}
 	case "daemon", "instaweb", "http-backend":

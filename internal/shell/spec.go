@@ -1,9 +1,11 @@
-package action
+package shell
 
 import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/datafile"
+	"github.com/mandate-dev/mandate/internal/secret"
 	"github.com/mandate-dev/mandate/internal/vocab"
 )
 
@@ -20,9 +23,9 @@ import (
 // given to a database client, kubectl's specials) the name of a Go handler
 // registered in handlers below.
 
-// commandSpec is one program, or a group of programs that behave alike, as
+// CommandSpec is one program, or a group of programs that behave alike, as
 // a knowledge file's commands section writes it.
-type commandSpec struct {
+type CommandSpec struct {
 	Names       []string `yaml:"names"`
 	Kind        string   `yaml:"kind"`
 	ReadOnly    bool     `yaml:"read_only"`
@@ -43,8 +46,8 @@ type commandSpec struct {
 	// Subcommands, None, Default and Special describe a program driven
 	// by subcommands.
 	Subcommands subTable `yaml:"subcommands"`
-	None        *actSpec `yaml:"none"`
-	Default     *actSpec `yaml:"default"`
+	None        *ActSpec `yaml:"none"`
+	Default     *ActSpec `yaml:"default"`
 	Special     string   `yaml:"special"`
 	// FileFlags are flags naming files the program reads (kubectl -f).
 	FileFlags []string `yaml:"file_flags"`
@@ -71,13 +74,13 @@ func (f flagSpec) def() flagDef {
 }
 
 // UnmarshalYAML decodes and checks one command entry.
-func (c *commandSpec) UnmarshalYAML(n *yaml.Node) error {
-	type plain commandSpec
+func (c *CommandSpec) UnmarshalYAML(n *yaml.Node) error {
+	type plain CommandSpec
 	var p plain
 	if err := datafile.Decode(n, &p); err != nil {
 		return err
 	}
-	*c = commandSpec(p)
+	*c = CommandSpec(p)
 	c.line = n.Line
 	if len(c.Names) == 0 {
 		return datafile.At(n, "command without names")
@@ -89,7 +92,7 @@ func (c *commandSpec) UnmarshalYAML(n *yaml.Node) error {
 	}
 	what := "command " + c.Names[0]
 	if c.Kind != "" {
-		if k, ok := act.ByName[c.Kind]; !ok || k == Unknown {
+		if k, ok := act.ByName[c.Kind]; !ok || k == act.Unknown {
 			return datafile.At(datafile.Field(n, "kind"), "%s: unknown kind %q (want one of %s)", what, c.Kind, act.Names())
 		}
 	}
@@ -130,9 +133,9 @@ func (c *commandSpec) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// actSpec is what a subcommand does: a scalar of words ("write external",
+// ActSpec is what a subcommand does: a scalar of words ("write external",
 // "delete destructive", an action name such as "install"), or a mapping.
-type actSpec struct {
+type ActSpec struct {
 	Do       string   `yaml:"do"`
 	Note     string   `yaml:"note"`
 	Issuer   string   `yaml:"issuer"`
@@ -144,18 +147,18 @@ type actSpec struct {
 }
 
 // UnmarshalYAML reads the scalar or the mapping form.
-func (a *actSpec) UnmarshalYAML(n *yaml.Node) error {
+func (a *ActSpec) UnmarshalYAML(n *yaml.Node) error {
 	a.line = n.Line
 	if n.Kind == yaml.ScalarNode {
 		a.Do = n.Value
 		return nil
 	}
-	type plain actSpec
+	type plain ActSpec
 	var p plain
 	if err := datafile.Decode(n, &p); err != nil {
 		return err
 	}
-	*a = actSpec(p)
+	*a = ActSpec(p)
 	a.line = n.Line
 	if a.Operands != "" {
 		if _, err := act.Access(a.Operands); err != nil {
@@ -173,7 +176,7 @@ type subTable struct {
 
 type subEntry struct {
 	words []string
-	act   actSpec
+	act   ActSpec
 }
 
 // UnmarshalYAML reads the table in order, checking for repeated words.
@@ -194,7 +197,7 @@ func (t *subTable) UnmarshalYAML(n *yaml.Node) error {
 			}
 			seen[w] = true
 		}
-		var a actSpec
+		var a ActSpec
 		if err := a.UnmarshalYAML(n.Content[i+1]); err != nil {
 			return err
 		}
@@ -203,9 +206,50 @@ func (t *subTable) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// shellSpec is the shell section of a knowledge file: what the shell
+// Sections are the sections of a knowledge file that the shell analysis
+// reads; package action's knowledge file embeds them inline, so that they
+// are written beside the tool catalog in the same files (docs/catalog.md).
+type Sections struct {
+	// Commands are the shell programs (spec.go).
+	Commands []CommandSpec `yaml:"commands"`
+	// Actions name subcommand actions for commands to use ("install").
+	Actions map[string]ActSpec `yaml:"actions"`
+	// Issuers are the hosts of services whose CLIs print their own
+	// tokens: the token sent there is authentication, not a leak.
+	Issuers map[string][]string `yaml:"issuers"`
+	// Shell is knowledge about the shell itself.
+	Shell Spec `yaml:"shell"`
+	// Code is what inline program text is scanned for (code.go).
+	Code CodeSpec `yaml:"code"`
+}
+
+// Merge adds the sections o of file to s: commands are appended (a later
+// one replaces an earlier one of the same name when compiled), an action
+// or issuer of the same name is replaced, the shell and code sections are
+// appended.
+func (s *Sections) Merge(file string, o *Sections) {
+	if s.Actions == nil {
+		s.Actions = map[string]ActSpec{}
+		s.Issuers = map[string][]string{}
+	}
+	for i := range o.Commands {
+		o.Commands[i].file = file
+	}
+	s.Commands = append(s.Commands, o.Commands...)
+	for name, a := range o.Actions {
+		a.file = file
+		s.Actions[name] = a
+	}
+	for name, hosts := range o.Issuers {
+		s.Issuers[name] = hosts
+	}
+	s.Shell.merge(&o.Shell)
+	s.Code.merge(&o.Code)
+}
+
+// Spec is the shell section of a knowledge file: what the shell
 // itself does with variables, standard input and program names.
-type shellSpec struct {
+type Spec struct {
 	// HijackVariables change which program runs or what it loads: a
 	// read-only command with one of them set is no longer read-only.
 	HijackVariables []string `yaml:"hijack_variables"`
@@ -225,12 +269,12 @@ type shellSpec struct {
 	// names no file or host by itself, so it need not be examined.
 	ValuePrograms []string `yaml:"value_programs"`
 	// Development and Truncation are what makes a build or test command
-	// more than that, and the ways of emptying a file (shell_dev.go).
+	// more than that, and the ways of emptying a file (dev.go).
 	Development devSpec   `yaml:"development"`
 	Truncation  truncSpec `yaml:"truncation"`
 }
 
-func (s *shellSpec) merge(o *shellSpec) {
+func (s *Spec) merge(o *Spec) {
 	s.HijackVariables = append(s.HijackVariables, o.HijackVariables...)
 	s.StdinPrograms = append(s.StdinPrograms, o.StdinPrograms...)
 	s.SystemDirectories = append(s.SystemDirectories, o.SystemDirectories...)
@@ -240,20 +284,53 @@ func (s *shellSpec) merge(o *shellSpec) {
 	s.Truncation.merge(&o.Truncation)
 }
 
-// shellKnowledge is the compiled shell knowledge.
-type shellKnowledge struct {
+// Knowledge is the compiled shell knowledge: the programs, the shell's own
+// rules and the code patterns, with what the analysis asks of the rest of
+// the classifier. It is immutable once built.
+type Knowledge struct {
 	commands                    map[string]*cmdSpec
 	hijack, stdin, systemDirs   map[string]bool
 	dataPrograms, valuePrograms map[string]bool
 	dev                         *devKnowledge
-	names                       *nameWords
+	// verbs and lead are the vocabulary's verbs and lead verbs.
+	verbs, lead map[string]act.Set
 	// issuers are the hosts of services by name (the issuers section).
 	issuers map[string][]string
+	code    *CodeRules
+	cls     Classifier
+}
+
+// Classifier is what the analysis asks of the rest of the classifier's
+// knowledge, which package action holds: its rules for sensitive paths and
+// secrets, and the readers of links, addresses and exposure that its
+// argument walk uses too.
+type Classifier interface {
+	// Path normalises raw against dir and home and judges it by the
+	// sensitive-path rules, with notes on what it found.
+	Path(raw string, access act.Kind, dir, home string) (act.PathRef, []string)
+	// NotSecret reports a file name that looks like a secret's but is
+	// not one (".env.example").
+	NotSecret(name string) bool
+	// Secrets is the secret scanner, operator detectors included.
+	Secrets() *secret.Scanner
+	// FindSecret returns the first secret-looking span of s.
+	FindSecret(s string) (secret.Match, bool)
+	// URLSecrets names the credentials a URL carries.
+	URLSecrets(u *url.URL) []string
+	// Addresses splits a recipient value into recipients; cut is set
+	// when it holds more than MaxRecipients.
+	Addresses(s string) (rs []act.Recipient, cut bool)
+	// LinkAction is what following u does besides fetching it.
+	LinkAction(u *url.URL) (act.Kind, string)
+	// PublicCommand and AdminCommand explain how a command line opens
+	// something to anyone or grants administrator access, or are "".
+	PublicCommand(name string, argv []string) string
+	AdminCommand(argv []string) string
 }
 
 // lookup finds a program, also under its name without a version suffix
 // ("python3.12" is python, "pip3" is pip) and mkfs.*.
-func (sk *shellKnowledge) lookup(base string) *cmdSpec {
+func (sk *Knowledge) lookup(base string) *cmdSpec {
 	if s, ok := sk.commands[base]; ok {
 		return s
 	}
@@ -272,23 +349,27 @@ func (sk *shellKnowledge) lookup(base string) *cmdSpec {
 
 // verb is the kinds an operation word names: the vocabulary's verbs and
 // lead verbs, then the command's own verbs.
-func (sk *shellKnowledge) verb(s *cmdSpec, w string) kindSet {
-	if k := sk.names.verbs[w]; k != 0 {
+func (sk *Knowledge) verb(s *cmdSpec, w string) act.Set {
+	if k := sk.verbs[w]; k != 0 {
 		return k
 	}
-	if k := sk.names.lead[w]; k != 0 {
+	if k := sk.lead[w]; k != 0 {
 		return k
 	}
 	return s.verbs[w]
 }
 
-// compileShell builds the shell knowledge; a later command entry replaces
-// an earlier one of the same name.
-func compileShell(cmds []commandSpec, actions map[string]actSpec, issuers map[string][]string, sh *shellSpec, names *nameWords) (*shellKnowledge, error) {
-	sk := &shellKnowledge{commands: map[string]*cmdSpec{}, hijack: wordSet(sh.HijackVariables),
-		stdin: wordSet(sh.StdinPrograms), systemDirs: wordSet(sh.SystemDirectories), dataPrograms: wordSet(sh.DataPrograms),
-		valuePrograms: wordSet(sh.ValuePrograms),
-		names:         names, issuers: issuers}
+// Compile builds the shell knowledge from the sections of every knowledge
+// file, merged in load order (Sections.Merge); a later command entry
+// replaces an earlier one of the same name. code is CompileCode's rules,
+// verbs and lead the vocabulary's verbs and lead verbs, and cls answers
+// what the analysis asks of the rest of the classifier.
+func Compile(secs *Sections, code *CodeRules, verbs, lead map[string]act.Set, cls Classifier) (*Knowledge, error) {
+	cmds, actions, issuers, sh := secs.Commands, secs.Actions, secs.Issuers, &secs.Shell
+	sk := &Knowledge{commands: map[string]*cmdSpec{}, hijack: datafile.WordSet(sh.HijackVariables),
+		stdin: datafile.WordSet(sh.StdinPrograms), systemDirs: datafile.WordSet(sh.SystemDirectories), dataPrograms: datafile.WordSet(sh.DataPrograms),
+		valuePrograms: datafile.WordSet(sh.ValuePrograms),
+		verbs:         verbs, lead: lead, issuers: issuers, code: code, cls: cls}
 	dev, err := compileDev(&sh.Development, &sh.Truncation)
 	if err != nil {
 		return nil, fmt.Errorf("shell truncation sed_emptying: %w", err)
@@ -297,7 +378,7 @@ func compileShell(cmds []commandSpec, actions map[string]actSpec, issuers map[st
 	ac := &actCompiler{actions: actions, issuers: issuers, done: map[string]subAct{}}
 	for i := range cmds {
 		c := &cmds[i]
-		spec, err := c.compile(ac, names)
+		spec, err := c.compile(ac, verbs, lead)
 		if err != nil {
 			line := c.line
 			var le *lineErr
@@ -313,26 +394,26 @@ func compileShell(cmds []commandSpec, actions map[string]actSpec, issuers map[st
 	return sk, nil
 }
 
-func (c *commandSpec) compile(ac *actCompiler, names *nameWords) (*cmdSpec, error) {
-	s := &cmdSpec{kind: Kind(c.Kind), ro: c.ReadOnly, ops: Kind(c.Operands), skip: c.Skip, flags: c.Flags.def(),
+func (c *CommandSpec) compile(ac *actCompiler, verbs, lead map[string]act.Set) (*cmdSpec, error) {
+	s := &cmdSpec{kind: act.Kind(c.Kind), ro: c.ReadOnly, ops: act.Kind(c.Operands), skip: c.Skip, flags: c.Flags.def(),
 		note: c.Note, external: c.External, cred: c.Credential, destr: c.Destructive, sub: c.Subcommand,
 		fileFlags: c.FileFlags, fn: handlers[c.Handler]}
 	if c.Language != "" {
 		s.interp = &interpDef{lang: c.Language, codeFlags: c.CodeFlags, module: c.ModuleFlag}
 	}
 	if len(c.Verbs) > 0 {
-		s.verbs = map[string]kindSet{}
+		s.verbs = map[string]act.Set{}
 		for w, ks := range c.Verbs {
-			if have := names.verbs[w] | names.lead[w]; have != 0 {
+			if have := verbs[w] | lead[w]; have != 0 {
 				return nil, fmt.Errorf("verb %q is the vocabulary's (%s): a command's verbs may only add words", w, have.Text())
 			}
 			for _, k := range ks {
-				s.verbs[w] = s.verbs[w] | act.Bit(Kind(k))
+				s.verbs[w] = s.verbs[w] | act.Bit(act.Kind(k))
 			}
 		}
 	}
 	if len(c.DestructiveVerbs) > 0 {
-		s.destroying = wordSet(c.DestructiveVerbs)
+		s.destroying = datafile.WordSet(c.DestructiveVerbs)
 	}
 	if c.Subcommands.entries == nil && c.None == nil && c.Default == nil && c.Special == "" {
 		return s, nil
@@ -372,7 +453,7 @@ func (e *lineErr) Unwrap() error { return e.err }
 // actCompiler compiles subcommand actions, resolving action names and
 // issuers.
 type actCompiler struct {
-	actions map[string]actSpec
+	actions map[string]ActSpec
 	issuers map[string][]string
 	done    map[string]subAct
 	// resolving guards against an action defined through itself.
@@ -407,17 +488,17 @@ func (ac *actCompiler) table(t *subTable, depth int) (map[string]subAct, error) 
 	return m, nil
 }
 
-func (ac *actCompiler) act(a *actSpec, depth int) (subAct, error) {
+func (ac *actCompiler) act(a *ActSpec, depth int) (subAct, error) {
 	var out subAct
-	var ks kindSet
+	var ks act.Set
 	for _, w := range strings.Fields(a.Do) {
 		switch {
 		case w == "external":
 			out.ext = true
 		case w == "destructive":
 			out.destr = true
-		case act.ByName[w] != "" && w != string(Unknown):
-			ks.Add(Kind(w))
+		case act.ByName[w] != "" && w != string(act.Unknown):
+			ks.Add(act.Kind(w))
 		default:
 			p, err := ac.preset(w)
 			if err != nil {
@@ -444,8 +525,8 @@ func (ac *actCompiler) act(a *actSpec, depth int) (subAct, error) {
 		return out, fmt.Errorf("%q names no kind", a.Do)
 	}
 	out.kinds = ks.List()
-	out.ro = ks == act.Bit(Read)
-	out.cred = ks.Has(Credential)
+	out.ro = ks == act.Bit(act.Read)
+	out.cred = ks.Has(act.Credential)
 	if a.Note != "" {
 		out.note = a.Note
 	}
@@ -457,7 +538,7 @@ func (ac *actCompiler) act(a *actSpec, depth int) (subAct, error) {
 		out.issuer = hosts
 	}
 	if a.Operands != "" {
-		out.ops = Kind(a.Operands)
+		out.ops = act.Kind(a.Operands)
 	}
 	if len(a.Next.entries) > 0 {
 		next, err := ac.table(&a.Next, depth)
@@ -514,3 +595,28 @@ var handlers = map[string]func(*invocation, *cmdSpec){
 var specials = map[string]func(inv *invocation, t *subTool, sub int) bool{
 	"docker": dockerSpecial, "gh": ghSpecial, "kubectl": kubectlSpecial, "npm": npmSpecial, "terraform": terraformSpecial,
 }
+
+// Programs is how many program names k knows.
+func (k *Knowledge) Programs() int { return len(k.commands) }
+
+// UnusedHandlers lists, sorted, the named handlers that no program of k
+// uses: dead code, or an entry that lost its handler.
+func (k *Knowledge) UnusedHandlers() []string {
+	used := map[uintptr]bool{}
+	for _, s := range k.commands {
+		if s.fn != nil {
+			used[reflect.ValueOf(s.fn).Pointer()] = true
+		}
+	}
+	var out []string
+	for name, fn := range handlers {
+		if !used[reflect.ValueOf(fn).Pointer()] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Line is the line of the file the command was written at.
+func (c *CommandSpec) Line() int { return c.line }

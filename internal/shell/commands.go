@@ -1,16 +1,17 @@
-package action
+package shell
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // cmdSpec is what Mandate knows about a program, compiled from a commands
-// entry (shell_spec.go).
+// entry (spec.go).
 type cmdSpec struct {
-	kind Kind
+	kind act.Kind
 	// ro: changes nothing when nothing else (flags, redirections) says
 	// otherwise.
 	ro bool
@@ -18,7 +19,7 @@ type cmdSpec struct {
 	// not paths); skip leading operands are not paths (grep's pattern),
 	// or, for a wrapper, come before the command it runs (timeout's
 	// duration).
-	ops   Kind
+	ops   act.Kind
 	skip  int
 	flags flagDef
 	// fn analyses commands too rich for the fields above.
@@ -37,7 +38,7 @@ type cmdSpec struct {
 	fileFlags []string
 	// verbs are a CLI's own operation words; destroying its verbs that
 	// destroy what they act on.
-	verbs      map[string]kindSet
+	verbs      map[string]act.Set
 	destroying map[string]bool
 }
 
@@ -45,7 +46,7 @@ type cmdSpec struct {
 // hosts and notes on it.
 
 func rmCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Delete)
+	inv.kind(act.Delete)
 	p := parseFlags(inv.argv, 1, flagDef{long: []string{"interactive", "preserve-root"}})
 	recursive := p.has("r", "R", "recursive")
 	force := p.has("f", "force")
@@ -60,7 +61,7 @@ func rmCmd(inv *invocation, _ *cmdSpec) {
 		inv.note("--no-preserve-root allows deleting /")
 	}
 	for _, i := range p.ops {
-		t := inv.addPath(i, Delete)
+		t := inv.addPath(i, act.Delete)
 		switch {
 		case recursive && force:
 			inv.note("rm -rf deletes " + t + " recursively")
@@ -87,12 +88,12 @@ func ddCmd(inv *invocation, _ *cmdSpec) {
 		}
 		switch k {
 		case "if":
-			inv.addPath(i+1, Read)
+			inv.addPath(i+1, act.Read)
 		case "of":
-			t := inv.w.addPath(v, Write, inv.env, inv.dynamicArg(i+1))
+			t := inv.w.addPath(v, act.Write, inv.env, inv.dynamicArg(i+1))
 			wrote = true
 			inv.destructive = true
-			inv.kind(Delete)
+			inv.kind(act.Delete)
 			inv.note("dd overwrites " + t)
 			if strings.HasPrefix(t, "/dev/") {
 				inv.note("dd writes the raw device " + t + ", destroying what is on it")
@@ -101,13 +102,13 @@ func ddCmd(inv *invocation, _ *cmdSpec) {
 	}
 	if !wrote {
 		inv.ks = 0
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 	}
 }
 
 func chmodCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(Write)
+	inv.kind(act.Write)
 	p := parseFlags(inv.argv, 1, s.flags)
 	recursive := p.has("R", "recursive")
 	skip := 1
@@ -124,7 +125,7 @@ func chmodCmd(inv *invocation, s *cmdSpec) {
 		ops = nil
 	}
 	for _, i := range ops {
-		t := inv.addPath(i, Write)
+		t := inv.addPath(i, act.Write)
 		if recursive && isBroadPath(t, inv.w.home) {
 			inv.destructive = true
 			inv.note(inv.name() + " -R on " + t + " changes every file below it")
@@ -133,36 +134,36 @@ func chmodCmd(inv *invocation, s *cmdSpec) {
 }
 
 func copyCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(Write)
+	inv.kind(act.Write)
 	p := parseFlags(inv.argv, 1, s.flags)
 	ops := p.ops
 	target, hasTarget := p.value("t", "target-directory")
 	if hasTarget {
-		inv.w.addPath(target, Write, inv.env, false)
+		inv.w.addPath(target, act.Write, inv.env, false)
 	} else if len(ops) > 0 {
-		dst := inv.addPath(ops[len(ops)-1], Write)
+		dst := inv.addPath(ops[len(ops)-1], act.Write)
 		ops = ops[:len(ops)-1]
 		if inv.name() == "mv" && len(ops) > 0 {
 			inv.note("mv moves files to " + dst)
 		}
 	}
-	srcAccess := Read
+	srcAccess := act.Read
 	if inv.name() == "mv" {
 		// The source is gone afterwards; the kind stays write (it
 		// still exists under the new name).
-		srcAccess = Write
+		srcAccess = act.Write
 	}
 	for _, i := range ops {
 		inv.addPath(i, srcAccess)
 	}
-	if inv.name() == "cp" && !hasTarget && len(ops) == 1 && inv.w.k.paths.notSecret[path.Base(inv.argv[ops[0]])] &&
+	if inv.name() == "cp" && !hasTarget && len(ops) == 1 && inv.w.k.cls.NotSecret(path.Base(inv.argv[ops[0]])) &&
 		(p.has("n", "no-clobber") || strings.HasPrefix(valueOr(p, "update"), "none")) {
 		// cp -n .env.example .env creates the env file from its
 		// example and never overwrites a real one: no secret is
 		// touched. Without -n it could replace the user's secrets.
 		dst := inv.w.resolve(inv.argv[p.ops[len(p.ops)-1]], inv.env)
-		for k := range inv.w.res.paths {
-			if r := &inv.w.res.paths[k]; r.Path == dst && r.Access == Write {
+		for k := range inv.w.res.Paths {
+			if r := &inv.w.res.Paths[k]; r.Path == dst && r.Access == act.Write {
 				r.Sensitive, r.Why = false, ""
 			}
 		}
@@ -174,7 +175,7 @@ func copyCmd(inv *invocation, s *cmdSpec) {
 }
 
 func grepCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	p := parseFlags(inv.argv, 1, s.flags)
 	skip := 1
@@ -182,20 +183,20 @@ func grepCmd(inv *invocation, s *cmdSpec) {
 		skip = 0
 	}
 	for _, f := range p.values("f", "file") {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	ops := p.ops
 	if len(ops) >= skip {
 		ops = ops[skip:]
 	}
 	for _, i := range ops {
-		inv.addPath(i, Read)
+		inv.addPath(i, act.Read)
 	}
 	if len(ops) == 0 && (p.has("r", "R", "recursive") || inv.name() == "rg" || inv.name() == "ag" || inv.name() == "ack") && inv.in == nil {
-		inv.w.addPath(".", Read, inv.env, false)
+		inv.w.addPath(".", act.Read, inv.env, false)
 	}
 	if p.has("pre") {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("--pre runs a command on every file")
 	}
 }
@@ -204,26 +205,26 @@ func sortCmd(inv *invocation, s *cmdSpec) {
 	inv.generic(s)
 	p := parseFlags(inv.argv, 1, flagDef{short: "oktT", long: []string{"output", "key", "field-separator", "temporary-directory", "buffer-size", "parallel"}})
 	if out, ok := p.value("o", "output"); ok {
-		inv.kind(Write)
-		inv.w.addPath(out, Write, inv.env, false)
+		inv.kind(act.Write)
+		inv.w.addPath(out, act.Write, inv.env, false)
 	}
 }
 
 func uniqCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	p := parseFlags(inv.argv, 1, s.flags)
 	if len(p.ops) > 0 {
-		inv.addPath(p.ops[0], Read)
+		inv.addPath(p.ops[0], act.Read)
 	}
 	if len(p.ops) > 1 {
-		inv.kind(Write)
-		inv.addPath(p.ops[1], Write)
+		inv.kind(act.Write)
+		inv.addPath(p.ops[1], act.Write)
 	}
 }
 
 func findCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	argv := inv.argv
 	i := 1
@@ -240,10 +241,10 @@ func findCmd(inv *invocation, _ *cmdSpec) {
 		if strings.HasPrefix(a, "-") || a == "(" || a == "!" || a == "\\(" {
 			break
 		}
-		starts = append(starts, inv.addPath(i, Read))
+		starts = append(starts, inv.addPath(i, act.Read))
 	}
 	if len(starts) == 0 {
-		starts = append(starts, inv.w.addPath(".", Read, inv.env, false))
+		starts = append(starts, inv.w.addPath(".", act.Read, inv.env, false))
 	}
 	under := starts[0]
 	if under == "" {
@@ -252,10 +253,10 @@ func findCmd(inv *invocation, _ *cmdSpec) {
 	for ; i < len(argv); i++ {
 		switch a := argv[i]; a {
 		case "-delete":
-			inv.kind(Delete)
+			inv.kind(act.Delete)
 			inv.destructive = true
 			for _, st := range starts {
-				inv.w.addPath(st, Delete, inv.env, false)
+				inv.w.addPath(st, act.Delete, inv.env, false)
 				inv.note("find -delete deletes matching files under " + st)
 			}
 		case "-exec", "-execdir", "-ok", "-okdir":
@@ -284,8 +285,8 @@ func findCmd(inv *invocation, _ *cmdSpec) {
 			i = end
 		case "-fprint", "-fprint0", "-fprintf", "-fls":
 			if i+1 < len(argv) {
-				inv.kind(Write)
-				inv.addPath(i+1, Write)
+				inv.kind(act.Write)
+				inv.addPath(i+1, act.Write)
 				i++
 			}
 		case "-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-newer", "-perm", "-user",
@@ -298,19 +299,19 @@ func findCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func fdCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	p := parseFlags(inv.argv, 1, flagDef{short: "edtEScjx", long: []string{"extension", "max-depth", "type", "exclude", "size", "changed-within", "changed-before", "threads", "exec", "exec-batch", "search-path", "base-directory", "owner", "color", "max-results"}})
 	if len(p.ops) > 1 {
 		for _, i := range p.ops[1:] {
-			inv.addPath(i, Read)
+			inv.addPath(i, act.Read)
 		}
 	}
 	for _, n := range []string{"x", "exec", "X", "exec-batch"} {
 		if p.has(n) {
-			idx := indexOf(inv.argv, "-"+n)
+			idx := slices.Index(inv.argv, "-"+n)
 			if idx < 0 {
-				idx = indexOf(inv.argv, "--"+n)
+				idx = slices.Index(inv.argv, "--"+n)
 			}
 			if idx >= 0 && idx+1 < len(inv.argv) {
 				inner := &invocation{w: inv.w, env: inv.env.sub("fd --exec"), argv: inv.argv[idx+1:], dyn: inv.dyn[idx+1:], depth: inv.depth}
@@ -321,17 +322,8 @@ func fdCmd(inv *invocation, _ *cmdSpec) {
 	}
 }
 
-func indexOf(ss []string, s string) int {
-	for i, x := range ss {
-		if x == s {
-			return i
-		}
-	}
-	return -1
-}
-
 func sedCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	p := parseFlags(inv.argv, 1, flagDef{short: "efl", long: []string{"expression", "file", "line-length"}})
 	inPlace := p.has("i", "in-place", "I")
@@ -344,7 +336,7 @@ func sedCmd(inv *invocation, _ *cmdSpec) {
 	}
 	scripts := p.values("e", "expression")
 	for _, f := range p.values("f", "file") {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 		scripts = append(scripts, "")
 	}
 	ops := p.ops
@@ -354,12 +346,12 @@ func sedCmd(inv *invocation, _ *cmdSpec) {
 	}
 	inv.filterFiles("sed", ops, inPlace)
 	for _, s := range scripts {
-		if inPlace && inv.w.k.shell.dev.sedEmpties(s) {
+		if inPlace && inv.w.k.dev.sedEmpties(s) {
 			inv.destructive = true
 			inv.note("sed -i '" + s + "' deletes every line: it empties the file")
 		}
 		if sedExecutes(s) {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.note("the sed script runs commands (e) or writes files (w)")
 		}
 	}
@@ -386,10 +378,10 @@ func yqCmd(inv *invocation, s *cmdSpec) {
 	inv.generic(s)
 	p := parseFlags(inv.argv, 1, flagDef{short: "oIp", long: []string{"output-format", "input-format", "indent"}})
 	if p.has("i", "inplace") {
-		inv.kind(Write)
+		inv.kind(act.Write)
 		inv.readOnly = false
 		for _, i := range p.ops[min(1, len(p.ops)):] {
-			inv.addPath(i, Write)
+			inv.addPath(i, act.Write)
 		}
 	}
 }
@@ -397,17 +389,17 @@ func yqCmd(inv *invocation, s *cmdSpec) {
 func printenvCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{})
 	if len(p.ops) == 0 {
-		inv.kind(Credential)
-		inv.w.res.sensitive = true
+		inv.kind(act.Credential)
+		inv.w.res.Sensitive = true
 		inv.note(inv.name() + " prints every environment variable, secrets included")
 		return
 	}
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	for _, i := range p.ops {
 		if isSecretVar(inv.argv[i]) {
-			inv.kind(Credential)
-			inv.w.res.sensitive = true
+			inv.kind(act.Credential)
+			inv.w.res.Sensitive = true
 			inv.note("prints the credential variable " + inv.argv[i])
 		}
 	}
@@ -420,17 +412,17 @@ func isSecretVar(name string) bool {
 
 func setCmd(inv *invocation, _ *cmdSpec) {
 	if len(inv.argv) == 1 {
-		inv.kind(Credential)
-		inv.w.res.sensitive = true
+		inv.kind(act.Credential)
+		inv.w.res.Sensitive = true
 		inv.note("set without arguments prints every shell variable, secrets included")
 		return
 	}
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 }
 
 func cdCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	if inv.name() == "popd" {
 		inv.env.cwdLost = true
@@ -458,17 +450,17 @@ func cdCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func getentCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	if len(inv.argv) > 1 && (inv.argv[1] == "shadow" || inv.argv[1] == "gshadow") {
-		inv.kind(Credential)
-		inv.w.res.sensitive = true
+		inv.kind(act.Credential)
+		inv.w.res.Sensitive = true
 		inv.note("reads password hashes")
 	}
 }
 
 func aliasCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	for _, a := range inv.argv[1:] {
 		if _, v, ok := strings.Cut(a, "="); ok && v != "" {
@@ -479,7 +471,7 @@ func aliasCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func trapCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	if len(inv.argv) > 2 && !strings.HasPrefix(inv.argv[1], "-") {
 		inv.w.script(inv.argv[1], inv.env.sub("trap"), inv.depth+1)
@@ -489,16 +481,16 @@ func trapCmd(inv *invocation, _ *cmdSpec) {
 func hostnameCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{})
 	if len(p.ops) > 0 {
-		inv.kind(Write)
+		inv.kind(act.Write)
 		inv.note("sets the host name")
 		return
 	}
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 }
 
 func hostOperandCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(Fetch)
+	inv.kind(act.Fetch)
 	p := parseFlags(inv.argv, 1, s.flags)
 	for _, i := range p.ops {
 		a := strings.TrimPrefix(inv.argv[i], "@")
@@ -542,35 +534,35 @@ func tarCmd(inv *invocation, _ *cmdSpec) {
 	}
 	switch mode {
 	case "create":
-		inv.kind(Write)
+		inv.kind(act.Write)
 		if archive != "" && archive != "-" {
-			inv.w.addPath(archive, Write, inv.env, false)
+			inv.w.addPath(archive, act.Write, inv.env, false)
 		}
 		for _, i := range ops {
-			inv.addPath(i, Read)
+			inv.addPath(i, act.Read)
 		}
 	case "extract":
-		inv.kind(Write)
+		inv.kind(act.Write)
 		if archive != "" && archive != "-" {
-			inv.w.addPath(archive, Read, inv.env, false)
+			inv.w.addPath(archive, act.Read, inv.env, false)
 		}
 		dir := "."
 		if d, ok := p.value("C", "directory"); ok {
 			dir = d
 		}
-		inv.w.addPath(dir, Write, inv.env, false)
+		inv.w.addPath(dir, act.Write, inv.env, false)
 		inv.note("extracts files, overwriting existing ones")
 	case "list":
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		if archive != "" && archive != "-" {
-			inv.w.addPath(archive, Read, inv.env, false)
+			inv.w.addPath(archive, act.Read, inv.env, false)
 		}
 	default:
-		inv.kind(Write)
+		inv.kind(act.Write)
 	}
 	if p.has("to-command", "use-compress-program", "I") {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("tar runs a command of the caller's choice")
 	}
 }
@@ -580,26 +572,26 @@ func zipCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "dxi", long: []string{}})
 	switch {
 	case name == "unzip" && p.has("l", "v", "t", "Z"):
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		for _, i := range p.ops {
-			inv.addPath(i, Read)
+			inv.addPath(i, act.Read)
 		}
 		return
 	case (name == "gzip" || name == "bzip2" || name == "xz" || name == "zstd") && p.has("c", "stdout", "t", "l", "list"):
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		for _, i := range p.ops {
-			inv.addPath(i, Read)
+			inv.addPath(i, act.Read)
 		}
 		return
 	}
-	inv.kind(Write)
+	inv.kind(act.Write)
 	for _, i := range p.ops {
-		inv.addPath(i, Write)
+		inv.addPath(i, act.Write)
 	}
 	if d, ok := p.value("d"); ok && name == "unzip" {
-		inv.w.addPath(d, Write, inv.env, false)
+		inv.w.addPath(d, act.Write, inv.env, false)
 	}
 }
 
@@ -614,9 +606,9 @@ func perlCmd(inv *invocation, _ *cmdSpec) {
 	codes := p.values("e", "E")
 	ops := p.ops
 	if len(codes) == 0 && len(ops) > 0 {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.runsArg(ops[0])
-		inv.runsFile(inv.addPath(ops[0], Execute))
+		inv.runsFile(inv.addPath(ops[0], act.Execute))
 		inv.note("runs the Perl script " + inv.argv[ops[0]])
 		ops = ops[1:]
 	}
@@ -633,17 +625,17 @@ func crontabCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "u"})
 	switch {
 	case p.has("l"):
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 	case p.has("r"):
-		inv.kind(Delete)
+		inv.kind(act.Delete)
 		inv.destructive = true
 		inv.note("crontab -r deletes every scheduled job")
 	default:
-		inv.kind(Write, Execute)
+		inv.kind(act.Write, act.Execute)
 		inv.note("installs scheduled jobs")
 		for _, i := range p.ops {
-			inv.addPath(i, Read)
+			inv.addPath(i, act.Read)
 		}
 	}
 }
@@ -651,20 +643,20 @@ func crontabCmd(inv *invocation, _ *cmdSpec) {
 func pkgCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{stop: true, short: "c", long: []string{}})
 	if len(p.ops) == 0 {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		return
 	}
 	sub := inv.argv[p.ops[0]]
 	switch sub {
 	case "list", "search", "show", "info", "policy", "depends", "rdepends", "query", "-Q", "-Ss", "-Si", "-Qi",
 		"outdated", "deps", "uses", "desc", "home", "leaves", "config", "doctor", "madison", "provides", "whatprovides":
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 	case "remove", "purge", "uninstall", "erase", "autoremove", "-R", "-Rs", "-Rns", "del", "rm", "zap", "cleanup", "clean":
-		inv.kind(Delete)
+		inv.kind(act.Delete)
 		inv.note(inv.name() + " " + sub + " removes packages")
 	default:
-		inv.kind(Write, Fetch)
+		inv.kind(act.Write, act.Fetch)
 		inv.note(inv.name() + " " + sub + " changes installed software")
 	}
 }
@@ -672,7 +664,7 @@ func pkgCmd(inv *invocation, _ *cmdSpec) {
 func serviceCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "HMpt", long: []string{"host", "machine", "property", "type", "state"}})
 	if len(p.ops) == 0 {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		return
 	}
@@ -683,28 +675,28 @@ func serviceCmd(inv *invocation, _ *cmdSpec) {
 	switch verb {
 	case "status", "show", "list-units", "list-unit-files", "list-timers", "is-active", "is-enabled",
 		"is-failed", "cat", "list", "print", "list-dependencies", "help", "--status-all":
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 	case "disable", "mask", "remove", "bootout", "unload":
-		inv.kind(Write, Execute)
+		inv.kind(act.Write, act.Execute)
 		inv.note("stops a service from running")
 	default:
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("controls a system service (" + verb + ")")
 	}
 }
 
 func sshKeygenCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "fbtCNOIZnaEFGMPRsTVzDSrwu"})
-	inv.kind(Write)
+	inv.kind(act.Write)
 	if f, ok := p.value("f"); ok {
-		inv.w.addPath(f, Write, inv.env, false)
+		inv.w.addPath(f, act.Write, inv.env, false)
 	}
 	if p.has("y") || p.has("l") || p.has("F") || p.has("R") {
 		inv.ks = 0
-		inv.kind(Read)
+		inv.kind(act.Read)
 		if p.has("y") {
-			inv.kind(Credential)
+			inv.kind(act.Credential)
 		}
 	}
 }
@@ -713,23 +705,23 @@ func gpgCmd(inv *invocation, _ *cmdSpec) {
 	a := strings.Join(inv.argv[1:], " ")
 	switch {
 	case strings.Contains(a, "--export-secret") || strings.Contains(a, "--decrypt") || strings.Contains(a, "-d "):
-		inv.kind(Credential)
-		inv.w.res.sensitive = true
+		inv.kind(act.Credential)
+		inv.w.res.Sensitive = true
 		inv.note("exports secret keys or decrypts secrets")
 	case strings.Contains(a, "--delete"):
-		inv.kind(Delete)
+		inv.kind(act.Delete)
 		inv.destructive = true
 	case strings.Contains(a, "--list") || strings.Contains(a, "--verify") || strings.Contains(a, "-k"):
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 	default:
-		inv.kind(Write)
+		inv.kind(act.Write)
 	}
 }
 
 func opensslCmd(inv *invocation, _ *cmdSpec) {
 	if len(inv.argv) < 2 {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		return
 	}
 	switch inv.argv[1] {
@@ -738,10 +730,10 @@ func opensslCmd(inv *invocation, _ *cmdSpec) {
 		// s_client only connects and prints the server's certificate:
 		// a fetch. Whatever else is piped in is sent to the server.
 		if inv.in == nil || inv.in.literal && strings.TrimSpace(inv.in.text) == "" || inv.in.via == "file /dev/null" {
-			inv.kind(Fetch)
+			inv.kind(act.Fetch)
 			inv.note("openssl s_client connects and reads the certificate, sending nothing")
 		} else {
-			inv.kind(Send)
+			inv.kind(act.Send)
 			inv.external = true
 		}
 		for i, a := range inv.argv {
@@ -758,26 +750,26 @@ func opensslCmd(inv *invocation, _ *cmdSpec) {
 		out := false
 		for i, a := range inv.argv {
 			if (a == "-in" || a == "-inkey" || a == "-key" || a == "-signkey") && i+1 < len(inv.argv) {
-				inv.addPath(i+1, Read)
+				inv.addPath(i+1, act.Read)
 			}
 			if (a == "-out" || a == "-keyout") && i+1 < len(inv.argv) {
-				inv.addPath(i+1, Write)
+				inv.addPath(i+1, act.Write)
 				out = true
 			}
 		}
 		switch sub := inv.argv[1]; {
-		case out || sub == "ca" || sub == "req" && (indexOf(inv.argv, "-new") > 0 || indexOf(inv.argv, "-newkey") > 0):
-			inv.kind(Write)
+		case out || sub == "ca" || sub == "req" && (slices.Index(inv.argv, "-new") > 0 || slices.Index(inv.argv, "-newkey") > 0):
+			inv.kind(act.Write)
 		default:
-			inv.kind(Read)
+			inv.kind(act.Read)
 			inv.readOnly = true
 		}
 	default:
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		for i, a := range inv.argv {
 			if a == "-in" && i+1 < len(inv.argv) {
-				inv.addPath(i+1, Read)
+				inv.addPath(i+1, act.Read)
 			}
 		}
 	}
@@ -785,15 +777,15 @@ func opensslCmd(inv *invocation, _ *cmdSpec) {
 
 func dateCmd(inv *invocation, _ *cmdSpec) {
 	if len(inv.argv) > 1 && (inv.argv[1] == "set-time" || inv.argv[1] == "set-timezone" || inv.argv[1] == "set-ntp") {
-		inv.kind(Write)
+		inv.kind(act.Write)
 		return
 	}
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 }
 
 func openCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 	for i := 1; i < len(inv.argv); i++ {
 		a := inv.argv[i]
 		if strings.HasPrefix(a, "-") {
@@ -803,7 +795,7 @@ func openCmd(inv *invocation, _ *cmdSpec) {
 			inv.addURL(a)
 			continue
 		}
-		inv.addPath(i, Execute)
+		inv.addPath(i, act.Execute)
 	}
 	inv.note("opens files or URLs with their default application")
 }
@@ -817,10 +809,10 @@ func valueOr(p parsedArgs, name string) string {
 // filterFiles adds the files a filter (sed, perl) reads its input from, or
 // edits in place when inPlace (-i).
 func (inv *invocation) filterFiles(prog string, ops []int, inPlace bool) {
-	access := Read
+	access := act.Read
 	if inPlace {
-		access = Write
-		inv.kind(Write)
+		access = act.Write
+		inv.kind(act.Write)
 		inv.note(prog + " -i edits files in place")
 	}
 	for _, i := range ops {

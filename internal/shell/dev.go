@@ -1,10 +1,13 @@
-package action
+package shell
 
 import (
 	"path"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
+	"github.com/mandate-dev/mandate/internal/datafile"
 )
 
 // Development commands are development, not arbitrary code (issue 10.3).
@@ -115,7 +118,7 @@ type devKnowledge struct {
 
 func compileDev(d *devSpec, t *truncSpec) (*devKnowledge, error) {
 	dk := &devKnowledge{codeFlags: map[string][]codeFlag{}, outputFlags: d.OutputFlags, globalConfig: map[string][][]string{},
-		targetRunners: map[string][]string{}, empty: wordSet(t.EmptyPrograms), null: wordSet(t.NullFiles), copiers: wordSet(t.Copiers)}
+		targetRunners: map[string][]string{}, empty: datafile.WordSet(t.EmptyPrograms), null: datafile.WordSet(t.NullFiles), copiers: datafile.WordSet(t.Copiers)}
 	for prog, fs := range d.CodeFlags {
 		for _, f := range fs {
 			flag, val, _ := strings.Cut(f, " ")
@@ -281,7 +284,7 @@ func (dk *devKnowledge) outputs(inv *invocation) {
 	for i := 1; i < len(inv.argv) && len(flags) > 0; i++ {
 		for _, f := range flags {
 			if v, ok := flagValue(inv.argv, i, f); ok && v != "" {
-				inv.w.addPath(v, Write, inv.env, false)
+				inv.w.addPath(v, act.Write, inv.env, false)
 				inv.note(inv.name() + " " + f + " writes " + v)
 			}
 		}

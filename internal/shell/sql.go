@@ -1,9 +1,11 @@
-package action
+package shell
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // SQL is classified by the leading keyword of each statement, after comments
@@ -11,8 +13,8 @@ import (
 // keyword. This is not a SQL parser: it only needs to tell reads from writes
 // from destruction, and to err toward the more consequential.
 
-type sqlResult struct {
-	kinds       kindSet
+type SQLResult struct {
+	kinds       act.Set
 	destructive bool
 	notes       []string
 	statements  int
@@ -22,31 +24,31 @@ type sqlResult struct {
 }
 
 // sqlKeywordKinds maps a statement's leading keyword to its kind.
-var sqlKeywordKinds = map[string]Kind{
-	"select": Read, "show": Read, "describe": Read, "desc": Read, "explain": Read, "values": Read,
-	"table": Read, "pragma": Read, "begin": Read, "start": Read, "commit": Read, "rollback": Read,
-	"end": Read, "savepoint": Read, "release": Read, "set": Read, "reset": Read, "use": Read,
-	"listen": Read, "fetch": Read, "declare": Read, "close": Read, "with": Read,
-	"insert": Write, "update": Write, "merge": Write, "upsert": Write, "replace": Write,
-	"create": Write, "alter": Write, "comment": Write, "grant": Write, "revoke": Write,
-	"rename": Write, "copy": Write, "load": Write, "import": Write, "analyze": Read, "vacuum": Write,
-	"reindex": Write, "cluster": Write, "refresh": Write, "lock": Write, "notify": Write,
-	"attach": Write, "detach": Write, "optimize": Write, "flush": Write,
-	"delete": Delete, "drop": Delete, "truncate": Delete, "purge": Delete,
-	"call": Execute, "exec": Execute, "execute": Execute, "do": Execute,
+var sqlKeywordKinds = map[string]act.Kind{
+	"select": act.Read, "show": act.Read, "describe": act.Read, "desc": act.Read, "explain": act.Read, "values": act.Read,
+	"table": act.Read, "pragma": act.Read, "begin": act.Read, "start": act.Read, "commit": act.Read, "rollback": act.Read,
+	"end": act.Read, "savepoint": act.Read, "release": act.Read, "set": act.Read, "reset": act.Read, "use": act.Read,
+	"listen": act.Read, "fetch": act.Read, "declare": act.Read, "close": act.Read, "with": act.Read,
+	"insert": act.Write, "update": act.Write, "merge": act.Write, "upsert": act.Write, "replace": act.Write,
+	"create": act.Write, "alter": act.Write, "comment": act.Write, "grant": act.Write, "revoke": act.Write,
+	"rename": act.Write, "copy": act.Write, "load": act.Write, "import": act.Write, "analyze": act.Read, "vacuum": act.Write,
+	"reindex": act.Write, "cluster": act.Write, "refresh": act.Write, "lock": act.Write, "notify": act.Write,
+	"attach": act.Write, "detach": act.Write, "optimize": act.Write, "flush": act.Write,
+	"delete": act.Delete, "drop": act.Delete, "truncate": act.Delete, "purge": act.Delete,
+	"call": act.Execute, "exec": act.Execute, "execute": act.Execute, "do": act.Execute,
 }
 
-// classifySQL classifies a script of SQL statements.
-func classifySQL(q string) sqlResult {
-	var r sqlResult
+// ClassifySQL classifies a script of SQL statements.
+func ClassifySQL(q string) SQLResult {
+	var r SQLResult
 	clean := stripSQL(q)
 	for _, stmt := range strings.Split(clean, ";") {
-		words := sqlWords(stmt, MaxSQLWords+1)
+		words := sqlWords(stmt, act.MaxSQLWords+1)
 		if len(words) == 0 {
 			continue
 		}
-		if len(words) > MaxSQLWords {
-			words, r.cut = words[:MaxSQLWords], true
+		if len(words) > act.MaxSQLWords {
+			words, r.cut = words[:act.MaxSQLWords], true
 		}
 		r.statements++
 		r.statement(words)
@@ -54,7 +56,7 @@ func classifySQL(q string) sqlResult {
 	return r
 }
 
-func (r *sqlResult) statement(words []string) {
+func (r *SQLResult) statement(words []string) {
 	first := words[0]
 	// WITH … AS (…) <verb>: the verb after the CTEs decides. Parentheses
 	// were flattened by stripSQL, so look for the first data verb.
@@ -70,15 +72,15 @@ func (r *sqlResult) statement(words []string) {
 				return
 			}
 		}
-		r.kinds.Add(Read)
+		r.kinds.Add(act.Read)
 		if first == "with" && slices.Contains(words, "into") {
-			r.kinds.Add(Write)
+			r.kinds.Add(act.Write)
 		}
 		return
 	}
 	k, ok := sqlKeywordKinds[first]
 	if !ok {
-		r.kinds.Add(Execute)
+		r.kinds.Add(act.Execute)
 		r.notes = append(r.notes, "SQL statement "+strings.ToUpper(first)+" not recognised")
 		return
 	}
@@ -87,23 +89,23 @@ func (r *sqlResult) statement(words []string) {
 		if slices.Contains(words, "into") {
 			// SELECT … INTO creates a table, or writes a file with
 			// INTO OUTFILE / DUMPFILE.
-			k = Write
+			k = act.Write
 			if slices.Contains(words, "outfile") || slices.Contains(words, "dumpfile") {
 				r.notes = append(r.notes, "SELECT … INTO OUTFILE writes a file on the database server")
 			}
 		}
 	case "pragma":
 		if strings.Contains(strings.Join(words, " "), "=") {
-			k = Write
+			k = act.Write
 		}
 	case "copy":
 		if slices.Contains(words, "program") {
-			k = Execute
+			k = act.Execute
 			r.notes = append(r.notes, "COPY … PROGRAM runs a command on the database server")
 		} else if slices.Contains(words, "to") && !slices.Contains(words, "stdout") {
 			r.notes = append(r.notes, "COPY … TO writes a file on the database server")
 		} else if slices.Contains(words, "to") {
-			k = Read
+			k = act.Read
 		}
 	case "delete":
 		r.destructive = true
@@ -125,13 +127,13 @@ func (r *sqlResult) statement(words []string) {
 		}
 	case "alter":
 		if slices.Contains(words, "drop") {
-			k = Delete
+			k = act.Delete
 			r.destructive = true
 			r.notes = append(r.notes, "ALTER … DROP destroys a column or constraint with its data")
 		}
 	case "flush":
 		if len(words) > 1 && (words[1] == "all" || words[1] == "db") {
-			k = Delete
+			k = act.Delete
 			r.destructive = true
 		}
 	}
@@ -231,9 +233,9 @@ func isIdentStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
-// looksLikeSQL reports whether free text (a "query" argument) is SQL rather
+// LooksLikeSQL reports whether free text (a "query" argument) is SQL rather
 // than a search query: a statement keyword first and SQL structure after.
-func looksLikeSQL(s string) bool {
+func LooksLikeSQL(s string) bool {
 	words := sqlWords(stripSQL(s), 12)
 	if len(words) < 2 {
 		return false
@@ -257,7 +259,7 @@ func looksLikeSQL(s string) bool {
 // apply adds the classification to the kinds, the destructive flag and
 // the notes of what ran the SQL (a tool call's builder, a shell command's
 // invocation), and tells cut of a statement not read to its end.
-func (r sqlResult) apply(ks *kindSet, destructive *bool, note, cut func(string)) {
+func (r SQLResult) Apply(ks *act.Set, destructive *bool, note, cut func(string)) {
 	if r.statements == 0 {
 		return
 	}
@@ -269,6 +271,8 @@ func (r sqlResult) apply(ks *kindSet, destructive *bool, note, cut func(string))
 		note(n)
 	}
 	if r.cut {
-		cut(fmt.Sprintf("a SQL statement has more than %d words (MaxSQLWords): the rest of it was not examined", MaxSQLWords))
+		cut(fmt.Sprintf("a SQL statement has more than %d words (MaxSQLWords): the rest of it was not examined", act.MaxSQLWords))
 	}
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

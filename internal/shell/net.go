@@ -1,8 +1,9 @@
-package action
+package shell
 
 import (
-	"github.com/mandate-dev/mandate/internal/act"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // curlFlags are curl's options that take a value.
@@ -20,7 +21,7 @@ var curlFlags = flagDef{short: "dFTXHoAebcKuxEwmrCyYzQtUDP", long: []string{
 
 // curlCmd: GET is a fetch; data, forms, uploads and non-GET methods send.
 func curlCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Fetch)
+	inv.kind(act.Fetch)
 	p := parseFlags(inv.argv, 1, curlFlags)
 	var urls []string
 	for _, i := range p.ops {
@@ -53,7 +54,7 @@ func curlCmd(inv *invocation, _ *cmdSpec) {
 	}
 	if sends {
 		inv.ks = 0
-		inv.kind(Send)
+		inv.kind(act.Send)
 		inv.external = true
 		verb := "sends data to"
 		if method != "" && method != "POST" {
@@ -71,22 +72,22 @@ func curlCmd(inv *invocation, _ *cmdSpec) {
 	}
 	for _, o := range p.values("o", "output", "c", "cookie-jar", "D", "dump-header", "trace", "trace-ascii", "stderr") {
 		if o != "-" && o != "/dev/null" {
-			inv.kind(Write)
-			inv.w.addPath(o, Write, inv.env, false)
+			inv.kind(act.Write)
+			inv.w.addPath(o, act.Write, inv.env, false)
 		}
 	}
 	if p.has("O", "remote-name", "remote-name-all", "J") {
-		inv.kind(Write)
+		inv.kind(act.Write)
 		inv.note("saves the download under its remote name")
 	}
 	for _, f := range p.values("K", "config", "netrc-file") {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	if p.has("n", "netrc") {
-		inv.w.addPath("~/.netrc", Read, inv.env, false)
+		inv.w.addPath("~/.netrc", act.Read, inv.env, false)
 	}
 	for _, f := range p.values("E", "cert", "key") {
-		inv.w.addPath(strings.SplitN(f, ":", 2)[0], Read, inv.env, false)
+		inv.w.addPath(strings.SplitN(f, ":", 2)[0], act.Read, inv.env, false)
 	}
 	if u, ok := p.value("u", "user", "oauth2-bearer", "proxy-user"); ok && strings.Contains(u, ":") || p.has("oauth2-bearer") {
 		inv.w.credential(nil)
@@ -131,13 +132,13 @@ func curlDataFile(inv *invocation, flag, v string) {
 		inv.note("sends its standard input")
 		return
 	}
-	p := inv.w.addPath(file, Read, inv.env, false)
+	p := inv.w.addPath(file, act.Read, inv.env, false)
 	inv.note("uploads the file " + p)
 }
 
 // wgetCmd: fetches, unless it posts data.
 func wgetCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Fetch)
+	inv.kind(act.Fetch)
 	p := parseFlags(inv.argv, 1, flagDef{short: "OoaPiTtwUeBdlQ", long: []string{
 		"output-document", "output-file", "append-output", "directory-prefix", "input-file", "timeout",
 		"tries", "wait", "user-agent", "execute", "base", "level", "quota", "post-data", "post-file",
@@ -152,7 +153,7 @@ func wgetCmd(inv *invocation, _ *cmdSpec) {
 	}
 	for _, f := range p.values("post-file", "body-file") {
 		sends = true
-		fp := inv.w.addPath(f, Read, inv.env, false)
+		fp := inv.w.addPath(f, act.Read, inv.env, false)
 		inv.note("uploads the file " + fp)
 	}
 	if m, ok := p.value("method"); ok && !strings.EqualFold(m, "GET") && !strings.EqualFold(m, "HEAD") {
@@ -160,7 +161,7 @@ func wgetCmd(inv *invocation, _ *cmdSpec) {
 	}
 	if sends {
 		inv.ks = 0
-		inv.kind(Send)
+		inv.kind(act.Send)
 		inv.external = true
 	}
 	for _, i := range p.ops {
@@ -170,22 +171,22 @@ func wgetCmd(inv *invocation, _ *cmdSpec) {
 	}
 	for _, o := range p.values("O", "output-document", "o", "output-file", "a", "append-output", "save-cookies", "out") {
 		if o != "-" {
-			inv.kind(Write)
-			inv.w.addPath(o, Write, inv.env, false)
+			inv.kind(act.Write)
+			inv.w.addPath(o, act.Write, inv.env, false)
 		}
 	}
 	if d, ok := p.value("P", "directory-prefix", "dir", "d"); ok {
-		inv.kind(Write)
-		inv.w.addPath(d, Write, inv.env, false)
+		inv.kind(act.Write)
+		inv.w.addPath(d, act.Write, inv.env, false)
 	} else if !p.has("O", "output-document", "spider") && len(p.ops) > 0 {
-		inv.kind(Write)
+		inv.kind(act.Write)
 		inv.note("saves the download in the current directory")
 	}
 	if f, ok := p.value("i", "input-file"); ok {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	if _, ok := p.value("password", "http-password", "ftp-password"); ok {
-		inv.w.res.sensitive = true
+		inv.w.res.Sensitive = true
 		inv.note("passes a password on the command line")
 	}
 	if p.has("e", "execute") {
@@ -195,7 +196,7 @@ func wgetCmd(inv *invocation, _ *cmdSpec) {
 
 // httpieCmd: http [METHOD] URL [items]; items with = := @ send data.
 func httpieCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Fetch)
+	inv.kind(act.Fetch)
 	p := parseFlags(inv.argv, 1, flagDef{short: "aAo", long: []string{"auth", "auth-type", "output", "session", "session-read-only", "verify", "cert", "cert-key", "proxy", "timeout", "pretty", "style", "print", "format-options"}})
 	ops := p.ops
 	method := ""
@@ -222,7 +223,7 @@ func httpieCmd(inv *invocation, _ *cmdSpec) {
 				sends = true
 			}
 			if k := strings.Index(it, "@"); k >= 0 {
-				fp := inv.w.addPath(it[k+1:], Read, inv.env, false)
+				fp := inv.w.addPath(it[k+1:], act.Read, inv.env, false)
 				inv.note("uploads the file " + fp)
 			}
 		case strings.Contains(it, "==") || strings.Contains(it, ":") && !strings.Contains(it, "="):
@@ -239,16 +240,16 @@ func httpieCmd(inv *invocation, _ *cmdSpec) {
 	h := inv.addURL(url)
 	if sends {
 		inv.ks = 0
-		inv.kind(Send)
+		inv.kind(act.Send)
 		inv.external = true
 		inv.note(inv.name() + " sends data to " + h)
 	}
 	if o, ok := p.value("o", "output"); ok {
-		inv.kind(Write)
-		inv.w.addPath(o, Write, inv.env, false)
+		inv.kind(act.Write)
+		inv.w.addPath(o, act.Write, inv.env, false)
 	}
 	if _, ok := p.value("a", "auth"); ok {
-		inv.w.res.sensitive = true
+		inv.w.res.Sensitive = true
 		inv.note("passes credentials on the command line")
 	}
 }
@@ -258,11 +259,11 @@ var sshFlags = flagDef{short: "BbcDEeFIiJLlmOoPpQRSWw", stop: true}
 
 // sshCmd: a remote command runs on the host; no command opens a session.
 func sshCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Execute, Send)
+	inv.kind(act.Execute, act.Send)
 	inv.external = true
 	p := parseFlags(inv.argv, 1, sshFlags)
 	for _, f := range p.values("i", "F") {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	if len(p.ops) == 0 {
 		return
@@ -294,7 +295,7 @@ func sshCmd(inv *invocation, _ *cmdSpec) {
 	for _, i := range p.ops[1:] {
 		if inv.dynamicArg(i) {
 			inv.w.note("the remote command is built at run time")
-			inv.w.res.kinds.Add(Execute)
+			inv.w.res.Kinds.Add(act.Execute)
 			return
 		}
 	}
@@ -354,11 +355,11 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 	if name == "rclone" && len(ops) > 0 {
 		switch verb := inv.argv[ops[0]]; verb {
 		case "ls", "lsd", "lsl", "lsf", "lsjson", "cat", "size", "about", "tree", "listremotes", "config", "version", "check", "md5sum", "sha1sum":
-			inv.kind(Fetch)
+			inv.kind(act.Fetch)
 			inv.readOnly = false
 			return
 		case "delete", "purge", "deletefile", "rmdir", "rmdirs", "cleanup":
-			inv.kind(Delete)
+			inv.kind(act.Delete)
 			inv.external = true
 			inv.destructive = verb == "purge" || verb == "delete"
 			inv.note("rclone " + verb + " deletes remote files")
@@ -370,7 +371,7 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 		ops = ops[1:]
 	}
 	if name == "sftp" || name == "ftp" || name == "lftp" || name == "tftp" || name == "smbclient" {
-		inv.kind(Send)
+		inv.kind(act.Send)
 		inv.external = true
 		for _, i := range ops {
 			if h, _, ok := remoteSpec(inv.argv[i]); ok && h != "" {
@@ -380,13 +381,13 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 			}
 		}
 		if b, ok := p.value("b"); ok {
-			inv.w.addPath(b, Read, inv.env, false)
+			inv.w.addPath(b, act.Read, inv.env, false)
 		}
 		inv.note(name + " opens a file transfer session")
 		return
 	}
 	if (name == "rsync" || name == "rclone") && p.has("n", "dry-run") {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = false
 		inv.note("a dry run changes nothing")
 		for _, i := range ops {
@@ -401,18 +402,18 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 		inv.note("rsync --delete removes destination files not in the source")
 	}
 	for _, f := range p.values("i") {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	if len(ops) < 2 {
 		if len(ops) == 1 {
 			if h, _, ok := remoteSpec(inv.argv[ops[0]]); ok {
-				inv.kind(Fetch)
+				inv.kind(act.Fetch)
 				inv.w.host(h)
 				return
 			}
-			inv.addPath(ops[0], Read)
+			inv.addPath(ops[0], act.Read)
 		}
-		inv.kind(Read)
+		inv.kind(act.Read)
 		return
 	}
 	dst := ops[len(ops)-1]
@@ -421,7 +422,7 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 	switch {
 	case dRemote:
 		inv.ks = 0
-		inv.kind(Send)
+		inv.kind(act.Send)
 		inv.external = true
 		if dh != "" {
 			inv.w.host(dh)
@@ -431,7 +432,7 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 				inv.w.host(sh)
 				continue
 			}
-			p := inv.addPath(i, Read)
+			p := inv.addPath(i, act.Read)
 			inv.note(name + " sends " + p + " to " + dh)
 		}
 	default:
@@ -441,16 +442,16 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 				fetched = true
 				inv.w.host(sh)
 			} else {
-				inv.addPath(i, Read)
+				inv.addPath(i, act.Read)
 			}
 		}
 		if fetched {
-			inv.kind(Fetch)
+			inv.kind(act.Fetch)
 		}
-		inv.kind(Write)
-		access := Write
+		inv.kind(act.Write)
+		access := act.Write
 		if inv.destructive {
-			access = Delete
+			access = act.Delete
 		}
 		inv.addPath(dst, access)
 	}
@@ -458,14 +459,14 @@ func scpCmd(inv *invocation, _ *cmdSpec) {
 
 // netcatCmd: raw network connections send whatever they are given.
 func netcatCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Send)
+	inv.kind(act.Send)
 	inv.external = true
 	p := parseFlags(inv.argv, 1, flagDef{short: "psiwqOIcexXTgGmMoV", long: []string{"source", "source-port", "wait", "proxy", "proxy-type", "sh-exec", "exec", "lua-exec", "output"}})
 	if p.has("l", "listen") {
 		inv.note(inv.name() + " listens for connections")
 	}
 	if c, ok := p.value("e", "exec", "c", "sh-exec"); ok {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note(inv.name() + " attaches the program " + c + " to the connection")
 	}
 	for _, i := range p.ops {
@@ -480,10 +481,10 @@ func netcatCmd(inv *invocation, _ *cmdSpec) {
 					inv.w.host(parts[1])
 				}
 			case strings.HasPrefix(up, "EXEC:") || strings.HasPrefix(up, "SYSTEM:"):
-				inv.kind(Execute)
+				inv.kind(act.Execute)
 				inv.note("socat attaches a program to the connection")
 			case strings.HasPrefix(up, "OPEN:") || strings.HasPrefix(up, "FILE:") || strings.HasPrefix(up, "CREATE:"):
-				inv.w.addPath(strings.SplitN(a[strings.IndexByte(a, ':')+1:], ",", 2)[0], Read, inv.env, false)
+				inv.w.addPath(strings.SplitN(a[strings.IndexByte(a, ':')+1:], ",", 2)[0], act.Read, inv.env, false)
 			}
 			continue
 		}
@@ -499,13 +500,13 @@ func netcatCmd(inv *invocation, _ *cmdSpec) {
 
 // mailCmd: mail and sendmail send to the addresses on their command line.
 func mailCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Send)
+	inv.kind(act.Send)
 	inv.external = true
 	p := parseFlags(inv.argv, 1, flagDef{short: "sacbrAFfSqoBCLNOpRVX", long: []string{"subject", "attach", "cc", "bcc", "from", "to", "server", "header"}})
 	field := func(f, v string) {
 		for _, rc := range inv.w.addresses(v) {
 			rc.Field = f
-			inv.w.res.recipients = append(inv.w.res.recipients, rc)
+			inv.w.res.Recipients = append(inv.w.res.Recipients, rc)
 		}
 	}
 	for _, v := range p.values("c", "cc") {
@@ -524,7 +525,7 @@ func mailCmd(inv *invocation, _ *cmdSpec) {
 	}
 	for _, a := range p.values("a", "A", "attach") {
 		if inv.name() == "mutt" || inv.name() == "neomutt" || inv.name() == "mailx" || inv.name() == "mail" || inv.name() == "swaks" {
-			fp := inv.w.addPath(a, Read, inv.env, false)
+			fp := inv.w.addPath(a, act.Read, inv.env, false)
 			inv.note("attachment " + fp + " is read and sent")
 		}
 	}

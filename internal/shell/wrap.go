@@ -1,7 +1,9 @@
-package action
+package shell
 
 import (
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // wrapperCmd peels a wrapper off and analyses the command it runs.
@@ -14,8 +16,8 @@ func wrapperCmd(inv *invocation, def *cmdSpec) {
 	p := parseFlags(inv.argv, 1, def.flags)
 	start := p.rest
 	if def.cred {
-		inv.kind(Credential)
-		inv.w.res.sensitive = true
+		inv.kind(act.Credential)
+		inv.w.res.Sensitive = true
 	}
 	if def.note != "" {
 		inv.note(def.note)
@@ -34,15 +36,15 @@ func wrapperCmd(inv *invocation, def *cmdSpec) {
 	switch name {
 	case "sudo", "doas":
 		if p.has("l", "list", "v", "validate", "k", "K", "reset-timestamp", "remove-timestamp") && start >= len(inv.argv) {
-			inv.kind(Read)
+			inv.kind(act.Read)
 			inv.readOnly = true
 			return
 		}
 		if p.has("e", "edit") {
-			inv.kind(Write)
+			inv.kind(act.Write)
 			inv.note("edits files as root")
 			for i := start; i < len(inv.argv); i++ {
-				inv.addPath(i, Write)
+				inv.addPath(i, act.Write)
 			}
 			return
 		}
@@ -52,37 +54,37 @@ func wrapperCmd(inv *invocation, def *cmdSpec) {
 			inv.note("runs as root")
 		}
 		if start >= len(inv.argv) {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.note("opens a root shell")
 			return
 		}
 	case "strace", "ltrace":
 		if p.has("p", "attach") {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.note("attaches to a running process")
 			return
 		}
 		if o, ok := p.value("o", "output"); ok {
-			inv.w.addPath(o, Write, inv.env, false)
+			inv.w.addPath(o, act.Write, inv.env, false)
 		}
 	case "time":
 		if o, ok := p.value("o", "output"); ok {
-			inv.w.addPath(o, Write, inv.env, false)
+			inv.w.addPath(o, act.Write, inv.env, false)
 		}
 	case "ionice":
 		if p.has("p", "pid", "P", "pgid", "u", "uid") {
-			inv.kind(Write)
+			inv.kind(act.Write)
 			return
 		}
 	case "chroot":
 		if start >= len(inv.argv) {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.note("starts a shell in another root directory")
 			return
 		}
 	case "busybox":
 		if start >= len(inv.argv) {
-			inv.kind(Read)
+			inv.kind(act.Read)
 			inv.readOnly = true
 			return
 		}
@@ -91,13 +93,13 @@ func wrapperCmd(inv *invocation, def *cmdSpec) {
 		if v, ok := p.value("e"); ok {
 			f = v
 		}
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	case "sshpass":
 		inv.note("a password is given to ssh")
 	}
 	if start >= len(inv.argv) {
 		if inv.ks == 0 {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 		}
 		return
 	}
@@ -119,23 +121,23 @@ func toolSubcommand(inv *invocation, start int) {
 		name == "aws-vault" && (sub == "login" || sub == "export"),
 		name == "berglas" && (sub == "access" || sub == "read"),
 		name == "direnv" && sub == "export":
-		inv.kind(Credential)
-		inv.w.res.sensitive = true
+		inv.kind(act.Credential)
+		inv.w.res.Sensitive = true
 		inv.note(name + " " + sub + " reads secrets")
 	case sub == "" || sub == "list" || sub == "ls" || sub == "show" || sub == "info" || sub == "version" ||
 		sub == "--version" || sub == "env" && name != "op" || sub == "status" || sub == "which" || sub == "search" || sub == "check":
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 	case sub == "remove" || sub == "uninstall" || sub == "rm" || sub == "delete" || sub == "prune" || sub == "clean":
-		inv.kind(Delete)
+		inv.kind(act.Delete)
 	case sub == "shell" || sub == "activate" || sub == "x" || sub == "run" || sub == "exec" || sub == "dlx":
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 	case sub == "publish" || sub == "upload" || sub == "push":
-		inv.kind(Send)
+		inv.kind(act.Send)
 		inv.external = true
 		inv.note(name + " " + sub + " publishes to a registry")
 	default:
-		inv.kind(Write, Fetch)
+		inv.kind(act.Write, act.Fetch)
 		inv.note(name + " " + sub + " changes the environment or installs software")
 	}
 }
@@ -160,7 +162,7 @@ func envCmd(inv *invocation, _ *cmdSpec) {
 			}
 			text := s
 			for _, r := range rest {
-				text += " " + shellQuote(r)
+				text += " " + Quote(r)
 			}
 			inv.runScript(text, "env -S")
 			return
@@ -169,11 +171,11 @@ func envCmd(inv *invocation, _ *cmdSpec) {
 			continue
 		case strings.Contains(a, "=") && !strings.HasPrefix(a, "="):
 			name, val, _ := strings.Cut(a, "=")
-			if inv.w.k.shell.hijack[name] {
+			if inv.w.k.hijack[name] {
 				inv.hijack = name
 			}
-			if inv.w.k.secrets.SensitiveKey(name) && !inv.w.k.secrets.IsPlaceholder(val) && !inv.dynamicArg(i) {
-				inv.w.res.sensitive = true
+			if inv.w.k.cls.Secrets().SensitiveKey(name) && !inv.w.k.cls.Secrets().IsPlaceholder(val) && !inv.dynamicArg(i) {
+				inv.w.res.Sensitive = true
 				inv.w.note("passes a credential in " + name)
 			}
 			i++
@@ -182,8 +184,8 @@ func envCmd(inv *invocation, _ *cmdSpec) {
 		break
 	}
 	if i >= len(argv) {
-		inv.kind(Credential)
-		inv.w.res.sensitive = true
+		inv.kind(act.Credential)
+		inv.w.res.Sensitive = true
 		inv.note("env without a command prints every environment variable, secrets included")
 		return
 	}
@@ -194,11 +196,11 @@ func envCmd(inv *invocation, _ *cmdSpec) {
 func xargsCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "adEILnPs", long: []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, stop: true})
 	if f, ok := p.value("a", "arg-file"); ok {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	start := p.rest
 	if start >= len(inv.argv) {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		inv.note("xargs without a command echoes its input")
 		return
@@ -226,7 +228,7 @@ func parallelCmd(inv *invocation, _ *cmdSpec) {
 		inv.note("runs jobs on remote hosts")
 	}
 	if start >= end {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("runs commands read from its input")
 		return
 	}
@@ -239,7 +241,7 @@ func watchCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "nq", long: []string{"interval", "differences", "equexit"}, stop: true})
 	start := p.rest
 	if start >= len(inv.argv) {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		return
 	}
 	if p.has("x", "exec") {
@@ -248,7 +250,7 @@ func watchCmd(inv *invocation, _ *cmdSpec) {
 	}
 	for i := start; i < len(inv.argv); i++ {
 		if inv.dynamicArg(i) {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.note("watch runs a command line built at run time")
 			return
 		}
@@ -274,7 +276,7 @@ func suCmd(inv *invocation, _ *cmdSpec) {
 		inv.runScript(strings.Join(inv.argv[p.ops[1]:], " "), "sg")
 		return
 	}
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 	inv.note("opens a shell as another user")
 }
 
@@ -286,11 +288,11 @@ func flockCmd(inv *invocation, _ *cmdSpec) {
 		return
 	}
 	if len(p.ops) < 2 {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		return
 	}
-	inv.addPath(p.ops[0], Write)
+	inv.addPath(p.ops[0], act.Write)
 	inv.unwrap(p.ops[1], "flock")
 }
 
@@ -299,12 +301,12 @@ func flockCmd(inv *invocation, _ *cmdSpec) {
 func execCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "a", stop: true})
 	if inv.name() == "command" && p.has("v", "V") {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		return
 	}
 	if p.rest >= len(inv.argv) {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		return
 	}
@@ -315,31 +317,31 @@ func execCmd(inv *invocation, _ *cmdSpec) {
 func scriptCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "cEIOBTm", long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format"}})
 	for _, i := range p.ops {
-		inv.addPath(i, Write)
+		inv.addPath(i, act.Write)
 	}
 	if c, ok := p.value("c", "command"); ok {
 		inv.runScript(c, "script -c")
 		return
 	}
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 	inv.note("records an interactive shell")
 }
 
 func nixShellCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "pIA", long: []string{"run", "command", "packages", "arg", "argstr", "attr", "expr"}})
-	inv.kind(Fetch)
+	inv.kind(act.Fetch)
 	if c, ok := p.value("run", "command"); ok {
 		inv.runScript(c, "nix-shell --run")
 		return
 	}
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 }
 
 func sopsCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Credential)
-	inv.w.res.sensitive = true
+	inv.kind(act.Credential)
+	inv.w.res.Sensitive = true
 	if len(inv.argv) > 3 && (inv.argv[1] == "exec-env" || inv.argv[1] == "exec-file") {
-		inv.addPath(2, Read)
+		inv.addPath(2, act.Read)
 		inv.note("decrypts secrets for a command")
 		inv.runScript(inv.argv[3], "sops "+inv.argv[1])
 		return
@@ -348,10 +350,10 @@ func sopsCmd(inv *invocation, _ *cmdSpec) {
 	if p.has("d", "decrypt") {
 		inv.note("sops -d prints decrypted secrets")
 	} else {
-		inv.kind(Write)
+		inv.kind(act.Write)
 	}
 	for _, i := range p.ops {
-		inv.addPath(i, Read)
+		inv.addPath(i, act.Read)
 	}
 }
 
@@ -393,22 +395,22 @@ func shellCmd(inv *invocation, _ *cmdSpec) {
 		break
 	}
 	if noexec && !hasC {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		inv.note("-n only checks syntax")
 		if i < len(argv) {
-			inv.addPath(i, Read)
+			inv.addPath(i, act.Read)
 		}
 		return
 	}
 	switch {
 	case hasC:
 		if i >= len(argv) {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			return
 		}
 		if inv.dynamicArg(i) {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.runsArg(i)
 			inv.note(inv.name() + " -c runs a command line built at run time")
 			inv.w.note("the command line of " + inv.name() + " -c is built at run time: " + truncate(argv[i], 120))
@@ -418,8 +420,8 @@ func shellCmd(inv *invocation, _ *cmdSpec) {
 	case fromStdin:
 		inv.stdinScript()
 	case i < len(argv):
-		p := inv.addPath(i, Execute)
-		inv.kind(Execute)
+		p := inv.addPath(i, act.Execute)
+		inv.kind(act.Execute)
 		inv.runsArg(i)
 		inv.runsFile(p)
 		inv.note("runs the script " + p)
@@ -432,7 +434,7 @@ func shellCmd(inv *invocation, _ *cmdSpec) {
 func (inv *invocation) stdinScript() {
 	switch {
 	case inv.in == nil:
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("starts an interactive shell")
 	case inv.in.literal:
 		if inv.in.via == "base64 -d" {
@@ -440,7 +442,7 @@ func (inv *invocation) stdinScript() {
 		}
 		inv.runScript(inv.in.text, inv.name()+" < "+inv.in.via)
 	default:
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.runsStdin()
 		inv.note(inv.name() + " runs a script from its input (" + inv.in.via + "), which is not known in advance")
 	}
@@ -450,7 +452,7 @@ func (inv *invocation) stdinScript() {
 func evalCmd(inv *invocation, _ *cmdSpec) {
 	for i := 1; i < len(inv.argv); i++ {
 		if inv.dynamicArg(i) {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			for j := 1; j < len(inv.argv); j++ {
 				inv.runsArg(j)
 			}
@@ -459,7 +461,7 @@ func evalCmd(inv *invocation, _ *cmdSpec) {
 		}
 	}
 	if len(inv.argv) < 2 {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		return
 	}
@@ -467,9 +469,9 @@ func evalCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func sourceCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 	if len(inv.argv) > 1 {
-		p := inv.addPath(1, Execute)
+		p := inv.addPath(1, act.Execute)
 		inv.runsArg(1)
 		inv.runsFile(p)
 		inv.note("runs the commands in " + p + " in this shell")
@@ -487,14 +489,14 @@ type interpDef struct {
 
 // interpCmd: python -c CODE, node -e CODE, ruby script.rb, python -m mod …
 func interpCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 	name := inv.name()
 	def := s.interp
 	if def == nil {
 		// java, dotnet, swift … : run what they are given.
 		p := parseFlags(inv.argv, 1, flagDef{stop: true})
 		if len(p.ops) > 0 {
-			inv.addPath(p.ops[0], Execute)
+			inv.addPath(p.ops[0], act.Execute)
 		}
 		inv.note("runs a " + name + " program")
 		return
@@ -505,7 +507,7 @@ func interpCmd(inv *invocation, s *cmdSpec) {
 			return
 		}
 		if len(inv.argv) > 1 && (inv.argv[1] == "x" || inv.argv[1] == "install" || inv.argv[1] == "add") {
-			inv.kind(Fetch)
+			inv.kind(act.Fetch)
 			inv.note(name + " " + inv.argv[1] + " fetches and runs packages")
 			return
 		}
@@ -533,7 +535,7 @@ func interpCmd(inv *invocation, s *cmdSpec) {
 				inv.note("serves the current directory over HTTP")
 				inv.external = true
 			case "pip":
-				inv.kind(Write, Fetch)
+				inv.kind(act.Write, act.Fetch)
 			case "pytest", "unittest":
 			}
 			return
@@ -552,7 +554,7 @@ func interpCmd(inv *invocation, s *cmdSpec) {
 				}
 			}
 		}
-		f := inv.addPath(i, Execute)
+		f := inv.addPath(i, act.Execute)
 		inv.runsArg(i)
 		inv.runsFile(f)
 		inv.note("runs the " + def.lang + " script " + f)
@@ -576,37 +578,37 @@ func (inv *invocation) stdinCode(lang string) {
 
 // code analyses inline program text given to an interpreter.
 func (inv *invocation) code(lang, code, via string) {
-	inv.kind(Execute)
-	r := inv.w.k.code.scan(lang, code)
-	inv.ks |= r.kinds
-	if r.destructive {
+	inv.kind(act.Execute)
+	r := inv.w.k.code.Scan(lang, code)
+	inv.ks |= r.Kinds
+	if r.Destructive {
 		inv.destructive = true
 	}
-	if r.external {
+	if r.External {
 		inv.external = true
 	}
-	if r.sensitive {
-		inv.w.res.sensitive = true
+	if r.Sensitive {
+		inv.w.res.Sensitive = true
 	}
-	for _, n := range r.notes {
+	for _, n := range r.Notes {
 		inv.note(n)
 	}
-	for _, u := range r.unexamined {
+	for _, u := range r.Unexamined {
 		inv.w.cut(u)
 	}
-	for _, p := range r.paths {
+	for _, p := range r.Paths {
 		inv.w.addPath(p.Path, p.Access, inv.env, false)
 	}
-	for _, u := range r.urls {
+	for _, u := range r.URLs {
 		inv.addURL(u)
 	}
-	for _, s := range r.shells {
+	for _, s := range r.Shells {
 		inv.w.script(s, inv.env.sub(via), inv.depth+1)
 	}
 }
 
-// shellQuote quotes s for re-parsing as one shell word.
-func shellQuote(s string) string {
+// Quote quotes s for re-parsing as one shell word.
+func Quote(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>(){}*?[]#~!") {
 		return s
 	}

@@ -1,4 +1,4 @@
-package action
+package shell
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -20,22 +19,22 @@ import (
 // and commands handed to a shell. Whatever the scan finds, running code is
 // Execute; the scan only adds what it can see.
 
-type codeResult struct {
-	kinds       kindSet
-	destructive bool
-	external    bool
-	sensitive   bool
-	notes       []string
-	paths       []PathRef // raw paths with access; normalised by the caller
-	urls        []string
-	shells      []string // literal command lines run through a shell
+type CodeResult struct {
+	Kinds       act.Set
+	Destructive bool
+	External    bool
+	Sensitive   bool
+	Notes       []string
+	Paths       []act.PathRef // raw paths with access; normalised by the caller
+	URLs        []string
+	Shells      []string // literal command lines run through a shell
 	// unexamined says what of the code was not examined (its length or
 	// its matches past the limits).
-	unexamined []string
+	Unexamined []string
 }
 
-// codeSpec is the code section of a knowledge file (data/code.yaml).
-type codeSpec struct {
+// CodeSpec is the code section of a knowledge file (data/code.yaml).
+type CodeSpec struct {
 	Languages map[string][]string `yaml:"languages"`
 	Patterns  []codePatternSpec   `yaml:"patterns"`
 }
@@ -70,7 +69,7 @@ func (c *codePatternSpec) UnmarshalYAML(n *yaml.Node) error {
 		return datafile.At(n, "code pattern %q: %v", c.Pattern, err)
 	}
 	c.re = re
-	if _, ok := act.ByName[c.Kind]; !ok || c.Kind == string(Unknown) {
+	if _, ok := act.ByName[c.Kind]; !ok || c.Kind == string(act.Unknown) {
 		return datafile.At(n, "code pattern: unknown kind %q (want one of %s)", c.Kind, act.Names())
 	}
 	if c.Group < 0 || c.Group > re.NumSubexp() {
@@ -82,20 +81,20 @@ func (c *codePatternSpec) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-func (c *codeSpec) merge(o *codeSpec) {
-	c.Languages = appendGroups(c.Languages, o.Languages)
+func (c *CodeSpec) merge(o *CodeSpec) {
+	c.Languages = datafile.AppendGroups(c.Languages, o.Languages)
 	c.Patterns = append(c.Patterns, o.Patterns...)
 }
 
-// codeRules is the compiled code knowledge.
-type codeRules struct {
+// CodeRules is the compiled code knowledge.
+type CodeRules struct {
 	// languages maps every name and alias to its language.
 	languages map[string]string
 	patterns  []codePattern
 }
 
-func compileCode(c *codeSpec) (*codeRules, error) {
-	r := &codeRules{languages: map[string]string{}}
+func CompileCode(c *CodeSpec) (*CodeRules, error) {
+	r := &CodeRules{languages: map[string]string{}}
 	for lang, aliases := range c.Languages {
 		r.languages[lang] = lang
 		for _, a := range aliases {
@@ -103,7 +102,7 @@ func compileCode(c *codeSpec) (*codeRules, error) {
 		}
 	}
 	for _, p := range c.Patterns {
-		cp := codePattern{re: p.re, kind: Kind(p.Kind), group: p.Group, exec: p.Exec, destructive: p.Destructive,
+		cp := codePattern{re: p.re, kind: act.Kind(p.Kind), group: p.Group, exec: p.Exec, destructive: p.Destructive,
 			external: p.External, sensitive: p.Sensitive, note: p.Note}
 		for _, l := range p.Languages {
 			lang, ok := r.languages[l]
@@ -118,16 +117,19 @@ func compileCode(c *codeSpec) (*codeRules, error) {
 }
 
 // names lists the languages and their aliases.
-func (r *codeRules) names() []string { return slices.Sorted(maps.Keys(r.languages)) }
+func (r *CodeRules) Names() []string { return slices.Sorted(maps.Keys(r.languages)) }
+
+// Patterns is how many code patterns r holds.
+func (r *CodeRules) Patterns() int { return len(r.patterns) }
 
 // language normalises a language name; "" if unknown.
-func (r *codeRules) language(s string) string { return r.languages[strings.ToLower(s)] }
+func (r *CodeRules) Language(s string) string { return r.languages[strings.ToLower(s)] }
 
 type codePattern struct {
 	re *regexp.Regexp
 	// langs are the languages it applies to, none for all.
 	langs []string
-	kind  Kind
+	kind  act.Kind
 	// group, if > 0, is a literal path (for file patterns) or command
 	// line (for exec patterns) in the match.
 	group       int
@@ -139,23 +141,23 @@ type codePattern struct {
 }
 
 // scan scans inline code of a language ("" tries all).
-func (cr *codeRules) scan(lang, code string) codeResult {
-	var r codeResult
-	r.kinds.Add(Execute)
-	if len(code) > MaxScanPerString {
-		code = code[:MaxScanPerString]
-		r.unexamined = append(r.unexamined, fmt.Sprintf("the code is longer than %d bytes (MaxScanPerString): the rest was not examined", MaxScanPerString))
+func (cr *CodeRules) Scan(lang, code string) CodeResult {
+	var r CodeResult
+	r.Kinds.Add(act.Execute)
+	if len(code) > act.MaxScanPerString {
+		code = code[:act.MaxScanPerString]
+		r.Unexamined = append(r.Unexamined, fmt.Sprintf("the code is longer than %d bytes (MaxScanPerString): the rest was not examined", act.MaxScanPerString))
 	}
-	lang = cr.language(lang)
+	lang = cr.Language(lang)
 	switch lang {
 	case "shell":
-		r.shells = append(r.shells, code)
+		r.Shells = append(r.Shells, code)
 		return r
 	case "sql":
-		s := classifySQL(code)
-		r.kinds |= s.kinds
-		r.destructive = s.destructive
-		r.notes = append(r.notes, s.notes...)
+		s := ClassifySQL(code)
+		r.Kinds |= s.kinds
+		r.Destructive = s.destructive
+		r.Notes = append(r.Notes, s.notes...)
 		return r
 	}
 	seenNote := map[string]bool{}
@@ -164,21 +166,21 @@ func (cr *codeRules) scan(lang, code string) codeResult {
 		if lang != "" && len(p.langs) > 0 && !slices.Contains(p.langs, lang) {
 			continue
 		}
-		ms := p.re.FindAllStringSubmatch(code, MaxCodeMatches+1)
+		ms := p.re.FindAllStringSubmatch(code, act.MaxCodeMatches+1)
 		if len(ms) == 0 {
 			continue
 		}
-		if len(ms) > MaxCodeMatches {
-			ms = ms[:MaxCodeMatches]
+		if len(ms) > act.MaxCodeMatches {
+			ms = ms[:act.MaxCodeMatches]
 			r.cutMatches()
 		}
-		r.kinds.Add(p.kind)
-		r.destructive = r.destructive || p.destructive
-		r.external = r.external || p.external
-		r.sensitive = r.sensitive || p.sensitive
+		r.Kinds.Add(p.kind)
+		r.Destructive = r.Destructive || p.destructive
+		r.External = r.External || p.external
+		r.Sensitive = r.Sensitive || p.sensitive
 		if p.note != "" && !seenNote[p.note] {
 			seenNote[p.note] = true
-			r.notes = append(r.notes, p.note)
+			r.Notes = append(r.Notes, p.note)
 		}
 		if p.group == 0 {
 			continue
@@ -192,28 +194,28 @@ func (cr *codeRules) scan(lang, code string) codeResult {
 				continue
 			}
 			if p.exec {
-				r.shells = append(r.shells, unescapeCodeString(v))
+				r.Shells = append(r.Shells, unescapeCodeString(v))
 				continue
 			}
-			r.paths = append(r.paths, PathRef{Path: v, Access: p.kind})
+			r.Paths = append(r.Paths, act.PathRef{Path: v, Access: p.kind})
 		}
 	}
-	us := urlRE.FindAllString(code, MaxCodeMatches+1)
-	if len(us) > MaxCodeMatches {
-		us = us[:MaxCodeMatches]
+	us := act.URLRE.FindAllString(code, act.MaxCodeMatches+1)
+	if len(us) > act.MaxCodeMatches {
+		us = us[:act.MaxCodeMatches]
 		r.cutMatches()
 	}
 	for _, u := range us {
-		r.urls = append(r.urls, strings.TrimRight(u, ".,;:!?"))
+		r.URLs = append(r.URLs, strings.TrimRight(u, ".,;:!?"))
 	}
 	return r
 }
 
 // cutMatches records that a pattern matched more often than is examined.
-func (r *codeResult) cutMatches() {
-	why := fmt.Sprintf("the code does one thing more than %d times (MaxCodeMatches): the rest were not examined", MaxCodeMatches)
-	if !slices.Contains(r.unexamined, why) {
-		r.unexamined = append(r.unexamined, why)
+func (r *CodeResult) cutMatches() {
+	why := fmt.Sprintf("the code does one thing more than %d times (MaxCodeMatches): the rest were not examined", act.MaxCodeMatches)
+	if !slices.Contains(r.Unexamined, why) {
+		r.Unexamined = append(r.Unexamined, why)
 	}
 }
 
@@ -227,40 +229,6 @@ func unescapeCodeString(s string) string {
 	return r.Replace(s)
 }
 
-// applyCode adds inline code found in a tool argument to the action.
-func (k *knowledge) applyCode(bg *budget, b *builder, r codeResult, dir, home string, parsers *sync.Pool) {
-	b.kinds |= r.kinds
-	if r.destructive {
-		b.destructive = true
-	}
-	if r.external {
-		b.external = true
-	}
-	if r.sensitive {
-		b.a.Sensitive = true
-	}
-	for _, n := range r.notes {
-		b.note(n)
-	}
-	for _, u := range r.unexamined {
-		b.unexamined(u)
-	}
-	for _, p := range r.paths {
-		ref, notes := k.paths.ref(p.Path, p.Access, dir, home)
-		b.path(ref)
-		for _, n := range notes {
-			b.note(n)
-		}
-	}
-	for _, u := range r.urls {
-		b.url(u)
-		b.host(act.HostOnly(u))
-	}
-	for _, s := range r.shells {
-		applyShell(b, k.analyzeShell(bg, s, dir, home, parsers))
-	}
-}
-
 // awkCmd: awk programs are read-only unless they call system(), pipe to or
 // from commands, or print to files.
 var (
@@ -271,20 +239,20 @@ var (
 )
 
 func awkCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.readOnly = true
 	p := parseFlags(inv.argv, 1, flagDef{short: "fvF", long: []string{"file", "assign", "field-separator", "include", "load", "source", "exec"}})
 	var progs []string
 	for _, f := range p.values("f", "file", "exec", "include") {
-		inv.kind(Execute)
-		inv.w.addPath(f, Execute, inv.env, false)
+		inv.kind(act.Execute)
+		inv.w.addPath(f, act.Execute, inv.env, false)
 		inv.note("runs the awk program in " + f)
 	}
 	progs = append(progs, p.values("source")...)
 	ops := p.ops
 	if len(p.values("f", "file", "exec")) == 0 && len(p.values("source")) == 0 && len(ops) > 0 {
 		if inv.dynamicArg(ops[0]) {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			inv.note("the awk program is built at run time")
 		}
 		progs = append(progs, inv.argv[ops[0]])
@@ -292,7 +260,7 @@ func awkCmd(inv *invocation, _ *cmdSpec) {
 	}
 	for _, i := range ops {
 		if !strings.Contains(inv.argv[i], "=") {
-			inv.addPath(i, Read)
+			inv.addPath(i, act.Read)
 		}
 	}
 	for _, prog := range progs {
@@ -303,7 +271,7 @@ func awkCmd(inv *invocation, _ *cmdSpec) {
 func awkProgram(inv *invocation, prog string) {
 	body := awkStripStrings(prog)
 	run := func(lit, via string) {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		if lit == "" {
 			inv.note("awk runs a command built at run time (" + via + ")")
 			return
@@ -325,9 +293,9 @@ func awkProgram(inv *invocation, prog string) {
 		run(awkLiteral(prog, m, 1), "pipe")
 	}
 	for _, m := range awkPrintOutRE.FindAllStringSubmatchIndex(body, 16) {
-		inv.kind(Write)
+		inv.kind(act.Write)
 		if f := awkLiteral(prog, m, 1); f != "" {
-			inv.w.addPath(strings.Trim(f, `"`), Write, inv.env, false)
+			inv.w.addPath(strings.Trim(f, `"`), act.Write, inv.env, false)
 		} else {
 			inv.note("awk writes to a file named at run time")
 		}

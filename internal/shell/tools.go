@@ -1,12 +1,15 @@
-package action
+package shell
 
 import (
+	"slices"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // subAct is what one subcommand of a tool does.
 type subAct struct {
-	kinds []Kind
+	kinds []act.Kind
 	ro    bool
 	destr bool
 	ext   bool
@@ -17,7 +20,7 @@ type subAct struct {
 	issuer []string
 	note   string
 	// ops is the access of the remaining operands taken as paths.
-	ops Kind
+	ops act.Kind
 	// next, for command groups ("docker volume …", "gh pr …"), maps the
 	// following word to its action; def applies when it is missing or
 	// unknown.
@@ -36,18 +39,18 @@ type subTool struct {
 }
 
 var (
-	rd     = subAct{kinds: []Kind{Read}, ro: true}
-	ftch   = subAct{kinds: []Kind{Fetch}}
-	wr     = subAct{kinds: []Kind{Write}}
-	wrExt  = subAct{kinds: []Kind{Write}, ext: true}
-	exe    = subAct{kinds: []Kind{Execute}}
-	exeExt = subAct{kinds: []Kind{Execute}, ext: true}
-	del    = subAct{kinds: []Kind{Delete}}
-	delD   = subAct{kinds: []Kind{Delete}, destr: true}
-	delExt = subAct{kinds: []Kind{Delete}, destr: true, ext: true}
-	snd    = subAct{kinds: []Kind{Send}, ext: true}
-	cred   = subAct{kinds: []Kind{Credential}, cred: true}
-	inst   = subAct{kinds: []Kind{Write, Fetch}, note: "installs software from a registry"}
+	rd     = subAct{kinds: []act.Kind{act.Read}, ro: true}
+	ftch   = subAct{kinds: []act.Kind{act.Fetch}}
+	wr     = subAct{kinds: []act.Kind{act.Write}}
+	wrExt  = subAct{kinds: []act.Kind{act.Write}, ext: true}
+	exe    = subAct{kinds: []act.Kind{act.Execute}}
+	exeExt = subAct{kinds: []act.Kind{act.Execute}, ext: true}
+	del    = subAct{kinds: []act.Kind{act.Delete}}
+	delD   = subAct{kinds: []act.Kind{act.Delete}, destr: true}
+	delExt = subAct{kinds: []act.Kind{act.Delete}, destr: true, ext: true}
+	snd    = subAct{kinds: []act.Kind{act.Send}, ext: true}
+	cred   = subAct{kinds: []act.Kind{act.Credential}, cred: true}
+	inst   = subAct{kinds: []act.Kind{act.Write, act.Fetch}, note: "installs software from a registry"}
 )
 
 // with returns a with its note set, for handlers that build actions.
@@ -57,7 +60,7 @@ func with(a subAct, note string) subAct { a.note = note; return a }
 func subcmdTool(inv *invocation, s *cmdSpec) {
 	t := s.tool
 	if t == nil {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		return
 	}
 	name := inv.name()
@@ -96,7 +99,7 @@ func subcmdTool(inv *invocation, s *cmdSpec) {
 		q := parseFlags(inv.argv, 1, t.global)
 		for _, f := range q.values(s.fileFlags...) {
 			if f != "-" && !strings.Contains(f, "://") {
-				inv.w.addPath(f, Read, inv.env, false)
+				inv.w.addPath(f, act.Read, inv.env, false)
 			}
 		}
 	}
@@ -104,7 +107,7 @@ func subcmdTool(inv *invocation, s *cmdSpec) {
 
 // npxCmd: npx, bunx, pnpx and uvx fetch a package and run it.
 func npxCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Execute, Fetch)
+	inv.kind(act.Execute, act.Fetch)
 	p := parseFlags(inv.argv, 1, flagDef{short: "p", long: []string{"package", "from", "with", "python"}, stop: true})
 	if p.rest < len(inv.argv) {
 		inv.note("runs the package " + inv.argv[p.rest] + " fetched from the registry")
@@ -113,10 +116,10 @@ func npxCmd(inv *invocation, _ *cmdSpec) {
 
 // twilioCmd: the Twilio CLI's …:create commands send.
 func twilioCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 	inv.external = true
 	if strings.Contains(strings.Join(inv.argv, " "), ":create") {
-		inv.kind(Send)
+		inv.kind(act.Send)
 		inv.note("sends through Twilio")
 	}
 }
@@ -124,11 +127,11 @@ func twilioCmd(inv *invocation, _ *cmdSpec) {
 // rustupCmd: rustup show, which and --version read; the rest installs.
 func rustupCmd(inv *invocation, _ *cmdSpec) {
 	if len(inv.argv) > 1 && (inv.argv[1] == "show" || inv.argv[1] == "which" || inv.argv[1] == "--version") {
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 		return
 	}
-	inv.kind(Write, Fetch)
+	inv.kind(act.Write, act.Fetch)
 }
 
 func withStop(f flagDef) flagDef { f.stop = true; return f }
@@ -137,14 +140,14 @@ func withStop(f flagDef) flagDef { f.stop = true; return f }
 func (inv *invocation) act(a subAct, label string) {
 	inv.kind(a.kinds...)
 	if len(a.kinds) == 0 {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 	}
 	inv.readOnly = a.ro
 	inv.destructive = inv.destructive || a.destr
 	inv.external = inv.external || a.ext
 	if a.cred {
 		inv.w.credential(a.issuer)
-		inv.kind(Credential)
+		inv.kind(act.Credential)
 	}
 	if a.note != "" {
 		inv.note(a.note)
@@ -179,7 +182,7 @@ func npmSpecial(inv *invocation, t *subTool, sub int) bool {
 			return true
 		}
 	}
-	if (verb == "publish" || verb == "pack") && indexOf(inv.argv, "--dry-run") >= 0 {
+	if (verb == "publish" || verb == "pack") && slices.Index(inv.argv, "--dry-run") >= 0 {
 		inv.act(rd, "")
 		return true
 	}
@@ -211,7 +214,7 @@ func ghSpecial(inv *invocation, _ *subTool, sub int) bool {
 		inv.act(ftch, "")
 	case "DELETE":
 		inv.act(delExt, "")
-		inv.kind(Send)
+		inv.kind(act.Send)
 	default:
 		inv.act(snd, "")
 		inv.note("gh api sends a " + method + " request")

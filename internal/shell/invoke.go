@@ -1,4 +1,4 @@
-package action
+package shell
 
 import (
 	"encoding/base64"
@@ -29,7 +29,7 @@ type invocation struct {
 	// Command.Hazard).
 	hazard string
 
-	ks          kindSet
+	ks          act.Set
 	readOnly    bool
 	destructive bool
 	external    bool
@@ -45,22 +45,22 @@ type invocation struct {
 	pathsBefore int
 	// linkKinds are what the URLs the command fetches do when followed
 	// (see linkAction), with notes why.
-	linkKinds kindSet
+	linkKinds act.Set
 	linkNotes []string
 }
 
-func (inv *invocation) kind(ks ...Kind) { inv.ks.Add(ks...) }
-func (inv *invocation) note(s string)   { inv.notes = append(inv.notes, s) }
+func (inv *invocation) kind(ks ...act.Kind) { inv.ks.Add(ks...) }
+func (inv *invocation) note(s string)       { inv.notes = append(inv.notes, s) }
 
 // name is the program's base name.
 func (inv *invocation) name() string { return path.Base(inv.argv[0]) }
 
 func (inv *invocation) run() {
 	w := inv.w
-	if w.commands >= MaxShellCommands {
+	if w.commands >= act.MaxShellCommands {
 		if !w.limited {
 			w.limited = true
-			w.cut(fmt.Sprintf("more than %d commands in the line (MaxShellCommands): the rest were not examined", MaxShellCommands))
+			w.cut(fmt.Sprintf("more than %d commands in the line (MaxShellCommands): the rest were not examined", act.MaxShellCommands))
 		}
 		return
 	}
@@ -68,49 +68,49 @@ func (inv *invocation) run() {
 	if len(inv.argv) == 0 {
 		return
 	}
-	inv.pathsBefore = len(w.res.paths)
+	inv.pathsBefore = len(w.res.Paths)
 	prog := inv.argv[0]
 	if inv.dyn[0] {
 		if strings.Contains(prog, substMarker) {
 			w.cut("the program a command substitution names (" + truncate(prog, 80) + ") is known only when the line runs: it was not examined")
 		}
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("program name is only known at run time")
 		inv.emit()
 		return
 	}
 	if prog == "" {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("empty program name")
 		inv.emit()
 		return
 	}
 	base := inv.name()
-	if strings.Contains(prog, "/") && !w.k.shell.systemDirs[path.Dir(prog)] {
-		p := w.addPath(prog, Execute, inv.env, false)
-		inv.kind(Execute)
+	if strings.Contains(prog, "/") && !w.k.systemDirs[path.Dir(prog)] {
+		p := w.addPath(prog, act.Execute, inv.env, false)
+		inv.kind(act.Execute)
 		inv.note("runs " + p)
 		inv.runsFile(p)
-		inv.pathArgs(1, Write)
+		inv.pathArgs(1, act.Write)
 		inv.emit()
 		return
 	}
 	if ks, ok := w.funcs[base]; ok {
 		inv.ks = ks
-		inv.readOnly = ks != 0 && ks&^act.Bit(Read) == 0
+		inv.readOnly = ks != 0 && ks&^act.Bit(act.Read) == 0
 		inv.note("calls shell function " + base + " defined in the command line")
 		inv.emit()
 		return
 	}
-	if !w.k.shell.dataPrograms[base] {
+	if !w.k.dataPrograms[base] {
 		inv.substitutedArgs()
 	}
 	inv.development()
-	spec := w.k.shell.lookup(base)
+	spec := w.k.lookup(base)
 	if spec == nil {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("unknown program " + base)
-		inv.pathArgs(1, Write)
+		inv.pathArgs(1, act.Write)
 		inv.urlArgs(1)
 		inv.emit()
 		return
@@ -127,9 +127,9 @@ func (inv *invocation) run() {
 
 // development records what makes the command more than its usual work
 // (Command.Hazard), the files its output flags write, and a null file
-// copied over a file, which empties it (shell_dev.go).
+// copied over a file, which empties it (dev.go).
 func (inv *invocation) development() {
-	dk := inv.w.k.shell.dev
+	dk := inv.w.k.dev
 	if h := dk.hazard(inv); h != "" {
 		inv.hazard = h
 		inv.note(h)
@@ -160,7 +160,7 @@ func (inv *invocation) emit() {
 		hijack = inv.w.hijacked
 	}
 	if hijack != "" {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.readOnly = false
 		inv.note(hijack + " is set for this command: which code runs is not known")
 		if inv.hazard == "" {
@@ -171,45 +171,45 @@ func (inv *invocation) emit() {
 		if i == 0 || len(a) < 8 {
 			continue
 		}
-		if m, ok := inv.w.k.findSecret(a); ok {
-			inv.w.res.sensitive = true
+		if m, ok := inv.w.k.cls.FindSecret(a); ok {
+			inv.w.res.Sensitive = true
 			inv.w.note("command line holds a secret-looking value (" + m.Type + ")")
 			break
 		}
 	}
 	if inv.ks == 0 {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 	}
-	if inv.linkKinds != 0 && inv.ks.Has(Fetch) && !inv.ks.Has(Send) {
+	if inv.linkKinds != 0 && inv.ks.Has(act.Fetch) && !inv.ks.Has(act.Send) {
 		inv.ks |= inv.linkKinds
 		for _, n := range inv.linkNotes {
 			inv.note(n)
 		}
 	}
-	if inv.ks&^act.Bit(Read) != 0 {
+	if inv.ks&^act.Bit(act.Read) != 0 {
 		inv.readOnly = false
 	}
-	if !inv.readOnly && inv.ks&^(act.Bit(Read)|act.Bit(Fetch)) != 0 {
-		if n := publicCommand(inv.name(), inv.argv); n != "" {
-			inv.w.res.public = true
+	if !inv.readOnly && inv.ks&^(act.Bit(act.Read)|act.Bit(act.Fetch)) != 0 {
+		if n := inv.w.k.cls.PublicCommand(inv.name(), inv.argv); n != "" {
+			inv.w.res.Public = true
 			inv.note(n)
 		}
-		if n := adminCommand(inv.argv); n != "" {
-			inv.w.res.adminGrant = true
+		if n := inv.w.k.cls.AdminCommand(inv.argv); n != "" {
+			inv.w.res.AdminGrant = true
 			inv.note(n)
 		}
 	}
 	if inv.destructive {
-		inv.ks.Add(Delete)
+		inv.ks.Add(act.Delete)
 	}
 	if inv.external {
-		inv.w.res.external = true
+		inv.w.res.External = true
 	}
-	if inv.ks.Has(Fetch) {
+	if inv.ks.Has(act.Fetch) {
 		// What a fetching command writes is fetched content: running
 		// it later in the line runs code nobody has seen.
-		for _, p := range inv.w.res.paths[min(inv.pathsBefore, len(inv.w.res.paths)):] {
-			if p.Access == Write {
+		for _, p := range inv.w.res.Paths[min(inv.pathsBefore, len(inv.w.res.Paths)):] {
+			if p.Access == act.Write {
 				if inv.w.fetchedFiles == nil {
 					inv.w.fetchedFiles = map[string]bool{}
 				}
@@ -220,7 +220,7 @@ func (inv *invocation) emit() {
 	if inv.runsFetched {
 		inv.note("runs code fetched from the network in the same command line")
 	}
-	c := Command{
+	c := act.Command{
 		Argv:        append([]string(nil), inv.argv...),
 		Name:        inv.name(),
 		ReadOnly:    inv.readOnly,
@@ -269,13 +269,13 @@ func (inv *invocation) runScript(text, via string) {
 		inv.w.note(n)
 	}
 	env := inv.env.sub(via)
-	if inv.ks&^act.Bit(Execute) != 0 || inv.external {
+	if inv.ks&^act.Bit(act.Execute) != 0 || inv.external {
 		// Keep what the wrapper itself contributes (credential
 		// injection, network, remote execution).
-		c := Command{Argv: append([]string(nil), inv.argv...), Name: inv.name(), Via: inv.env.via,
+		c := act.Command{Argv: append([]string(nil), inv.argv...), Name: inv.name(), Via: inv.env.via,
 			Note: strings.Join(inv.notes, "; ")}
 		if inv.external {
-			inv.w.res.external = true
+			inv.w.res.External = true
 		}
 		inv.w.emit(c, inv.ks)
 	}
@@ -318,8 +318,8 @@ func (inv *invocation) generic(s *cmdSpec) {
 	inv.destructive = inv.destructive || s.destr
 	inv.external = inv.external || s.external
 	if s.cred {
-		inv.kind(Credential)
-		inv.w.res.sensitive = true
+		inv.kind(act.Credential)
+		inv.w.res.Sensitive = true
 	}
 	if s.note != "" {
 		inv.note(s.note)
@@ -334,7 +334,7 @@ func (inv *invocation) generic(s *cmdSpec) {
 }
 
 // addPath records argv[i] as a path with access.
-func (inv *invocation) addPath(i int, access Kind) string {
+func (inv *invocation) addPath(i int, access act.Kind) string {
 	a := inv.argv[i]
 	if a == "-" || a == "" {
 		return ""
@@ -343,7 +343,7 @@ func (inv *invocation) addPath(i int, access Kind) string {
 }
 
 // pathArgs records the arguments from start on that look like paths.
-func (inv *invocation) pathArgs(start int, access Kind) {
+func (inv *invocation) pathArgs(start int, access act.Kind) {
 	for i := start; i < len(inv.argv); i++ {
 		a := inv.argv[i]
 		if strings.HasPrefix(a, "-") || strings.Contains(a, "://") {
@@ -377,11 +377,11 @@ func (inv *invocation) addURL(raw string) string {
 	inv.w.url(raw)
 	inv.w.host(h)
 	if pu, err := url.Parse(u); err == nil {
-		for _, n := range inv.w.k.urlSecrets(pu) {
-			inv.w.res.sensitive = true
+		for _, n := range inv.w.k.cls.URLSecrets(pu) {
+			inv.w.res.Sensitive = true
 			inv.w.note(n)
 		}
-		if k, n := linkAction(pu); k != "" {
+		if k, n := inv.w.k.cls.LinkAction(pu); k != "" {
 			inv.linkKinds.Add(k)
 			inv.linkNotes = append(inv.linkNotes, n)
 		}

@@ -1,8 +1,10 @@
-package action
+package shell
 
 import (
-	"github.com/mandate-dev/mandate/internal/act"
+	"slices"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // Database clients and secret stores: the SQL or command a client is
@@ -11,12 +13,12 @@ import (
 
 // dbDumpCmd: pg_dump and mysqldump read a database, writing a file with -f.
 func dbDumpCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(Read)
+	inv.kind(act.Read)
 	inv.note("dumps a database")
 	p := parseFlags(inv.argv, 1, flagDef{short: "fhpUdrFnNtTZ", long: []string{"file", "host", "port", "username", "dbname", "result-file", "user", "password"}})
 	for _, f := range p.values("f", "file", "r", "result-file") {
-		inv.kind(Write)
-		inv.w.addPath(f, Write, inv.env, false)
+		inv.kind(act.Write)
+		inv.w.addPath(f, act.Write, inv.env, false)
 	}
 	dbHost(inv, p)
 }
@@ -25,13 +27,13 @@ func dbDumpCmd(inv *invocation, _ *cmdSpec) {
 func mysqladminCmd(inv *invocation, _ *cmdSpec) {
 	for _, a := range inv.argv[1:] {
 		if a == "drop" {
-			inv.kind(Delete)
+			inv.kind(act.Delete)
 			inv.destructive = true
 			inv.note("mysqladmin drop deletes a database")
 			return
 		}
 	}
-	inv.kind(Write)
+	inv.kind(act.Write)
 }
 
 func keychainCmd(inv *invocation, s *cmdSpec) {
@@ -41,14 +43,14 @@ func keychainCmd(inv *invocation, s *cmdSpec) {
 	}
 	sub := inv.argv[1]
 	switch {
-	case strings.HasPrefix(sub, "find-") && (strings.Contains(sub, "password") || indexOf(inv.argv, "-w") >= 0 || indexOf(inv.argv, "-g") >= 0),
+	case strings.HasPrefix(sub, "find-") && (strings.Contains(sub, "password") || slices.Index(inv.argv, "-w") >= 0 || slices.Index(inv.argv, "-g") >= 0),
 		sub == "dump-keychain", sub == "export", strings.HasPrefix(sub, "find-") && sub != "find-certificate":
 		inv.act(cred, "")
 		inv.note("reads passwords from the keychain")
 	case strings.HasPrefix(sub, "delete-"):
 		inv.act(delD, "")
 	case strings.HasPrefix(sub, "add-") || strings.HasPrefix(sub, "set-") || strings.HasPrefix(sub, "import") || strings.HasPrefix(sub, "create-"):
-		inv.act(subAct{kinds: []Kind{Write, Credential}, cred: true}, "")
+		inv.act(subAct{kinds: []act.Kind{act.Write, act.Credential}, cred: true}, "")
 	default:
 		inv.act(rd, "")
 	}
@@ -73,7 +75,7 @@ func secretStoreCmd(inv *invocation, s *cmdSpec) {
 	case "rm", "remove", "delete", "destroy", "revoke", "metadata-delete", "clear":
 		inv.act(delD, "")
 	case "insert", "generate", "edit", "add", "set", "store", "put", "write", "create", "patch", "enable", "import", "mv", "cp":
-		inv.act(subAct{kinds: []Kind{Write, Credential}, cred: true}, "")
+		inv.act(subAct{kinds: []act.Kind{act.Write, act.Credential}, cred: true}, "")
 		inv.note("stores a secret")
 	case "git", "sync":
 		inv.act(exe, "")
@@ -95,42 +97,42 @@ func redisCmd(inv *invocation, s *cmdSpec) {
 		inv.addURL(u)
 	}
 	if _, ok := p.value("a", "pass"); ok {
-		inv.w.res.sensitive = true
+		inv.w.res.Sensitive = true
 		inv.note("passes the Redis password on the command line")
 	}
 	if p.rest >= len(inv.argv) {
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("redis-cli runs commands from its input")
 		return
 	}
 	cmd := strings.ToUpper(inv.argv[p.rest])
 	switch cmd {
 	case "FLUSHALL", "FLUSHDB":
-		inv.kind(Delete)
+		inv.kind(act.Delete)
 		inv.destructive = true
 		inv.note(cmd + " deletes every key")
 	case "DEL", "UNLINK", "HDEL", "SREM", "ZREM", "LREM", "XDEL", "LPOP", "RPOP", "SPOP", "GETDEL", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK":
-		inv.kind(Delete)
+		inv.kind(act.Delete)
 	case "GET", "MGET", "KEYS", "SCAN", "INFO", "TYPE", "TTL", "PTTL", "HGET", "HGETALL", "HKEYS", "HVALS", "SMEMBERS",
 		"LRANGE", "ZRANGE", "EXISTS", "PING", "DBSIZE", "STRLEN", "LLEN", "SCARD", "ZCARD", "HLEN", "XRANGE", "XLEN",
 		"MONITOR", "SUBSCRIBE", "PSUBSCRIBE", "CLIENT", "SLOWLOG", "MEMORY", "OBJECT", "DUMP", "RANDOMKEY", "TIME", "LASTSAVE", "ROLE", "HSCAN", "SSCAN", "ZSCAN", "ECHO":
-		inv.kind(Read)
+		inv.kind(act.Read)
 		inv.readOnly = true
 	case "CONFIG":
 		if p.rest+1 < len(inv.argv) && strings.EqualFold(inv.argv[p.rest+1], "GET") {
-			inv.kind(Read)
+			inv.kind(act.Read)
 			inv.readOnly = true
 			return
 		}
-		inv.kind(Write)
+		inv.kind(act.Write)
 	case "EVAL", "EVALSHA", "FCALL", "SCRIPT", "FUNCTION", "MODULE":
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.note("runs a script inside Redis")
 	case "SHUTDOWN", "DEBUG", "SLAVEOF", "REPLICAOF", "MIGRATE", "FAILOVER":
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		inv.destructive = cmd == "SHUTDOWN" || cmd == "DEBUG"
 	default:
-		inv.kind(Write)
+		inv.kind(act.Write)
 	}
 }
 
@@ -155,7 +157,7 @@ func dbCmd(inv *invocation, s *cmdSpec) {
 		keep := []int{0}
 		for i, a := range inv.argv[1:] {
 			if strings.HasPrefix(a, "-p") && len(a) > 2 || strings.HasPrefix(a, "--password=") {
-				inv.w.res.sensitive = true
+				inv.w.res.Sensitive = true
 				inv.note("passes the database password on the command line")
 				continue
 			}
@@ -172,7 +174,7 @@ func dbCmd(inv *invocation, s *cmdSpec) {
 		p = parseFlags(inv.argv, 1, flagDef{long: []string{"cmd", "init", "separator", "nullvalue", "newline", "mode", "c"}, longSingle: true})
 		ops := p.ops
 		if len(ops) > 0 {
-			inv.addPath(ops[0], Read)
+			inv.addPath(ops[0], act.Read)
 			ops = ops[1:]
 		}
 		for _, i := range ops {
@@ -182,7 +184,7 @@ func dbCmd(inv *invocation, s *cmdSpec) {
 		file, _ = p.value("init")
 	case "mongosh", "mongo":
 		p = parseFlags(inv.argv, 1, flagDef{long: []string{"eval", "host", "port", "username", "password", "authenticationDatabase", "file", "f"}})
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		for _, i := range p.ops {
 			if strings.Contains(inv.argv[i], "://") {
 				inv.addURL(inv.argv[i])
@@ -192,7 +194,7 @@ func dbCmd(inv *invocation, s *cmdSpec) {
 			mongoEval(inv, code)
 		}
 		if _, ok := p.value("password"); ok {
-			inv.w.res.sensitive = true
+			inv.w.res.Sensitive = true
 		}
 		if len(p.values("eval")) == 0 {
 			inv.note(name + " runs commands from its input or a file")
@@ -205,15 +207,15 @@ func dbCmd(inv *invocation, s *cmdSpec) {
 	}
 	dbHost(inv, p)
 	if file != "" {
-		inv.kind(Execute)
-		fp := inv.w.addPath(file, Read, inv.env, false)
+		inv.kind(act.Execute)
+		fp := inv.w.addPath(file, act.Read, inv.env, false)
 		inv.note("runs the SQL in " + fp)
 	}
 	if len(sqls) == 0 && file == "" {
 		if inv.in != nil && inv.in.literal {
 			sqls = append(sqls, inv.in.text)
 		} else {
-			inv.kind(Execute)
+			inv.kind(act.Execute)
 			if inv.in != nil {
 				inv.note(name + " runs SQL from its input (" + inv.in.via + ")")
 			} else {
@@ -223,9 +225,9 @@ func dbCmd(inv *invocation, s *cmdSpec) {
 		}
 	}
 	for _, q := range sqls {
-		classifySQL(q).apply(&inv.ks, &inv.destructive, inv.note, inv.w.cut)
+		ClassifySQL(q).Apply(&inv.ks, &inv.destructive, inv.note, inv.w.cut)
 	}
-	if inv.ks&^act.Bit(Read) == 0 {
+	if inv.ks&^act.Bit(act.Read) == 0 {
 		inv.readOnly = true
 	}
 }
@@ -251,15 +253,15 @@ func mongoEval(inv *invocation, code string) {
 	switch {
 	case strings.Contains(code, "dropDatabase") || strings.Contains(code, ".drop(") || strings.Contains(code, "deleteMany") ||
 		strings.Contains(code, ".remove(") || strings.Contains(code, "dropIndex"):
-		inv.kind(Delete)
+		inv.kind(act.Delete)
 		inv.destructive = true
 		inv.note("the Mongo script deletes data")
 	case strings.Contains(code, "deleteOne") || strings.Contains(code, "findOneAndDelete"):
-		inv.kind(Delete)
+		inv.kind(act.Delete)
 	case strings.Contains(code, "insert") || strings.Contains(code, "update") || strings.Contains(code, "replace") ||
 		strings.Contains(code, "createCollection") || strings.Contains(code, "createIndex") || strings.Contains(code, ".save("):
-		inv.kind(Write)
+		inv.kind(act.Write)
 	default:
-		inv.kind(Read)
+		inv.kind(act.Read)
 	}
 }

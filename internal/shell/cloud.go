@@ -1,8 +1,10 @@
-package action
+package shell
 
 import (
-	"github.com/mandate-dev/mandate/internal/act"
+	"slices"
 	"strings"
+
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // Cloud and container CLIs: docker, kubectl, terraform, aws, gsutil,
@@ -12,9 +14,9 @@ func dockerSpecial(inv *invocation, _ *subTool, sub int) bool {
 	verb := inv.argv[sub]
 	if verb == "compose" && sub+1 < len(inv.argv) && inv.argv[sub+1] == "down" || verb == "down" && inv.name() != "docker" {
 		p := parseFlags(inv.argv, sub+1, flagDef{})
-		inv.kind(Execute)
+		inv.kind(act.Execute)
 		if p.has("v", "volumes") {
-			inv.kind(Delete)
+			inv.kind(act.Delete)
 			inv.destructive = true
 			inv.note("compose down -v deletes volumes with their data")
 		}
@@ -23,24 +25,24 @@ func dockerSpecial(inv *invocation, _ *subTool, sub int) bool {
 	if verb != "run" && verb != "create" {
 		return false
 	}
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 	p := parseFlags(inv.argv, sub+1, flagDef{short: "vemlpuwhcaL", long: []string{"volume", "env", "env-file", "mount", "label", "publish", "user", "workdir", "hostname", "name", "network", "entrypoint", "cpus", "memory", "platform", "add-host", "device", "cap-add", "cap-drop", "security-opt", "restart", "pull", "log-driver", "gpus", "shm-size", "ulimit", "tmpfs"}, stop: true})
 	for _, v := range p.values("v", "volume") {
 		host := strings.SplitN(v, ":", 2)[0]
 		if strings.HasPrefix(host, "/") || strings.HasPrefix(host, ".") || strings.HasPrefix(host, "~") || strings.HasPrefix(host, "$") {
-			pth := inv.w.addPath(host, Write, inv.env, false)
+			pth := inv.w.addPath(host, act.Write, inv.env, false)
 			inv.note("mounts " + pth + " into the container")
 		}
 	}
 	for _, v := range p.values("mount") {
 		for _, kv := range strings.Split(v, ",") {
 			if k, val, ok := strings.Cut(kv, "="); ok && (k == "source" || k == "src") && strings.HasPrefix(val, "/") {
-				inv.w.addPath(val, Write, inv.env, false)
+				inv.w.addPath(val, act.Write, inv.env, false)
 			}
 		}
 	}
 	for _, f := range p.values("env-file") {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	if p.has("privileged") {
 		inv.note("runs a privileged container with full access to the host")
@@ -68,7 +70,7 @@ func kubectlSpecial(inv *invocation, t *subTool, sub int) bool {
 		}
 	}
 	if _, ok := p.value("token", "password"); ok {
-		inv.w.res.sensitive = true
+		inv.w.res.Sensitive = true
 		inv.note("passes cluster credentials on the command line")
 	}
 	switch verb {
@@ -86,7 +88,7 @@ func kubectlSpecial(inv *invocation, t *subTool, sub int) bool {
 				inv.act(cred, "")
 				inv.note("reads Kubernetes secrets")
 				if verb == "edit" {
-					inv.kind(Write)
+					inv.kind(act.Write)
 					inv.external = true
 				}
 				return true
@@ -106,7 +108,7 @@ func kubectlSpecial(inv *invocation, t *subTool, sub int) bool {
 	case "apply":
 		if p.has("prune") {
 			inv.act(delExt, "")
-			inv.kind(Write)
+			inv.kind(act.Write)
 			inv.note("apply --prune deletes the resources missing from the manifests")
 			return true
 		}
@@ -171,11 +173,11 @@ func terraformSpecial(inv *invocation, _ *subTool, sub int) bool {
 	verb := inv.argv[sub]
 	p := parseFlags(inv.argv, sub+1, flagDef{long: []string{"var", "var-file", "target", "out", "state", "state-out", "backup", "lock-timeout", "parallelism", "replace"}, longSingle: true})
 	for _, f := range p.values("var-file") {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	if o, ok := p.value("out"); ok && verb == "plan" {
-		inv.w.addPath(o, Write, inv.env, false)
-		inv.kind(Write)
+		inv.w.addPath(o, act.Write, inv.env, false)
+		inv.kind(act.Write)
 	}
 	switch verb {
 	case "apply", "plan":
@@ -223,7 +225,7 @@ func awsCmd(inv *invocation, s *cmdSpec) {
 			inv.note("reads AWS credentials")
 			return
 		}
-		inv.act(subAct{kinds: []Kind{Write, Credential}, cred: true}, "")
+		inv.act(subAct{kinds: []act.Kind{act.Write, act.Credential}, cred: true}, "")
 		inv.note("stores AWS credentials")
 		return
 	case service == "sts" && (op == "get-session-token" || op == "assume-role" || op == "get-federation-token" || op == "assume-role-with-web-identity" || op == "assume-role-with-saml"),
@@ -237,7 +239,7 @@ func awsCmd(inv *invocation, s *cmdSpec) {
 		service == "sso" && op == "get-role-credentials":
 		a := cred
 		if service != "secretsmanager" && service != "ssm" && service != "kms" {
-			a.issuer = inv.w.k.shell.issuers["aws"]
+			a.issuer = inv.w.k.issuers["aws"]
 		}
 		inv.act(a, "")
 		inv.note("aws " + service + " " + op + " returns credentials or secrets")
@@ -273,22 +275,22 @@ func awsCmd(inv *invocation, s *cmdSpec) {
 // reports whether the action is a plain remote write, whose note names the
 // operation. Only the command's destructive verbs delete.
 func cliOp(inv *invocation, s *cmdSpec, verb, deletes string) (a subAct, label bool) {
-	sk := inv.w.k.shell
+	sk := inv.w.k
 	ks := sk.verb(s, verb)
-	if ks.Has(Delete) && !s.destroying[verb] {
+	if ks.Has(act.Delete) && !s.destroying[verb] {
 		// Removing verbs other than the CLI's destructive ones take a
 		// setting away (revoke-security-group-ingress, detach-policy,
 		// cancel-…): a change of configuration, not lost data.
-		ks = ks&^act.Bit(Delete) | act.Bit(Write)
+		ks = ks&^act.Bit(act.Delete) | act.Bit(act.Write)
 	}
 	switch {
-	case ks == 0 || ks == act.Bit(Write):
+	case ks == 0 || ks == act.Bit(act.Write):
 		return wrExt, true
-	case ks == act.Bit(Read):
+	case ks == act.Bit(act.Read):
 		return rd, false
 	}
-	a = subAct{kinds: ks.List(), ext: true, cred: ks.Has(Credential)}
-	if s.destroying[verb] && ks.Has(Delete) {
+	a = subAct{kinds: ks.List(), ext: true, cred: ks.Has(act.Credential)}
+	if s.destroying[verb] && ks.Has(act.Delete) {
 		a.destr = true
 		a.note = deletes
 	}
@@ -307,8 +309,8 @@ func s3Cmd(inv *invocation, op string, ops []int, scheme string) {
 	isRemote := func(i int) bool {
 		return strings.HasPrefix(inv.argv[i], scheme) || strings.HasPrefix(inv.argv[i], "s3://") || strings.HasPrefix(inv.argv[i], "gs://")
 	}
-	recursive := indexOf(inv.argv, "--recursive") >= 0 || indexOf(inv.argv, "-r") >= 0 || indexOf(inv.argv, "-R") >= 0
-	if indexOf(inv.argv, "--dryrun") >= 0 || indexOf(inv.argv, "--dry-run") >= 0 || indexOf(inv.argv, "-n") >= 0 && scheme == "gs://" {
+	recursive := slices.Index(inv.argv, "--recursive") >= 0 || slices.Index(inv.argv, "-r") >= 0 || slices.Index(inv.argv, "-R") >= 0
+	if slices.Index(inv.argv, "--dryrun") >= 0 || slices.Index(inv.argv, "--dry-run") >= 0 || slices.Index(inv.argv, "-n") >= 0 && scheme == "gs://" {
 		inv.act(rd, "")
 		inv.note("a dry run changes nothing")
 		return
@@ -344,7 +346,7 @@ func s3Cmd(inv *invocation, op string, ops []int, scheme string) {
 			return
 		}
 		src, dst := args[:len(args)-1], args[len(args)-1]
-		if (op == "sync" || op == "rsync") && indexOf(inv.argv, "--delete") >= 0 || indexOf(inv.argv, "-d") >= 0 && op == "rsync" {
+		if (op == "sync" || op == "rsync") && slices.Index(inv.argv, "--delete") >= 0 || slices.Index(inv.argv, "-d") >= 0 && op == "rsync" {
 			inv.destructive = true
 			inv.note(op + " --delete removes destination files not in the source")
 		}
@@ -356,17 +358,17 @@ func s3Cmd(inv *invocation, op string, ops []int, scheme string) {
 					inv.addURL(inv.argv[i])
 					continue
 				}
-				fp := inv.addPath(i, Read)
+				fp := inv.addPath(i, act.Read)
 				inv.note("uploads " + fp + " to " + inv.argv[dst])
 			}
 			return
 		}
 		inv.act(ftch, "")
-		inv.kind(Write)
+		inv.kind(act.Write)
 		for _, i := range src {
 			inv.addURL(inv.argv[i])
 		}
-		inv.addPath(dst, Write)
+		inv.addPath(dst, act.Write)
 	default:
 		inv.act(exeExt, "")
 	}
@@ -405,9 +407,9 @@ func cloudVerbCmd(inv *invocation, s *cmdSpec) {
 		a := cred
 		if strings.Contains(joined, "-token ") {
 			// An access or identity token of the cloud itself.
-			a.issuer = inv.w.k.shell.issuers["google"]
+			a.issuer = inv.w.k.issuers["google"]
 			if inv.name() == "az" {
-				a.issuer = inv.w.k.shell.issuers["azure"]
+				a.issuer = inv.w.k.issuers["azure"]
 			}
 		}
 		inv.act(a, "")
@@ -421,7 +423,7 @@ func cloudVerbCmd(inv *invocation, s *cmdSpec) {
 	// kind is the verb.
 	verb := ""
 	for i := len(ws) - 1; i >= 0; i-- {
-		if inv.w.k.shell.verb(s, ws[i]) != 0 {
+		if inv.w.k.verb(s, ws[i]) != 0 {
 			verb = ws[i]
 			break
 		}
@@ -437,20 +439,20 @@ func cloudVerbCmd(inv *invocation, s *cmdSpec) {
 // ansibleCmd: ansible runs modules on remote hosts; shell/command/raw
 // module arguments are command lines.
 func ansibleCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(Execute)
+	inv.kind(act.Execute)
 	inv.external = true
 	p := parseFlags(inv.argv, 1, flagDef{short: "imaueftlMBPTkKbc", long: []string{"inventory", "module-name", "args", "user", "extra-vars", "forks", "tags", "limit", "module-path", "background", "poll", "timeout", "become-user", "become-method", "connection", "vault-password-file", "private-key", "skip-tags", "start-at-task"}})
 	for _, f := range p.values("i", "inventory") {
 		if !strings.Contains(f, ",") {
-			inv.w.addPath(f, Read, inv.env, false)
+			inv.w.addPath(f, act.Read, inv.env, false)
 		}
 	}
 	for _, f := range p.values("private-key", "vault-password-file") {
-		inv.w.addPath(f, Read, inv.env, false)
+		inv.w.addPath(f, act.Read, inv.env, false)
 	}
 	if inv.name() == "ansible-playbook" {
 		for _, i := range p.ops {
-			inv.addPath(i, Execute)
+			inv.addPath(i, act.Execute)
 		}
 		inv.note("runs a playbook on remote hosts")
 		return
@@ -467,15 +469,15 @@ func ansibleCmd(inv *invocation, s *cmdSpec) {
 		inv.w.script(args, env, inv.depth+1)
 	case "file":
 		if strings.Contains(args, "state=absent") {
-			inv.kind(Delete)
+			inv.kind(act.Delete)
 			inv.note("deletes files on remote hosts")
 		} else {
-			inv.kind(Write)
+			inv.kind(act.Write)
 		}
 	case "ping", "setup", "":
-		inv.kind(Read)
+		inv.kind(act.Read)
 	default:
-		inv.kind(Write)
+		inv.kind(act.Write)
 		inv.note("runs the module " + mod + " on remote hosts")
 	}
 }

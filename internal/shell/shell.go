@@ -1,7 +1,22 @@
-package action
+// Package shell analyses shell command lines and inline program text for
+// the classifier (package action asks it through its analyzeShell seam).
+//
+// Command lines are parsed with mvdan.cc/sh and every simple command is
+// visited wherever it hides: pipelines, && || ; lists, subshells, { } groups,
+// $(…) and backticks (in any word, quoted or not, in assignments and
+// redirections), process substitution, function bodies, if/for/while/case,
+// here-documents and here-strings fed to an interpreter, and the strings
+// given to sh -c, eval, ssh, watch, su -c, find -exec, xargs and awk's
+// system(). Each command is looked up in a table of known programs; what is
+// not known is Execute, never Read.
+//
+// What it knows about programs is data: the commands, actions, issuers,
+// shell and code sections of the knowledge files that package action
+// loads (Sections; docs/catalog.md). It imports act, never action; what
+// it asks of the rest of the classifier is the Classifier interface.
+package shell
 
 import (
-	"context"
 	"fmt"
 	"path"
 	"slices"
@@ -13,81 +28,45 @@ import (
 	"github.com/mandate-dev/mandate/internal/act"
 )
 
-// Shell command lines are parsed with mvdan.cc/sh and every simple command is
-// visited wherever it hides: pipelines, && || ; lists, subshells, { } groups,
-// $(…) and backticks (in any word, quoted or not, in assignments and
-// redirections), process substitution, function bodies, if/for/while/case,
-// here-documents and here-strings fed to an interpreter, and the strings
-// given to sh -c, eval, ssh, watch, su -c, find -exec, xargs and awk's
-// system(). Each command is looked up in a table of known programs; what is
-// not known is Execute, never Read.
-
-// Limits on what a recorded Command keeps (bounds.go has the limits on
+// Limits on what a recorded Command keeps (act/limits.go has the limits on
 // the analysis itself).
 const (
 	maxArgvRecord   = 48  // argv elements kept in a recorded Command
 	maxArgRecordLen = 512 // bytes per recorded argv element
 )
 
-// shellResult is everything a command line does.
-type shellResult struct {
-	commands    []Command
-	kinds       kindSet
-	paths       []PathRef
-	urls        []string
-	hosts       []string
-	recipients  []Recipient
-	notes       []string
-	external    bool
-	destructive bool
-	sensitive   bool
+// Result is everything a command line does.
+type Result struct {
+	Commands    []act.Command
+	Kinds       act.Set
+	Paths       []act.PathRef
+	URLs        []string
+	Hosts       []string
+	Recipients  []act.Recipient
+	Notes       []string
+	External    bool
+	Destructive bool
+	Sensitive   bool
 	// public is set when a command opens something to anyone (see
 	// publicCommand).
-	public bool
+	Public bool
 	// adminGrant is set when a command grants administrator access
 	// (see adminCommand).
-	adminGrant bool
+	AdminGrant bool
 	// credHeader is set by a credential sent in a request header; it
 	// makes the line sensitive unless the only credentials in it are
 	// tokens sent back to the services that issued them.
 	credHeader bool
 	// unexamined says what the analysis did not examine (see
 	// Action.Unexamined).
-	unexamined []string
-	err        error
+	Unexamined []string
+	Err        error
 }
 
-// ParseShell parses a shell command line and returns every simple command in
-// it (after unwrapping sudo, env, xargs, sh -c and the like; Command.Via says
-// what each was found inside), the file paths the line touches (normalised
-// against workDir and homeDir as Call describes), and the URLs it names.
-//
-// On a syntax error (in both the Bash and the POSIX dialect) it returns the
-// error together with a single Execute command standing for the whole line,
-// so a caller that ignores the error still never sees a read.
-//
-// It uses the built-in knowledge only; Classifier.ParseShell uses the
-// classifier's, operator files included.
-func ParseShell(script, workDir, homeDir string) ([]Command, []PathRef, []string, error) {
-	k, err := builtinKnowledge()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	r := k.analyzeShell(newBudget(context.Background()), script, workDir, homeDir, nil)
-	return r.commands, r.paths, r.urls, r.err
-}
-
-// ParseShell is the package's ParseShell with the classifier's knowledge.
-func (c *Classifier) ParseShell(script, workDir, homeDir string) ([]Command, []PathRef, []string, error) {
-	r := c.k.analyzeShell(newBudget(context.Background()), script, workDir, homeDir, c.parsers)
-	return r.commands, r.paths, r.urls, r.err
-}
-
-// analyzeShell parses and analyses a command line within the call's
-// budget. parsers, if not nil, recycles Bash parsers (they are large and
+// Analyze parses and analyses a command line within the call's budget. parsers, if not nil, recycles Bash parsers (they are large and
 // not safe to share at once).
-func (k *knowledge) analyzeShell(bg *budget, script, workDir, homeDir string, parsers *sync.Pool) *shellResult {
-	res := &shellResult{}
+func (k *Knowledge) Analyze(bg *Budget, script, workDir, homeDir string, parsers *sync.Pool) *Result {
+	res := &Result{}
 	w := &shellWalker{k: k, res: res, home: homeDir, parsers: parsers, bg: bg}
 	env := &shellEnv{cwd: workDir}
 	w.script(script, env, 0)
@@ -95,16 +74,16 @@ func (k *knowledge) analyzeShell(bg *budget, script, workDir, homeDir string, pa
 		w.cut(bg.stopped)
 	}
 	w.settleCredentials()
-	if res.err != nil && len(res.commands) == 0 {
-		res.commands = append(res.commands, Command{Argv: []string{truncate(script, maxArgRecordLen)}, Kind: Execute,
-			Note: "unparseable shell: " + res.err.Error()})
-		res.kinds.Add(Execute)
+	if res.Err != nil && len(res.Commands) == 0 {
+		res.Commands = append(res.Commands, act.Command{Argv: []string{truncate(script, maxArgRecordLen)}, Kind: act.Execute,
+			Note: "unparseable shell: " + res.Err.Error()})
+		res.Kinds.Add(act.Execute)
 	}
 	return res
 }
 
-// newBashParser is the New function of a parser pool.
-func newBashParser() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+// NewBashParser is the New function of a parser pool.
+func NewBashParser() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
 
 // parseShellFile parses src as Bash, falling back to POSIX sh.
 func parseShellFile(src string, parsers *sync.Pool) (*syntax.File, error) {
@@ -126,15 +105,15 @@ func parseShellFile(src string, parsers *sync.Pool) (*syntax.File, error) {
 }
 
 type shellWalker struct {
-	k        *knowledge
-	res      *shellResult
+	k        *Knowledge
+	res      *Result
 	home     string
-	funcs    map[string]kindSet // functions the script defines, with what their bodies do
+	funcs    map[string]act.Set // functions the script defines, with what their bodies do
 	commands int
 	limited  bool
 	parsers  *sync.Pool
 	// bg is the call's work budget, shared with its other command lines.
-	bg *budget
+	bg *Budget
 	// hijacked is a variable that changes which code runs (PATH,
 	// LD_PRELOAD, GOFLAGS …), set or exported for the rest of the line.
 	hijacked string
@@ -155,7 +134,7 @@ type shellWalker struct {
 func (w *shellWalker) credential(issuer []string) {
 	if len(issuer) == 0 {
 		w.otherCreds++
-		w.res.sensitive = true
+		w.res.Sensitive = true
 		return
 	}
 	w.issuers = append(w.issuers, issuer)
@@ -168,13 +147,13 @@ func (w *shellWalker) credential(issuer []string) {
 func (w *shellWalker) settleCredentials() {
 	if len(w.issuers) == 0 {
 		if w.res.credHeader {
-			w.res.sensitive = true
+			w.res.Sensitive = true
 		}
 		return
 	}
-	if len(w.res.hosts) > 0 && w.otherCreds == 0 {
+	if len(w.res.Hosts) > 0 && w.otherCreds == 0 {
 		ok := true
-		for _, h := range w.res.hosts {
+		for _, h := range w.res.Hosts {
 			for _, iss := range w.issuers {
 				if !slices.ContainsFunc(iss, func(p string) bool { return matchHostPattern(p, h) }) {
 					ok = false
@@ -182,11 +161,11 @@ func (w *shellWalker) settleCredentials() {
 			}
 		}
 		if ok {
-			w.note("the token goes only to the service that issued it (" + strings.Join(w.res.hosts, ", ") + ")")
+			w.note("the token goes only to the service that issued it (" + strings.Join(w.res.Hosts, ", ") + ")")
 			return
 		}
 	}
-	w.res.sensitive = true
+	w.res.Sensitive = true
 }
 
 // matchHostPattern matches a host against "example.com" or
@@ -232,18 +211,18 @@ type stdinSrc struct {
 
 // script parses src and walks it. depth counts nested interpreters.
 func (w *shellWalker) script(src string, env *shellEnv, depth int) {
-	if depth > MaxShellDepth {
-		w.cut(fmt.Sprintf("interpreters nested more than %d deep (MaxShellDepth): the innermost command line was not examined", MaxShellDepth))
+	if depth > act.MaxShellDepth {
+		w.cut(fmt.Sprintf("interpreters nested more than %d deep (MaxShellDepth): the innermost command line was not examined", act.MaxShellDepth))
 		return
 	}
-	d, n, over := shellShape(src, MaxShellNesting, MaxShellTokens)
+	d, n, over := shellShape(src, act.MaxShellNesting, act.MaxShellTokens)
 	if over {
-		w.emit(Command{Argv: []string{truncate(src, maxArgRecordLen)}, Kind: Execute, Via: env.via,
-			Note: "not parsed: too deep or too long to analyse"}, act.Bit(Execute))
-		if d > MaxShellNesting {
-			w.cut(fmt.Sprintf("the command line nests (…), $(…), `…` or { } more than %d deep (MaxShellNesting): it was not parsed or examined", MaxShellNesting))
+		w.emit(act.Command{Argv: []string{truncate(src, maxArgRecordLen)}, Kind: act.Execute, Via: env.via,
+			Note: "not parsed: too deep or too long to analyse"}, act.Bit(act.Execute))
+		if d > act.MaxShellNesting {
+			w.cut(fmt.Sprintf("the command line nests (…), $(…), `…` or { } more than %d deep (MaxShellNesting): it was not parsed or examined", act.MaxShellNesting))
 		} else {
-			w.cut(fmt.Sprintf("the command line has more than %d words and operators (MaxShellTokens; at least %d): it was not parsed or examined", MaxShellTokens, n))
+			w.cut(fmt.Sprintf("the command line has more than %d words and operators (MaxShellTokens; at least %d): it was not parsed or examined", act.MaxShellTokens, n))
 		}
 		return
 	}
@@ -256,10 +235,10 @@ func (w *shellWalker) script(src string, env *shellEnv, depth int) {
 	f, err := parseShellFile(src, w.parsers)
 	if err != nil {
 		if depth == 0 {
-			w.res.err = fmt.Errorf("parse shell: %w", err)
+			w.res.Err = fmt.Errorf("parse shell: %w", err)
 		} else {
-			w.emit(Command{Argv: []string{truncate(src, maxArgRecordLen)}, Kind: Execute, Via: env.via,
-				Note: "nested command line does not parse; treated as execute"}, act.Bit(Execute))
+			w.emit(act.Command{Argv: []string{truncate(src, maxArgRecordLen)}, Kind: act.Execute, Via: env.via,
+				Note: "nested command line does not parse; treated as execute"}, act.Bit(act.Execute))
 		}
 		w.note("shell text does not parse: " + err.Error())
 		return
@@ -300,7 +279,7 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 			in = &stdinSrc{text: v.s + "\n", literal: !v.dyn, via: "here-string", fetched: fetched}
 		case syntax.RdrIn:
 			v := w.word(r.Word, env)
-			w.addPath(v.s, Read, env, v.dyn)
+			w.addPath(v.s, act.Read, env, v.dyn)
 			in = &stdinSrc{via: "file " + v.s, fetched: fetched || w.fetchedFiles[w.resolve(v.s, env)]}
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
 			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
@@ -322,7 +301,7 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 			}
 		}
 	}
-	before := len(w.res.commands)
+	before := len(w.res.Commands)
 	switch c := s.Cmd.(type) {
 	case nil:
 	case *syntax.CallExpr:
@@ -374,15 +353,15 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 		// The body is analysed as if it ran: a definition is usually
 		// followed by a call, and a later call then counts as what the
 		// body does.
-		start := len(w.res.commands)
+		start := len(w.res.Commands)
 		w.stmt(c.Body, env.sub("function "+funcName(c)), nil, depth)
-		var ks kindSet
-		for _, cmd := range w.res.commands[start:] {
+		var ks act.Set
+		for _, cmd := range w.res.Commands[start:] {
 			ks.Add(cmd.Kind)
 		}
 		if n := funcName(c); n != "" {
 			if w.funcs == nil {
-				w.funcs = map[string]kindSet{}
+				w.funcs = map[string]act.Set{}
 			}
 			w.funcs[n] = ks
 		}
@@ -397,18 +376,18 @@ func (w *shellWalker) stmt(s *syntax.Stmt, env *shellEnv, in *stdinSrc, depth in
 	case *syntax.ArithmCmd, *syntax.TestClause, *syntax.LetClause:
 		w.scanNode(c, env, depth)
 	default:
-		w.emit(Command{Kind: Execute, Via: env.via, Note: fmt.Sprintf("shell construct %T not understood", c)}, act.Bit(Execute))
+		w.emit(act.Command{Kind: act.Execute, Via: env.via, Note: fmt.Sprintf("shell construct %T not understood", c)}, act.Bit(act.Execute))
 	}
 	if len(writes) > 0 {
 		w.applyRedirects(writes, before, env)
 	}
 	if len(truncs) > 0 && w.emptiesOutput(s, env) {
-		w.res.destructive = true
+		w.res.Destructive = true
 		for _, t := range truncs {
 			w.note("the redirection empties " + t)
 		}
-		for i := before; i < len(w.res.commands); i++ {
-			w.res.commands[i].Destructive = true
+		for i := before; i < len(w.res.Commands); i++ {
+			w.res.Commands[i].Destructive = true
 		}
 	}
 }
@@ -429,7 +408,7 @@ func (w *shellWalker) emptiesOutput(s *syntax.Stmt, env *shellEnv) bool {
 			}
 			argv = append(argv, v.s)
 		}
-		return w.k.shell.dev.emptiesOutput(argv)
+		return w.k.dev.emptiesOutput(argv)
 	}
 	return false
 }
@@ -441,22 +420,22 @@ func (w *shellWalker) applyRedirects(writes []string, before int, env *shellEnv)
 		w.note("redirection writes " + t)
 		if strings.HasPrefix(t, "/dev/sd") || strings.HasPrefix(t, "/dev/nvme") || strings.HasPrefix(t, "/dev/disk") ||
 			strings.HasPrefix(t, "/dev/hd") || strings.HasPrefix(t, "/dev/mmcblk") || strings.HasPrefix(t, "/dev/xvd") {
-			w.res.destructive = true
+			w.res.Destructive = true
 			w.note("redirection overwrites the block device " + t)
 		}
 	}
-	w.res.kinds.Add(Write)
-	if before < len(w.res.commands) {
-		for i := before; i < len(w.res.commands); i++ {
-			c := &w.res.commands[i]
+	w.res.Kinds.Add(act.Write)
+	if before < len(w.res.Commands) {
+		for i := before; i < len(w.res.Commands); i++ {
+			c := &w.res.Commands[i]
 			c.ReadOnly = false
-			if c.Kind.Rank() < Write.Rank() {
-				c.Kind = Write
+			if c.Kind.Rank() < act.Write.Rank() {
+				c.Kind = act.Write
 			}
 		}
 		return
 	}
-	w.emit(Command{Name: ">", Argv: append([]string{">"}, writes...), Kind: Write, Via: env.via, Note: "redirection"}, act.Bit(Write))
+	w.emit(act.Command{Name: ">", Argv: append([]string{">"}, writes...), Kind: act.Write, Via: env.via, Note: "redirection"}, act.Bit(act.Write))
 }
 
 // redirectTarget records the file an output redirection writes and returns
@@ -469,7 +448,7 @@ func (w *shellWalker) redirectTarget(v wordVal, env *shellEnv) string {
 	if strings.HasPrefix(v.s, "/dev/fd/") {
 		return ""
 	}
-	return w.addPath(v.s, Write, env, v.dyn)
+	return w.addPath(v.s, act.Write, env, v.dyn)
 }
 
 func isFD(s string) bool {
@@ -501,7 +480,7 @@ func (w *shellWalker) decl(d *syntax.DeclClause, env *shellEnv, depth int) {
 	named := false
 	for _, a := range d.Args {
 		w.assign(a, env, depth)
-		if a.Name != nil && w.k.shell.hijack[a.Name.Value] && a.Value != nil {
+		if a.Name != nil && w.k.hijack[a.Name.Value] && a.Value != nil {
 			w.hijacked = a.Name.Value
 		}
 		if a.Name != nil {
@@ -517,9 +496,9 @@ func (w *shellWalker) decl(d *syntax.DeclClause, env *shellEnv, depth int) {
 		variant = d.Variant.Value
 	}
 	if !named && (variant == "export" || variant == "declare" || variant == "typeset") {
-		w.emit(Command{Argv: []string{variant}, Name: variant, Kind: Credential, Via: env.via,
-			Note: variant + " without names prints the environment, secrets included"}, act.Bit(Credential))
-		w.res.sensitive = true
+		w.emit(act.Command{Argv: []string{variant}, Name: variant, Kind: act.Credential, Via: env.via,
+			Note: variant + " without names prints the environment, secrets included"}, act.Bit(act.Credential))
+		w.res.Sensitive = true
 	}
 }
 
@@ -529,11 +508,11 @@ func (w *shellWalker) assign(a *syntax.Assign, env *shellEnv, depth int) {
 	if a.Value != nil {
 		w.scanWord(a.Value, env, depth)
 		v := w.word(a.Value, env)
-		if a.Name != nil && !v.dyn && w.k.secrets.SensitiveKey(a.Name.Value) && !w.k.secrets.IsPlaceholder(v.s) {
-			w.res.sensitive = true
+		if a.Name != nil && !v.dyn && w.k.cls.Secrets().SensitiveKey(a.Name.Value) && !w.k.cls.Secrets().IsPlaceholder(v.s) {
+			w.res.Sensitive = true
 			w.note("assigns a credential to " + a.Name.Value)
-		} else if m, ok := w.k.findSecret(v.s); ok {
-			w.res.sensitive = true
+		} else if m, ok := w.k.cls.FindSecret(v.s); ok {
+			w.res.Sensitive = true
 			w.note("assigns a secret-looking value (" + m.Type + ")")
 		}
 	}
@@ -554,13 +533,13 @@ func (w *shellWalker) call(c *syntax.CallExpr, env *shellEnv, in *stdinSrc, dept
 	hijack := ""
 	for _, a := range c.Assigns {
 		w.assign(a, env, depth)
-		if len(c.Args) > 0 && a.Name != nil && w.k.shell.hijack[a.Name.Value] {
+		if len(c.Args) > 0 && a.Name != nil && w.k.hijack[a.Name.Value] {
 			hijack = a.Name.Value
 		}
 	}
 	if len(c.Args) == 0 {
 		for _, a := range c.Assigns {
-			if a.Name != nil && w.k.shell.hijack[a.Name.Value] {
+			if a.Name != nil && w.k.hijack[a.Name.Value] {
 				w.hijacked = a.Name.Value
 			}
 		}
@@ -648,7 +627,7 @@ func (w *shellWalker) valueSubst(x *syntax.CmdSubst, env *shellEnv) (string, boo
 		}
 		argv[i] = v.s
 	}
-	if !w.k.shell.valuePrograms[argv[0]] {
+	if !w.k.valuePrograms[argv[0]] {
 		return "", false
 	}
 	return "$(" + strings.Join(argv, " ") + ")", true
@@ -855,7 +834,7 @@ func (w *shellWalker) readsStdinScript(s *syntax.Stmt, env *shellEnv) bool {
 			return false
 		}
 		v := w.word(c.Args[0], env)
-		return v.dyn || w.k.shell.stdin[path.Base(v.s)] || w.k.shell.lookup(path.Base(v.s)) == nil
+		return v.dyn || w.k.stdin[path.Base(v.s)] || w.k.lookup(path.Base(v.s)) == nil
 	}
 	return true
 }
@@ -921,7 +900,7 @@ func (w *shellWalker) resolve(raw string, env *shellEnv) string {
 	return p
 }
 
-func (w *shellWalker) addPath(raw string, access Kind, env *shellEnv, dynamic bool) string {
+func (w *shellWalker) addPath(raw string, access act.Kind, env *shellEnv, dynamic bool) string {
 	if raw == "" {
 		return ""
 	}
@@ -933,7 +912,7 @@ func (w *shellWalker) addPath(raw string, access Kind, env *shellEnv, dynamic bo
 	if env.cwdLost {
 		dir = ""
 	}
-	ref, notes := w.k.paths.ref(raw, access, dir, w.home)
+	ref, notes := w.k.cls.Path(raw, access, dir, w.home)
 	for _, n := range notes {
 		w.note(n)
 	}
@@ -943,24 +922,24 @@ func (w *shellWalker) addPath(raw string, access Kind, env *shellEnv, dynamic bo
 			w.cut("the path " + truncate(raw, 80) + " is the output of a command substitution, known only when the line runs: it was not examined")
 		}
 	}
-	for i := range w.res.paths {
-		if w.res.paths[i].Path == ref.Path && w.res.paths[i].Access == ref.Access {
+	for i := range w.res.Paths {
+		if w.res.Paths[i].Path == ref.Path && w.res.Paths[i].Access == ref.Access {
 			return ref.Path
 		}
 	}
-	w.res.paths = append(w.res.paths, ref)
+	w.res.Paths = append(w.res.Paths, ref)
 	return ref.Path
 }
 
-func accessVerb(k Kind) string {
+func accessVerb(k act.Kind) string {
 	switch k {
-	case Read:
+	case act.Read:
 		return "reads"
-	case Write:
+	case act.Write:
 		return "writes"
-	case Delete:
+	case act.Delete:
 		return "deletes"
-	case Execute:
+	case act.Execute:
 		return "runs"
 	}
 	return "touches"
@@ -968,10 +947,10 @@ func accessVerb(k Kind) string {
 
 // addresses is the package's addresses, recording a cut-off list as not
 // examined.
-func (w *shellWalker) addresses(s string) []Recipient {
-	as, cut := addresses(s)
+func (w *shellWalker) addresses(s string) []act.Recipient {
+	as, cut := w.k.cls.Addresses(s)
 	if cut {
-		w.cut(fmt.Sprintf("a command names more than %d recipients in one argument (MaxRecipients): the rest were not examined", MaxRecipients))
+		w.cut(fmt.Sprintf("a command names more than %d recipients in one argument (MaxRecipients): the rest were not examined", act.MaxRecipients))
 	}
 	return as
 }
@@ -979,27 +958,27 @@ func (w *shellWalker) addresses(s string) []Recipient {
 // cut records something the analysis did not examine; what was not
 // examined may run anything.
 func (w *shellWalker) cut(why string) {
-	w.res.kinds.Add(Execute)
-	if !slices.Contains(w.res.unexamined, why) {
-		w.res.unexamined = append(w.res.unexamined, why)
+	w.res.Kinds.Add(act.Execute)
+	if !slices.Contains(w.res.Unexamined, why) {
+		w.res.Unexamined = append(w.res.Unexamined, why)
 	}
 }
 
 func (w *shellWalker) note(s string) {
-	if len(w.res.notes) >= maxNotes*2 {
+	if len(w.res.Notes) >= act.MaxNotes*2 {
 		return
 	}
-	if slices.Contains(w.res.notes, s) {
+	if slices.Contains(w.res.Notes, s) {
 		return
 	}
-	w.res.notes = append(w.res.notes, s)
+	w.res.Notes = append(w.res.Notes, s)
 }
 
 func (w *shellWalker) url(u string) {
-	if slices.Contains(w.res.urls, u) {
+	if slices.Contains(w.res.URLs, u) {
 		return
 	}
-	w.res.urls = append(w.res.urls, u)
+	w.res.URLs = append(w.res.URLs, u)
 }
 
 func (w *shellWalker) host(h string) {
@@ -1007,16 +986,16 @@ func (w *shellWalker) host(h string) {
 	if h == "" {
 		return
 	}
-	if slices.Contains(w.res.hosts, h) {
+	if slices.Contains(w.res.Hosts, h) {
 		return
 	}
-	w.res.hosts = append(w.res.hosts, h)
+	w.res.Hosts = append(w.res.Hosts, h)
 }
 
 // emit records a command with the kinds it has.
-func (w *shellWalker) emit(c Command, ks kindSet) {
+func (w *shellWalker) emit(c act.Command, ks act.Set) {
 	if ks == 0 {
-		ks.Add(Execute)
+		ks.Add(act.Execute)
 	}
 	c.Kind = ks.Top()
 	if len(c.Argv) > maxArgvRecord {
@@ -1030,13 +1009,13 @@ func (w *shellWalker) emit(c Command, ks kindSet) {
 	if c.Argv == nil {
 		c.Argv = []string{}
 	}
-	w.res.commands = append(w.res.commands, c)
-	w.res.kinds |= ks
-	if ks.Has(Fetch) {
+	w.res.Commands = append(w.res.Commands, c)
+	w.res.Kinds |= ks
+	if ks.Has(act.Fetch) {
 		w.fetches++
 	}
 	if c.Destructive {
-		w.res.destructive = true
+		w.res.Destructive = true
 	}
 }
 
@@ -1049,45 +1028,4 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// applyShell adds a command line's analysis to the action.
-func applyShell(b *builder, r *shellResult) {
-	b.kinds |= r.kinds
-	for _, c := range r.commands {
-		b.command(c)
-	}
-	for _, p := range r.paths {
-		b.path(p)
-	}
-	for _, u := range r.urls {
-		b.url(u)
-	}
-	for _, h := range r.hosts {
-		b.host(h)
-	}
-	for _, rc := range r.recipients {
-		b.recipient(rc.Address, rc.Field, rc.Name)
-	}
-	for _, n := range r.notes {
-		b.note(n)
-	}
-	if r.external {
-		b.external = true
-	}
-	if r.destructive {
-		b.destructive = true
-	}
-	if r.sensitive {
-		b.a.Sensitive = true
-	}
-	if r.public {
-		b.public = true
-	}
-	if r.adminGrant {
-		b.adminGrant = true
-	}
-	for _, u := range r.unexamined {
-		b.unexamined(u)
-	}
 }
