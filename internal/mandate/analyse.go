@@ -83,12 +83,16 @@ type segState struct {
 	// nothingPlaces: the phrase is about places and people ("nowhere
 	// else"), which named recipients and paths hold.
 	nothingPlaces bool
-	embedded      []int    // embedded-question markers ("whether", "ob")
-	self          [][2]int // the user speaking of themself ("I'll", "ich")
-	needless      [][2]int // "no need to", "pas besoin de"
-	askFirst      [][2]int // "ask me before", "frag mich, bevor"
-	exceptions    [][2]int // "outside", "except", "außer"
-	today         [][2]int // "today" phrases, settled once anchors are known
+	// nothingVerbs are the granting verbs a "nothing else" about things
+	// restricts: like an "only" verb, each is all the sentence asks of a
+	// broader verb before it (narrowByOnly).
+	nothingVerbs []*anchor
+	embedded     []int    // embedded-question markers ("whether", "ob")
+	self         [][2]int // the user speaking of themself ("I'll", "ich")
+	needless     [][2]int // "no need to", "pas besoin de"
+	askFirst     [][2]int // "ask me before", "frag mich, bevor"
+	exceptions   [][2]int // "outside", "except", "außer"
+	today        [][2]int // "today" phrases, settled once anchors are known
 	// qualifiers are item conditions ("only", "older than", "except" with
 	// no entity after it) and keep verbs ("but keep …"), see itemcond.go.
 	qualifiers []qualifier
@@ -152,6 +156,14 @@ func (b *build) analyse(toks []token, last bool) *segState {
 		}
 	})
 	scan(roleNothingElse, func(e *entry, i, n int) {
+		if c, m := b.at(toks, max(i-1, 0), roleConditional); i > 0 && c != nil && m == 1 {
+			// "tell me if anything else breaks": what is reported on,
+			// not a restriction of what is asked.
+			for k := i; k < i+n; k++ {
+				st.consumed[k] = false
+			}
+			return
+		}
 		st.nothing, st.nothingPos, st.nothingPlaces = b.span(toks, i, i+n), i, e.cond == condElsewhere
 	})
 	b.findItemConditions(st, free, mark)
@@ -186,7 +198,12 @@ func (b *build) analyse(toks []token, last bool) *segState {
 	}
 	b.onlyPairs(st, mark)
 	scan(roleRestrictor, func(_ *entry, i, _ int) { st.restrict = append(st.restrict, i) })
-	scan(roleSelf, func(_ *entry, i, n int) { st.self = append(st.self, [2]int{i, i + n}) })
+	scan(roleSelf, func(_ *entry, i, n int) {
+		if b.primaryDeterminer(toks, i) {
+			return // Italian "I file …": the article, not English "I"
+		}
+		st.self = append(st.self, [2]int{i, i + n})
+	})
 	b.findAnchors(st, free, mark)
 	b.resolveLight(st)
 	b.writtenToPerson(st)
@@ -777,4 +794,22 @@ func (b *build) onlyPairsAt(toks []token, i int) []*entry {
 		}
 	}
 	return out
+}
+
+// primaryDeterminer reports whether token i is a determiner, and not a
+// subject, in the most likely language of the words, while another
+// language reads it as the user speaking of themselves: "I file" in
+// Italian words is "the files", whatever English makes of "I".
+func (b *build) primaryDeterminer(toks []token, i int) bool {
+	if len(b.langs) < 2 || i >= len(toks) {
+		return false
+	}
+	var det, self bool
+	for _, e := range b.langs[0].index[toks[i].text] {
+		if len(e.words) == 1 && e.tail == nil {
+			det = det || e.role == roleDeterminer
+			self = self || e.role == roleSelf
+		}
+	}
+	return det && !self
 }

@@ -24,7 +24,7 @@ func TestRule05Verbs(t *testing.T) {
 		{text: "put a label on every deploy request", lang: "en", allow: ks(r, w)},
 		{text: "let #general know the build is green", lang: "en", allow: ks(r, s), recipients: []string{"#general"}},
 		{text: "let me know what you find", lang: "en", allow: ks(r)},
-		{text: "write in #standup that the build is green", lang: "en", allow: ks(r, w, s), recipients: []string{"#standup"}},
+		{text: "write in #standup that the build is green", lang: "en", allow: ks(r, s), recipients: []string{"#standup"}},
 		{text: "draft a note to ops@example.com", lang: "en", allow: ks(r, w), recipients: []string{"ops@example.com"}},
 		{text: "fix the workflow, but as a PR", lang: "en", allow: ks(r, w, s)},
 	})

@@ -256,7 +256,15 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		if a.light && a.object != "" {
 			why = fmt.Sprintf("verb %q with object %q", phrase, a.object)
 		}
+		// "Write in #general that …", "Schreib in #marketing, dass …":
+		// writing to an address or a channel is sending there; the words
+		// ask for no file to be written.
+		to, at := b.addressee(st, a)
 		for _, k := range a.kinds {
+			if to != "" && k == action.Write && b.onlyFillers(st, a.end, at) {
+				b.recognise(phrase, "nothing granted: write", fmt.Sprintf("%s is addressed to %s: what is written is sent, no file is written", why, to))
+				continue
+			}
 			b.allow(k, phrase, fmt.Sprintf("%s (%s)", why, k))
 		}
 		if a.money {
@@ -273,7 +281,7 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 		if !a.web && webCue != "" && slices.Contains(a.kinds, action.Read) {
 			b.allow(action.Fetch, phrase, fmt.Sprintf("%s (read); web-ish: %q", why, webCue))
 		}
-		if to := b.addressee(st, a); to != "" {
+		if to != "" {
 			b.allow(action.Send, phrase, fmt.Sprintf("%s with %s as its addressee: writing to someone is sending", why, to))
 		}
 	}
@@ -345,6 +353,9 @@ func (b *build) nothingElseQualifies(st *segState, inherited *anchor) {
 		// the "else" of a negated verb is beyond what the same verb's
 		// grant named, earlier in the words.
 		verbs = b.grantsBeforeNegated(st, from, inherited)
+	}
+	if !st.nothingPlaces {
+		st.nothingVerbs = verbs
 	}
 	sc := b.m.Scope
 	if st.nothingPlaces && len(sc.Paths)+len(sc.Recipients)+len(sc.Hosts)+len(sc.Accounts) > 0 {
@@ -441,19 +452,33 @@ func (b *build) qualify1(k action.Kind, phrase, verb string) {
 // of writing is addressed to in its clause — "Schreib in #marketing, …",
 // "write to ops@example.com" — or "". Drafting verbs are not in that
 // list: a draft to someone is not sent.
-func (b *build) addressee(st *segState, a *anchor) string {
+func (b *build) addressee(st *segState, a *anchor) (string, int) {
 	if e, n := b.at(st.toks, a.pos, roleSay); e == nil || n != a.end-a.pos {
-		return ""
+		return "", -1
 	}
 	from, to := st.clauseOf(a.pos)
 	for j := max(from, a.end); j < to; j++ {
 		if t := st.toks[j]; t.kind == tokEntity {
 			if e := b.ents[t.ent]; e.kind == entEmail || e.kind == entChannel {
-				return e.raw
+				return e.raw, j
 			}
 		}
 	}
-	return ""
+	return "", -1
+}
+
+// onlyFillers reports whether the tokens from i to j are all function
+// words: "write in #general" writes nothing but what is sent there, "add
+// Sam to #release-crew" changes who is in it.
+func (b *build) onlyFillers(st *segState, i, j int) bool {
+	for k := i; k < j; {
+		n := b.fillerAt(st, k)
+		if n == 0 {
+			return false
+		}
+		k += n
+	}
+	return true
 }
 
 // deliveredAs reads "as a PR", "als PR", "comme commentaire": the work
@@ -760,4 +785,10 @@ func (b *build) denyObjectNouns(st *segState, a *anchor, phrase, clause string, 
 				fmt.Sprintf("%s, its object %q (%s): changing that one thing is ruled out", b.negWhy(a), nn.word, k), narrowObject)
 		}
 	}
+}
+
+// addresseeOf is the recipient a verb of writing is addressed to, or "".
+func (b *build) addresseeOf(st *segState, a *anchor) string {
+	to, _ := b.addressee(st, a)
+	return to
 }

@@ -210,6 +210,13 @@ type build struct {
 	// settleFileObjects.
 	fileObjects []string
 	otherPaths  bool
+	// prev is the sentence read last: a "nothing else" standing in a
+	// sentence of its own restricts its last granting verb.
+	prev struct {
+		anchors []*anchor
+		before  []action.Kind
+		last    *anchor
+	}
 }
 
 type spendCandidate struct {

@@ -77,8 +77,12 @@ var constructionCases = []compileCase{
 		allow: []action.Kind{r}},
 	{text: "Gib dem Team Bescheid, dass der Server läuft", lang: "de",
 		allow: []action.Kind{r}, ask: []action.Kind{s}},
-	{text: "write in #standup that the build is green", lang: "en",
-		allow: []action.Kind{r, w, s}, recipients: []string{"#standup"}},
+	{text: "write in #standup that the build is green", lang: "en", // written there is sent there, no file written
+		allow: []action.Kind{r, s}, recipients: []string{"#standup"}},
+	{text: "Schreib in #general, dass das Deployment fertig ist", lang: "de",
+		allow: []action.Kind{r, s}, recipients: []string{"#general"}},
+	{text: "Escribe en #general que el despliegue está listo", lang: "es",
+		allow: []action.Kind{r, s}, recipients: []string{"#general"}},
 	{text: "Écris à paul@exemple.fr que la réunion est annulée", lang: "fr",
 		allow: []action.Kind{r, s}, recipients: []string{"paul@exemple.fr"}},
 	{text: "draft a note to ops@example.com about the outage", lang: "en", // drafting is not sending

@@ -25,7 +25,10 @@ func (b *build) qualify(st *segState) {
 			// Before the verb, or right after it ("Das mache ich selbst") —
 			// unless it is an article there ("fai girare i test").
 			after := sp[0] >= a.end && sp[0]-a.end <= 0 && !b.is(st.toks[sp[0]], roleDeterminer)
-			if (sp[1] <= a.pos && a.pos-sp[1] <= 2) || after {
+			// Before it, the words between are function words or none:
+			// "Devo uscire: cancella i file" asks for the deleting.
+			before := sp[1] <= a.pos && a.pos-sp[1] <= 2 && !slices.ContainsFunc(st.toks[sp[1]:a.pos], func(t token) bool { return t.kind == tokWord && b.unknownWord(st, slices.Index(st.toks, t)) })
+			if before || after {
 				if !a.noGrant || !a.self {
 					a.noGrant, a.self, a.noGrantW = true, true, fmt.Sprintf("the user speaks of their own action (%q)", b.span(st.toks, sp[0], sp[1]))
 				}
@@ -188,4 +191,18 @@ func (b *build) setExpiry(t time.Time, phrase, why string) {
 	}
 	b.m.ExpiresAt = &t
 	b.recognise(phrase, "expires "+t.Format(time.RFC3339), why)
+}
+
+// unknownWord reports whether token i is a word no lexicon knows.
+func (b *build) unknownWord(st *segState, i int) bool {
+	t := st.toks[i]
+	if t.kind != tokWord || st.consumed[i] {
+		return false
+	}
+	for _, l := range b.langs {
+		if len(l.index[t.text]) > 0 {
+			return false
+		}
+	}
+	return true
 }

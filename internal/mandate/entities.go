@@ -439,6 +439,10 @@ func pathEntity(text string, start, end int) (entity, bool) {
 			!slices.Contains(dirNames, strings.ToLower(segs[0])) {
 			return entity{}, false
 		}
+	case isTypePattern(w):
+		// A bare pattern of file names: "*.log" is every .log file, like
+		// ".log" (settleExtensions narrows a folder named with it).
+		return entity{kind: entPath, start: start, end: end, value: "**/" + w, why: "file name pattern; matched anywhere under the working directory"}, true
 	default:
 		// A bare file name: "report.pdf", ".env".
 		dotfile := strings.HasPrefix(w, ".") && len(w) > 1 && unicode.IsLetter(rune(w[1])) && !strings.ContainsAny(w[1:], "/")
@@ -460,6 +464,15 @@ func pathEntity(text string, start, end int) (entity, bool) {
 		return entity{}, false
 	}
 	return entity{kind: entPath, start: start, end: end, value: glob, why: why, file: why == fileWhy}, true
+}
+
+// isTypePattern reports whether w is a pattern of file names: "*.log",
+// "report-*.csv", "IMG_????.jpg" — a wildcard, a letter, and only the
+// characters of a file name.
+func isTypePattern(w string) bool {
+	return len(w) <= 128 && strings.ContainsAny(w, "*?") && strings.ContainsFunc(w, unicode.IsLetter) && strings.ContainsRune(w, '.') &&
+		!strings.ContainsFunc(w, func(r rune) bool { return !isWordRune(r) && !strings.ContainsRune("._-*?", r) }) &&
+		validGlob("**/"+w) == ""
 }
 
 // pathGlob turns a path as written into a scope glob: cleaned, relative

@@ -127,7 +127,7 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			continue // "the files that are in ~/tmp": the scope holds what it says
 		}
 		a := b.qualifiedAnchor(st, q, from, to, inherited)
-		if (q.relative || q.negation) && a != nil && (slices.Contains(a.kinds, action.Send) || b.addressee(st, a) != "") {
+		if (q.relative || q.negation) && a != nil && (slices.Contains(a.kinds, action.Send) || b.addresseeOf(st, a) != "") {
 			continue // "write in #standup that the build is green": what is said
 		}
 		if q.negation && (a == nil || a.pos > q.from) {
@@ -614,22 +614,31 @@ func (b *build) settlePreparation() {
 // A bare extension ("**/.log", from ".log" or ".log-Dateien") and folders
 // ("D/**") named in the same words become "D/**/*.log" for each folder.
 func (b *build) settleExtensions() {
-	var exts, dirs, rest []string
+	var exts, names, dirs, rest []string
 	for _, p := range b.m.Scope.Paths {
-		switch e, ok := strings.CutPrefix(p, "**/."); {
+		e, ok := strings.CutPrefix(p, "**/.")
+		named, isName := strings.CutPrefix(p, "**/")
+		switch {
 		case ok && e != "" && !strings.ContainsAny(e, "/.*?["):
 			e, _, _ = strings.Cut(e, "-") // ".log-Dateien": the files of type log
 			exts = append(exts, e)
+		case isName && strings.ContainsAny(named, "*?") && !strings.ContainsRune(named, '/'):
+			names = append(names, named) // "*.log", "report-*.csv"
 		case strings.HasSuffix(p, "/**") && !strings.Contains(strings.TrimSuffix(p, "/**"), "*"):
 			dirs = append(dirs, p)
 		default:
 			rest = append(rest, p)
 		}
 	}
-	if len(exts) == 0 || len(dirs) == 0 {
+	if len(exts)+len(names) == 0 || len(dirs) == 0 {
 		return
 	}
 	for _, d := range dirs {
+		for _, n := range names {
+			g := d + "/" + n
+			rest = append(rest, g)
+			b.recognise(g, "scope path "+g, fmt.Sprintf("the files %s in %s: the folder narrowed by the pattern named with it", n, strings.TrimSuffix(d, "/**")))
+		}
 		for _, e := range exts {
 			g := d + "/*." + e
 			rest = append(rest, g)

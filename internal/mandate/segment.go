@@ -230,6 +230,19 @@ func (b *build) sentence(sent sentence) {
 		}
 		anchors = append(anchors, st.anchors...)
 		only = append(only, st.onlyVerbs...)
+		only = append(only, st.nothingVerbs...)
+		if st.nothing != "" && !st.nothingPlaces && len(anchors) == 0 && b.prev.last != nil {
+			// "Räum ~/tmp auf, lösch die .log-Dateien. Ansonsten wird
+			// nichts angefasst.": a sentence of its own restricts the last
+			// verb of the sentence before it.
+			b.narrowByOnly(b.prev.anchors, []*anchor{b.prev.last}, b.prev.before)
+		}
+	}
+	b.prev.anchors, b.prev.before, b.prev.last = anchors, before, nil
+	for _, a := range anchors {
+		if granting(a) {
+			b.prev.last = a
+		}
 	}
 	for _, phrase := range b.pendingItems {
 		b.recognise(phrase, "nothing qualified", "an item condition with no verb it restricts: it grants nothing")
