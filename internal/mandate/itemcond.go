@@ -630,6 +630,15 @@ func (b *build) settleExtensions() {
 			rest = append(rest, p)
 		}
 	}
+	if slices.ContainsFunc(rest, func(p string) bool { return strings.HasPrefix(p, "**/") }) {
+		// "renomme les fichiers scan_*.pdf dans ~/Documents/factures en
+		// facture_….pdf": a file named beside the pattern is a new name
+		// that lands in the folder too, so the pattern narrows nothing.
+		for _, n := range names {
+			rest = append(rest, "**/"+n)
+		}
+		names = nil
+	}
 	if len(exts)+len(names) == 0 || len(dirs) == 0 {
 		return
 	}
