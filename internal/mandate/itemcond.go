@@ -480,7 +480,11 @@ func (b *build) age(st *segState, i int) int {
 			continue
 		}
 		if e, _ := b.at(st.toks, j, roleAgeUnit); e != nil {
-			if n <= 0 || n > 100_000 {
+			// The age in days must be one a mandate can hold
+			// (parse.go: 1 to 100000): "older than 999 years" is
+			// not an age Mandate checks, so the kind it qualifies
+			// is asked, as for any condition it cannot read.
+			if n <= 0 || n > 100_000 || n*e.n > 100_000 {
 				return 0
 			}
 			for k := i; k <= j; k++ {
