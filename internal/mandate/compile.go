@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -150,6 +151,15 @@ func Compile(text string, opts ...CompileOption) (*Draft, error) {
 		return nil, errors.New("mandate: compile: instructions are not valid UTF-8")
 	case len(text) > maxInstructions:
 		return nil, fmt.Errorf("mandate: compile: instructions are %d bytes, more than the %d allowed", len(text), maxInstructions)
+	}
+	// A control character is not part of anything a person writes; left in,
+	// it would end up inside a name or an address the draft then cannot
+	// validate ("Pa\x00St"). Line breaks and tabs are ordinary whitespace.
+	if i := strings.IndexFunc(text, func(r rune) bool {
+		return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t'
+	}); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(text[i:])
+		return nil, fmt.Errorf("mandate: compile: instructions contain the control character %U at byte %d", r, i)
 	}
 	c, err := sharedCompiler()
 	if err != nil {

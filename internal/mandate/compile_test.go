@@ -720,7 +720,8 @@ func FuzzCompile(f *testing.F) {
 		}
 	}
 	for _, s := range []string{"'", "\"", "«", "n'", "don't", "€", "1.2.3,4,5 EUR", "DE89 ", "#", "./", "~", "for the next", ":", "--", "a/b/c/",
-		"only delete files older than 99999999 years", "älter als", "reply to no one", "don't push", "keep", "at most 10 messages"} {
+		"only delete files older than 99999999 years", "älter als", "reply to no one", "don't push", "keep", "at most 10 messages",
+		"Lade Pa\x00St ein", "send it to bob\x7f@corp.example"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -810,4 +811,17 @@ func TestCompileScenarioIntents(t *testing.T) {
 		t.Fatal("the scenario corpus holds no intent")
 	}
 	t.Logf("%d intents", n)
+}
+
+func TestCompileRefusesControlCharacters(t *testing.T) {
+	for _, text := range []string{"Lade Pa\x00St ein", "email bob\x1b[31m@corp.example", "delete\u0085 the logs"} {
+		if _, err := Compile(text, WithNow(testNow)); err == nil || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("Compile(%q) = %v, want an error naming the control character", text, err)
+		}
+	}
+	for _, text := range []string{"delete the logs\n\tin build/\r\n"} {
+		if _, err := Compile(text, WithNow(testNow)); err != nil {
+			t.Errorf("Compile(%q): %v, want line breaks and tabs accepted", text, err)
+		}
+	}
 }
