@@ -42,6 +42,12 @@ type Span struct {
 	// reader (html-comment, display-none, white-text, zero-width, tag-chars,
 	// alt-text, link-title).
 	Hidden string
+	// Weak: the span was marked by its shape alone (an imperative that
+	// sends data to a concrete target, addressed to nobody), not by
+	// anything that says it is for a model. It counts only in open
+	// content: in the user's own notes the reader it addresses is the
+	// user (Table.Observed drops it there).
+	Weak bool
 }
 
 // sentFlags is what one sentence contains.
@@ -50,6 +56,12 @@ type sentFlags struct {
 	lang   string
 	tag    bool // a fake role or tool tag
 	target bool // an address, a URL, an account: something to act on
+	// The outbound rule's facts, by language bit (pattern.bit): where an
+	// outbound verb is, where one opens a clause (after lead words only),
+	// requests and anchors; objAt is where data is first named by what it
+	// is (a concept of the objects table) or by a quantity, -1 if nowhere.
+	outAny, outImp, request, anchor uint32
+	objAt                           int
 }
 
 func (f *sentFlags) any(cs ...category) bool {
@@ -74,7 +86,7 @@ func (f *sentFlags) any(cs ...category) bool {
 // Hidden text needs less: an instruction with a target, or any marker.
 // Imperatives for a human reader — recipes, install guides, support
 // answers — carry none of these and do not fire.
-func (f *sentFlags) instruction(hidden string) (bool, string) {
+func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
 	instr := f.any(catDirective, catModal)
 	switch {
 	case f.has[catOverride]:
@@ -92,6 +104,9 @@ func (f *sentFlags) instruction(hidden string) (bool, string) {
 	case f.has[catUserRef] && f.has[catDirective] && f.any(catModal, catSequencing):
 		return true, "user-reference+directive"
 	}
+	if f.outbound(sent) {
+		return true, weakWhy
+	}
 	if hidden != "" {
 		switch {
 		case f.any(catAddressee, catAuthority, catUserRef):
@@ -107,6 +122,48 @@ func (f *sentFlags) instruction(hidden string) (bool, string) {
 		}
 	}
 	return false, ""
+}
+
+// weakWhy is the reason of a span marked by its shape alone.
+const weakWhy = "imperative+target"
+
+// outbound reports whether a sentence, addressed to nobody in particular,
+// asks its reader to send data out to a concrete place: an outbound verb
+// as an imperative (or after a request marker such as "please"), data
+// named by what it is or by a quantity ("the statements", "all files"),
+// and a target (an address, a URL, an account) — while nothing anchors it
+// to the sender or the reader themselves ("email us", "your receipts",
+// "to unsubscribe"). Mail from a colleague asking its human reader to
+// forward something to a named address usually says "me", "us" or "your";
+// a planted request names someone else's data and a stranger's address.
+func (f *sentFlags) outbound(s string) bool {
+	if !f.target || f.objAt < 0 || (f.outImp|(f.outAny&f.request))&^f.anchor == 0 {
+		return false
+	}
+	// The data comes before the place it is sent to ("forward all
+	// invoices to …"), not after ("upload the build to … after every
+	// release"); a code comment describes, it does not ask.
+	if f.objAt >= lastTarget(s) {
+		return false
+	}
+	t := strings.TrimLeft(s, " \t")
+	return !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "//") && !strings.HasPrefix(t, "/*") && !strings.HasPrefix(t, "--")
+}
+
+// imperativeAt reports whether toks[i] opens a clause: only lead words
+// ("also", "please", "bitte") stand between it and the start of the
+// sentence or a colon.
+func (lx *lexicon) imperativeAt(toks []tok, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		w := toks[j].text
+		if w == ":" || w == "：" {
+			return true
+		}
+		if w != "," && !lx.leads[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // opener reports whether a sentence announces instructions that follow it
@@ -159,11 +216,40 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 	}
 	for k, se := range sc.sents {
 		f := &flags[k]
+		f.objAt = -1
 		f.target = hasTarget(s[se.start:se.end])
 		sc.toks = tokenize(s, se.start, se.end, sc.toks)
 		for i := range sc.toks {
 			sc.cands = d.lx.candidates(sc.toks[i].text, sc.cands)
+			rel := sc.toks[i].start - se.start
+			if f.objAt < 0 && d.lx.objects[sc.toks[i].text] != nil && len(d.lx.conceptsAt(sc.toks, i, nil)) > 0 {
+				f.objAt = rel
+			}
 			for _, p := range sc.cands {
+				switch p.cat {
+				case catOutbound, catAnchor, catRequest, catQuantity:
+					// Every language's match counts (by its bit).
+					if p.matchAt(sc.toks, i) < 0 {
+						continue
+					}
+					f.has[p.cat] = true
+					switch p.cat {
+					case catOutbound:
+						f.outAny |= p.bit
+						if d.lx.imperativeAt(sc.toks, i) {
+							f.outImp |= p.bit
+						}
+					case catAnchor:
+						f.anchor |= p.bit
+					case catRequest:
+						f.request |= p.bit
+					case catQuantity:
+						if f.objAt < 0 {
+							f.objAt = rel
+						}
+					}
+					continue
+				}
 				if f.has[p.cat] {
 					continue
 				}
@@ -179,7 +265,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 	var spans []Span
 	for k := 0; k < len(sc.sents) && len(spans) < maxSpansPerText; k++ {
 		f := &flags[k]
-		ok, why := f.instruction(hidden)
+		ok, why := f.instruction(hidden, s[sc.sents[k].start:sc.sents[k].end])
 		first, last := k, k
 		if !ok && f.opener() {
 			// "Note to the AI assistant:" on its own line: the next
@@ -208,7 +294,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 		for j := first; j <= last && lang == ""; j++ {
 			lang = flags[j].lang
 		}
-		sp := Span{Start: sc.sents[first].start, End: sc.sents[last].end, Why: why, Lang: lang, Hidden: hidden}
+		sp := Span{Start: sc.sents[first].start, End: sc.sents[last].end, Why: why, Lang: lang, Hidden: hidden, Weak: why == weakWhy}
 		sp.Tail = sp.End
 		if last+1 < len(sc.sents) {
 			sp.Tail = sc.sents[last+1].end
@@ -216,6 +302,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 		if n := len(spans); n > 0 && spans[n-1].Tail >= sp.Start {
 			// Adjacent spans are one instruction.
 			spans[n-1].End, spans[n-1].Tail = sp.End, sp.Tail
+			spans[n-1].Weak = spans[n-1].Weak && sp.Weak
 		} else {
 			spans = append(spans, sp)
 		}
@@ -272,7 +359,7 @@ func sentenceAt(sents []sentence, off int) int {
 // an e-mail address, a URL, a domain, a long number (account, IBAN,
 // phone).
 func hasTarget(s string) bool {
-	if strings.Contains(s, "@") || strings.Contains(s, "://") || strings.Contains(s, "www.") {
+	if strings.Contains(s, "@") || strings.Contains(s, "://") || strings.Contains(s, "www.") || strings.Contains(s, "~/") {
 		return true
 	}
 	digits := 0
@@ -287,6 +374,29 @@ func hasTarget(s string) bool {
 		}
 	}
 	return false
+}
+
+// lastTarget returns where the last target of s starts (see hasTarget),
+// or -1.
+func lastTarget(s string) int {
+	last := -1
+	for _, m := range []string{"@", "://", "www.", "~/"} {
+		if i := strings.LastIndex(s, m); i > last {
+			last = i
+		}
+	}
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			digits++
+			if digits == 8 && i-7 > last {
+				last = i - 7
+			}
+		} else if s[i] != ' ' && s[i] != '-' {
+			digits = 0
+		}
+	}
+	return last
 }
 
 // terms returns the folded content words of s[from:to] that are not stop

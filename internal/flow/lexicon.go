@@ -40,6 +40,10 @@ const (
 	catModal                      // "you must", "make sure to", "please"
 	catSequencing                 // "before summarizing", "instead of answering"
 	catUserRef                    // a third-person reference to the user: "tell the user"
+	catOutbound                   // a verb sending data out: forward, upload, share …
+	catRequest                    // a request marker that lets the verb stand anywhere: "please", "bitte"
+	catQuantity                   // a quantity of data: all, every, entire …
+	catAnchor                     // the sender's or the reader's own: "to us", "your", "unsubscribe"
 	numCategories
 )
 
@@ -52,6 +56,10 @@ var categoryKeys = map[string]category{
 	"modals":     catModal,
 	"sequencing": catSequencing,
 	"user_refs":  catUserRef,
+	"outbound":   catOutbound,
+	"requests":   catRequest,
+	"quantities": catQuantity,
+	"anchors":    catAnchor,
 }
 
 func (c category) String() string {
@@ -125,7 +133,11 @@ type pattern struct {
 	atoms []atom
 	cat   category
 	lang  string
-	src   string
+	// bit is the language's bit (langBit): the outbound rule weighs an
+	// anchor only against a verb of its own language, so that Italian
+	// "su" (on) is not Spanish "su" (your).
+	bit uint32
+	src string
 }
 
 // lexicon is every language's phrases, indexed for one pass over a
@@ -145,11 +157,26 @@ type lexicon struct {
 	tagSrc []string
 	// stop are words that never make a term of an injected span.
 	stop map[string]bool
+	// leads are the words that may stand before an imperative at the
+	// start of a clause ("also", "please", "bitte", "por favor").
+	leads map[string]bool
 	// objects maps a folded word to the phrases starting with it that
 	// name a concept ("kontakte", "carnet d adresses" → contacts), for
 	// relating tool names to injected requests.
 	objects map[string][]objectPhrase
 	langs   []string
+	bits    map[string]uint32
+}
+
+// langBit returns the bit of a language code; past 31 languages the last
+// bit is shared.
+func (lx *lexicon) langBit(code string) uint32 {
+	if b, ok := lx.bits[code]; ok {
+		return b
+	}
+	b := uint32(1) << min(len(lx.bits), 31)
+	lx.bits[code] = b
+	return b
 }
 
 // langTable is one lexicon file as written.
@@ -165,13 +192,19 @@ type langTable struct {
 	Modals     []string            `yaml:"modals"`
 	Sequencing []string            `yaml:"sequencing"`
 	UserRefs   []string            `yaml:"user_refs"`
+	Outbound   []string            `yaml:"outbound"`
+	Requests   []string            `yaml:"requests"`
+	Quantities []string            `yaml:"quantities"`
+	Anchors    []string            `yaml:"anchors"`
+	Leads      []string            `yaml:"leads"`
 	Tags       []string            `yaml:"tags"`
 	Stopwords  []string            `yaml:"stopwords"`
 	Objects    map[string][]string `yaml:"objects"`
 }
 
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
-	"directives", "modals", "sequencing", "user_refs", "tags", "stopwords", "objects"}
+	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
+	"tags", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
 type LexiconError struct {
@@ -192,7 +225,7 @@ const maxLexiconFile = 1 << 20
 
 // loadLexicon reads the embedded tables and then each operator file.
 func loadLexicon(extra map[string][]byte) (*lexicon, error) {
-	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, objects: map[string][]objectPhrase{}}
+	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
 	ents, err := fs.ReadDir(langFS, "lang")
 	if err != nil {
 		return nil, fmt.Errorf("flow: reading the built-in lexicons: %w", err)
@@ -304,6 +337,8 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		{"authority", catAuthority, t.Authority}, {"secrecy", catSecrecy, t.Secrecy},
 		{"directives", catDirective, t.Directives}, {"modals", catModal, t.Modals},
 		{"sequencing", catSequencing, t.Sequencing}, {"user_refs", catUserRef, t.UserRefs},
+		{"outbound", catOutbound, t.Outbound}, {"requests", catRequest, t.Requests},
+		{"quantities", catQuantity, t.Quantities}, {"anchors", catAnchor, t.Anchors},
 	}
 	for _, l := range lists {
 		for i, src := range l.src {
@@ -317,7 +352,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 				fail(itemLine(l.key, i), "%s: %q: %v", l.key, src, err)
 				continue
 			}
-			p.cat, p.lang, p.src = l.cat, t.Code, src
+			p.cat, p.lang, p.src, p.bit = l.cat, t.Code, src, lx.langBit(t.Code)
 			lx.add(p)
 		}
 	}
@@ -336,6 +371,11 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 	}
 	for _, w := range t.Stopwords {
 		lx.stop[fold.String(w)] = true
+	}
+	for _, w := range t.Leads {
+		for _, tk := range tokenize(fold.String(w), 0, len(fold.String(w)), nil) {
+			lx.leads[tk.text] = true
+		}
 	}
 	for concept, words := range t.Objects {
 		if concept == "" || len(words) == 0 {

@@ -116,6 +116,8 @@ type Found struct {
 	plain bool
 	// item is the list item of the output it was found in (0: none).
 	item int
+	// weak: every injected sighting was inside a weak span (Span.Weak).
+	weak bool
 }
 
 // Injection is an injected span as kept: its text (cut at 300 bytes), where
@@ -129,6 +131,9 @@ type Injection struct {
 	// full is the span's folded text (up to 2 KiB), kept to recognise
 	// argument strings copied from it.
 	full string
+	// weak: marked by its shape alone (Span.Weak); it counts only in
+	// open content.
+	weak bool
 }
 
 // Scan is what one output (or one call's arguments) holds.
@@ -141,6 +146,8 @@ type Scan struct {
 	Bytes int `json:"bytes"`
 	// terms and concepts are what the injected spans ask about.
 	terms, concepts []string
+	// weakTerms and weakConcepts are those of weak spans alone.
+	weakTerms, weakConcepts []string
 	// lines are fingerprints of the output's lines, to recognise its
 	// data when a later call carries it.
 	lines []uint64
@@ -866,13 +873,21 @@ func (st *scanState) record(s, field string, spans []Span) {
 		text := squash(s[sp.Start:sp.End])
 		st.out.Injections = append(st.out.Injections, Injection{
 			Text: clip(text, 300), Field: field, Why: sp.Why, Lang: sp.Lang, Hidden: sp.Hidden,
-			full: fold.String(clip(text, 2048)),
+			full: fold.String(clip(text, 2048)), weak: sp.Weak,
 		})
 		seen := map[string]bool{}
 		for _, t := range st.out.terms {
 			seen[t] = true
 		}
+		for _, t := range st.out.weakTerms {
+			seen[t] = true
+		}
 		terms, concepts := st.s.det.terms(s, sp.Start, sp.End, &st.dsc, seen)
+		if sp.Weak {
+			st.out.weakTerms = append(st.out.weakTerms, terms...)
+			st.out.weakConcepts = appendNew(st.out.weakConcepts, concepts...)
+			continue
+		}
 		st.out.terms = append(st.out.terms, terms...)
 		st.out.concepts = appendNew(st.out.concepts, concepts...)
 	}
@@ -888,11 +903,13 @@ func (st *scanState) values(s, field string, part Part, spans []Span, headers bo
 		lines = headerLines(s)
 	}
 	for _, h := range st.hits {
-		inj := false
+		inj, weak := false, false
 		for _, sp := range spans {
 			if h.start >= sp.Start && h.start < sp.Tail {
-				inj = true
-				break
+				inj, weak = true, sp.Weak
+				if !sp.Weak {
+					break
+				}
 			}
 		}
 		p, f := part, field
@@ -907,7 +924,7 @@ func (st *scanState) values(s, field string, part Part, spans []Span, headers bo
 			d = st.resolve(d)
 			h.keys = []key{keyOf(Path, d)}
 		}
-		st.add(Found{Class: h.class, Value: d, Field: f, Part: p, Injected: inj}, h.keys)
+		st.add(Found{Class: h.class, Value: d, Field: f, Part: p, Injected: inj, weak: weak}, h.keys)
 	}
 }
 
@@ -926,7 +943,9 @@ func (st *scanState) add(f Found, keys []key) {
 	}
 	if i, ok := st.seen[keys[0]]; ok {
 		v := &st.out.Values[i]
+		strong := (v.Injected && !v.weak) || (f.Injected && !f.weak)
 		v.Injected = v.Injected || f.Injected
+		v.weak = v.Injected && !strong
 		v.plain = v.plain || !f.Injected
 		if v.Part == PartBody && f.Part != PartBody {
 			v.Part, v.Field = f.Part, f.Field

@@ -319,6 +319,30 @@ type Observation struct {
 	Info DecisionInfo
 }
 
+// withoutWeak returns the scan as it reads in content that is not open:
+// spans marked by their shape alone (Span.Weak) address the user there,
+// so they and what they marked are not injected.
+func (sc *Scan) withoutWeak() *Scan {
+	if !slices.ContainsFunc(sc.Injections, func(in Injection) bool { return in.weak }) {
+		return sc
+	}
+	cp := *sc
+	cp.Injections = nil
+	for _, in := range sc.Injections {
+		if !in.weak {
+			cp.Injections = append(cp.Injections, in)
+		}
+	}
+	cp.Values = slices.Clone(sc.Values)
+	for i := range cp.Values {
+		if v := &cp.Values[i]; v.Injected && v.weak {
+			v.Injected, v.weak, v.plain = false, false, true
+		}
+	}
+	cp.weakTerms, cp.weakConcepts = nil, nil
+	return &cp
+}
+
 // Observed merges an output's scan: its values with their first source,
 // its injected spans, its lines when the output is private or sensitive.
 func (t *Table) Observed(o Observation) {
@@ -331,6 +355,9 @@ func (t *Table) Observed(o Observation) {
 	}
 	if info.Trust == "" {
 		info.Trust = TrustOpen
+	}
+	if info.Trust != TrustOpen {
+		sc = sc.withoutWeak()
 	}
 	if d, ok := t.decisions[info.ID]; ok && info.Within == nil {
 		// The places the call read come from its arguments, which the
@@ -380,12 +407,12 @@ func (t *Table) Observed(o Observation) {
 	if n := len(t.injections) - t.limits.MaxInjections; n > 0 {
 		t.injections = append(t.injections[:0], t.injections[n:]...)
 	}
-	for _, w := range sc.terms {
+	for _, w := range slices.Concat(sc.terms, sc.weakTerms) {
 		if _, ok := t.injTerms[w]; !ok && len(t.injTerms) < t.limits.MaxTerms {
 			t.injTerms[w] = info.ID
 		}
 	}
-	for _, c := range sc.concepts {
+	for _, c := range slices.Concat(sc.concepts, sc.weakConcepts) {
 		if _, ok := t.injConcept[c]; !ok {
 			t.injConcept[c] = info.ID
 		}
