@@ -60,11 +60,7 @@ func (an *argNames) writtenText(v any, key string, out *[]string, depth int) {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := sortedKeys(x)
 		for _, k := range keys {
 			an.writtenText(x[k], fastSnake(k), out, depth+1)
 		}

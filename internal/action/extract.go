@@ -256,11 +256,7 @@ func (w *argWalk) visitMap(m map[string]any, ctx walkCtx) {
 	if len(m) == 0 {
 		return
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // deterministic notes and resource order
+	keys := sortedKeys(m) // deterministic notes and resource order
 	// A currency given beside the amounts applies to them.
 	cur := ctx.currency
 	for _, k := range keys {
@@ -961,11 +957,7 @@ func lookupKey(m map[string]any, key string, depth int) (any, bool) {
 		// and no key list to sort.
 		return nil, false
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sortedKeys(m)
 	for _, k := range keys {
 		switch x := m[k].(type) {
 		case map[string]any:
@@ -1012,11 +1004,7 @@ func collectScalars(v any, out *[]string, depth int) {
 			collectScalars(e, out, depth+1)
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := sortedKeys(x)
 		for _, k := range keys {
 			collectScalars(x[k], out, depth+1)
 		}
@@ -1026,4 +1014,15 @@ func collectScalars(v any, out *[]string, depth int) {
 			*out = append(*out, strings.ToLower(fmt.Sprint(n)))
 		}
 	}
+}
+
+// sortedKeys is m's keys in order: what is walked in key order gives the
+// same notes and resources every time.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

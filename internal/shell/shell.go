@@ -661,7 +661,7 @@ func (w *shellWalker) part(b *strings.Builder, v *wordVal, p syntax.WordPart, en
 	switch x := p.(type) {
 	case *syntax.Lit:
 		if quoted {
-			b.WriteString(unescapeDouble(x.Value))
+			b.WriteString(unquoteDouble(x))
 			return
 		}
 		if hasUnescaped(x.Value, "*?[") || hasBraceExpansion(x.Value) {
@@ -669,11 +669,7 @@ func (w *shellWalker) part(b *strings.Builder, v *wordVal, p syntax.WordPart, en
 		}
 		b.WriteString(unescapeBare(x.Value))
 	case *syntax.SglQuoted:
-		if x.Dollar {
-			b.WriteString(unescapeANSIC(x.Value))
-		} else {
-			b.WriteString(x.Value)
-		}
+		b.WriteString(unquoteSingle(x))
 	case *syntax.DblQuoted:
 		for _, q := range x.Parts {
 			w.part(b, v, q, env, true, false)
@@ -754,7 +750,7 @@ func (w *shellWalker) heredocText(r *syntax.Redirect) string {
 			if quotedDelim {
 				b.WriteString(x.Value)
 			} else {
-				b.WriteString(unescapeDouble(x.Value))
+				b.WriteString(unquoteHeredoc(x))
 			}
 		case *syntax.ParamExp:
 			if x.Param != nil && x.Param.Value == "HOME" && x.Exp == nil && x.Slice == nil && x.Repl == nil {

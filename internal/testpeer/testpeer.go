@@ -10,7 +10,8 @@
 // per peer per test binary.
 //
 // Slow end-to-end tests call Slow first: `go test -short ./...` skips them;
-// `go test ./...` and CI run everything.
+// `go test ./...` and CI run everything. Fuzz targets bound the time one
+// input may take with WithinTime.
 package testpeer
 
 import (
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"sync"
 	"testing"
+	"time"
 )
 
 // CI reports whether the tests run under CI (CI set to anything but "" or
@@ -87,4 +89,25 @@ func tell(line string) {
 	}
 	fmt.Fprintln(tty, line)
 	tty.Close()
+}
+
+// FuzzTimeLimit is how long one fuzz input may take (issue 10.2: fuzz for
+// time as well as crashes).
+const FuzzTimeLimit = 100 * time.Millisecond
+
+// WithinTime runs f and fails t when even its fastest of three runs takes
+// longer than FuzzTimeLimit: a slow run is tried twice more, so a machine
+// busy with other work does not fail it.
+func WithinTime(t testing.TB, what string, f func()) {
+	t.Helper()
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		start := time.Now()
+		f()
+		best = min(best, time.Since(start))
+		if best <= FuzzTimeLimit {
+			return
+		}
+	}
+	t.Fatalf("%s took %v, over the %v one input may take", what, best, FuzzTimeLimit)
 }
