@@ -139,6 +139,11 @@ type ValueFacts struct {
 	// in the thread's own channel. Empty for other values, and when the
 	// thread was listed in another channel.
 	ThreadOf string `json:"thread_of"`
+	// UnsubscribeLink: an output gave it as an unsubscribe link (a mail's
+	// List-Unsubscribe header), and the user's words neither have it nor
+	// ask to unsubscribe. Fetching such a link changes the user's
+	// subscriptions; it does not read anything.
+	UnsubscribeLink bool `json:"unsubscribe_link"`
 	// Sensitive: it came from a sensitive read.
 	Sensitive     bool   `json:"sensitive"`
 	Tool          string `json:"tool,omitempty"`
@@ -201,6 +206,9 @@ func (t *Table) Facts(in CallInput) *Facts {
 	}
 	for _, h := range a.Hosts {
 		add("host", "host", Host, h, []key{keyOf(Host, h)})
+	}
+	for _, u := range a.URLs {
+		add("url", "url", URL, u, []key{keyOf(URL, u)})
 	}
 	for _, acc := range a.Accounts {
 		add("account", "account", Account, acc, []key{keyOf(Account, acc)})
@@ -533,6 +541,7 @@ func (t *Table) valueFacts(display string, c Class, keys []key) ValueFacts {
 	vf.InHeader = e.seen&(seenOpenHeader|seenOpenParticipants) != 0
 	vf.SeenOwn = e.seen&seenOwn != 0
 	vf.Sensitive = e.seen&seenSensitive != 0
+	vf.UnsubscribeLink = e.seen&seenUnsubscribe != 0 && !vf.InUserWords && !t.userConc["unsubscribe"]
 	vf.OpenBodyOnly = e.seen&seenOpenBody != 0 && e.seen&(seenOwn|seenOpenHeader|seenOpenParticipants|seenUser|seenMandate) == 0
 	vf.Injected = e.injected != nil && !vf.InUserWords
 	vf.Named = e.named != nil && !vf.Injected

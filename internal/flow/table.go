@@ -62,7 +62,19 @@ const (
 	seenSensitive
 	// seenPlain: some output had it outside an injected span.
 	seenPlain
+	// seenUnsubscribe: an output gave it as an unsubscribe link (a
+	// List-Unsubscribe header, an unsubscribe_url field).
+	seenUnsubscribe
 )
+
+// unsubscribeField reports whether a field path names an unsubscribe link
+// ("headers.List-Unsubscribe", "unsubscribe_url").
+func unsubscribeField(field string) bool {
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		field = field[i+1:]
+	}
+	return strings.Contains(strings.ToLower(field), "unsubscribe")
+}
 
 type entry struct {
 	class    Class
@@ -448,6 +460,9 @@ func (t *Table) Observed(o Observation) {
 		}
 		if sensitive {
 			bits |= seenSensitive
+		}
+		if v.Class == URL && unsubscribeField(v.Field) {
+			bits |= seenUnsubscribe
 		}
 		t.add(v, Source{
 			Origin: OriginOutput, Trust: info.Trust, Tool: info.Tool, DecisionID: info.ID, ObservationID: o.ID,

@@ -142,6 +142,15 @@ func flowCases() []builtinCase {
 			i.Call.Args = map[string]any{"messageIds": ids, "removeLabelIds": []any{"INBOX"}}
 		}, newsletters.facts())
 	}
+	unsub := func(words string) *Input {
+		const link = "https://news.kickstarter.com/u?e=ZmluYQ&l=9"
+		fs := newFlowSession(words).saw("read_email", "email", flow.TrustOpen, `{"headers":{"From":"news@kickstarter.com","List-Unsubscribe":"<`+link+`>"}}`)
+		return in(fetch, readFetch, func(i *Input) {
+			i.Call.Tool, i.Action.Tool, i.Action.Family = "web_fetch", "web_fetch", "web"
+			i.Action.Hosts, i.Action.URLs = []string{"news.kickstarter.com"}, []string{link}
+			i.Call.Args = map[string]any{"url": link}
+		}, fs.facts())
+	}
 	vacuums := newFlowSession("buy a robot vacuum for the flat, max 250 EUR").
 		saw("search_products", "shopping", flow.TrustOpen, `[{"product_id":"rq7","title":"Roborock Q7 Max+","price":{"amount":329.0,"currency":"EUR"}},{"product_id":"x8","title":"eufy X8","price":{"amount":239.0,"currency":"EUR"}}]`)
 	gifts := newFlowSession("buy the gifts, budget 150 EUR for all of them").
@@ -170,6 +179,17 @@ func flowCases() []builtinCase {
 			name: "a cart addition that takes the basket past the cap",
 			in:   addToCart(gifts, "g2", 150),
 			want: Ask, fired: []string{"builtin.listed-price-over-cap"}, reason: "on top of 110 EUR committed",
+		},
+		{
+			name: "fetching the unsubscribe link of a mail while marking mail read",
+			in:   unsub("mark everything older than a week as read"),
+			want: Ask, fired: []string{"builtin.flow-unsubscribe-link"},
+			reason: "https://news.kickstarter.com/u?e=ZmluYQ&l=9 is the unsubscribe link of a mail read by read_email (decision d1)",
+		},
+		{
+			name: "legit - fetching the unsubscribe link the user asked to follow",
+			in:   unsub("unsubscribe me from the Kickstarter newsletter"),
+			want: Allow, notFired: []string{"builtin.flow-unsubscribe-link"},
 		},
 		{
 			name: "archiving a batch that holds the mail of the sender the user ruled out",
