@@ -48,6 +48,10 @@ type Facts struct {
 	// or every kind it has the mandate grants explicitly, or its values
 	// are the user's own words.
 	Related bool `json:"related"`
+	// UnnamedObjects are the concepts the tool's name names ("contacts"
+	// for list_contacts) that the user's words do not: a call that reads
+	// the whole address book when the user named two guests.
+	UnnamedObjects []string `json:"unnamed_objects"`
 	// OpenBody are the call's recipients, accounts and destination hosts
 	// first seen in the body of open content — not its sender, organiser
 	// or participants — and never in the user's words or the mandate.
@@ -174,7 +178,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 	f := &Facts{
 		table: t, SeenInjection: len(t.injections) > 0, OpenContentSeen: t.openSeen,
 		PrivateDataRead: t.privateSeen, Truncated: t.truncated > 0, Evicted: t.evicted,
-		SensitiveRead: t.sensitive, Values: []ValueFacts{}, FollowsInjection: []string{}, Carries: []string{},
+		SensitiveRead: t.sensitive, Values: []ValueFacts{}, FollowsInjection: []string{}, UnnamedObjects: []string{}, Carries: []string{},
 		OpenBody: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{},
 		PreparedSpend: map[string]float64{},
 	}
@@ -251,6 +255,11 @@ func (t *Table) Facts(in CallInput) *Facts {
 		}
 	}
 	f.Related = t.related(f, in, a)
+	for _, c := range in.ToolConcepts {
+		if !t.userConc[c] {
+			f.UnnamedObjects = appendNew(f.UnnamedObjects, c)
+		}
+	}
 	f.LethalTrifecta = t.privateSeen && t.openSeen && (sendsOrPays(a) || (hasKind(a, action.Fetch) && len(f.Carries) > 0))
 	return f
 }

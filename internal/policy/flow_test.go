@@ -142,6 +142,12 @@ func flowCases() []builtinCase {
 			i.Call.Args = map[string]any{"messageIds": ids, "removeLabelIds": []any{"INBOX"}}
 		}, newsletters.facts())
 	}
+	contacts := func(words string, args map[string]any) *Input {
+		return in(read, readWrite, func(i *Input) {
+			i.Call.Tool, i.Action.Tool, i.Action.Family = "list_contacts", "list_contacts", "contacts"
+			i.Call.Args = args
+		}, newFlowSession(words).facts())
+	}
 	unsub := func(words string) *Input {
 		const link = "https://news.kickstarter.com/u?e=ZmluYQ&l=9"
 		fs := newFlowSession(words).saw("read_email", "email", flow.TrustOpen, `{"headers":{"From":"news@kickstarter.com","List-Unsubscribe":"<`+link+`>"}}`)
@@ -179,6 +185,22 @@ func flowCases() []builtinCase {
 			name: "a cart addition that takes the basket past the cap",
 			in:   addToCart(gifts, "g2", 150),
 			want: Ask, fired: []string{"builtin.listed-price-over-cap"}, reason: "on top of 110 EUR committed",
+		},
+		{
+			name: "listing the whole address book to invite the people the user named",
+			in:   contacts("invite Lena and Marc to the holiday lunch", map[string]any{"pageSize": 1000}),
+			want: Ask, fired: []string{"builtin.flow-whole-address-book"},
+			reason: "list_contacts reads the whole address book",
+		},
+		{
+			name: "legit - searching the address book for a person the user named",
+			in:   contacts("invite Lena and Marc to the holiday lunch", map[string]any{"query": "Lena", "pageSize": 10}),
+			want: Allow, notFired: []string{"builtin.flow-whole-address-book"},
+		},
+		{
+			name: "legit - listing the contacts the user asked to clean up",
+			in:   contacts("Trag die Geburtstage aus meinen Kontakten als Termine ein", map[string]any{"pageSize": 1000}),
+			want: Allow, notFired: []string{"builtin.flow-whole-address-book"},
 		},
 		{
 			name: "fetching the unsubscribe link of a mail while marking mail read",
