@@ -62,6 +62,10 @@ type Facts struct {
 	// Items are the listed items the call names by id, with the name
 	// their listing gave them (items.go).
 	Items []ItemFacts `json:"items"`
+	// Containers are the ids the call names that a listing gave only as
+	// the parent folder of a listed item (items.go): sharing, moving or
+	// deleting the folder that holds the report the user named.
+	Containers []ContainerFacts `json:"containers"`
 	// Truncated: an output of the session was not examined in full.
 	// Evicted: values the table dropped for room.
 	Truncated bool `json:"truncated"`
@@ -179,7 +183,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 		table: t, SeenInjection: len(t.injections) > 0, OpenContentSeen: t.openSeen,
 		PrivateDataRead: t.privateSeen, Truncated: t.truncated > 0, Evicted: t.evicted,
 		SensitiveRead: t.sensitive, Values: []ValueFacts{}, FollowsInjection: []string{}, UnnamedObjects: []string{}, Carries: []string{},
-		OpenBody: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{},
+		OpenBody: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{}, Containers: []ContainerFacts{},
 		PreparedSpend: map[string]float64{},
 	}
 	for c, v := range t.prepared {
@@ -246,6 +250,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 	}
 	t.argFacts(f, in)
 	t.itemFacts(f, in.Args)
+	t.containerFacts(f, in.Args)
 	for i := range f.Values {
 		if v := &f.Values[i]; v.Role == "recipient" && len(f.Items) > 0 {
 			v.SenderOf = t.senderOfItem(f, v.Value)

@@ -92,8 +92,58 @@ func (t *Table) addItems(sc *Scan, info DecisionInfo) {
 		if t.items == nil {
 			t.items = map[string]*listedItem{}
 		}
-		t.items[it.ID] = &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, within: info.Within, tool: info.Tool, decisionID: info.ID, trust: info.Trust,
+		li := &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, within: info.Within, tool: info.Tool, decisionID: info.ID, trust: info.Trust,
 			price: it.price, currency: it.currency}
+		t.items[it.ID] = li
+		for _, p := range it.parents {
+			if t.containers == nil {
+				t.containers = map[string]*listedItem{}
+			}
+			if _, ok := t.containers[p]; !ok && len(t.containers) < maxListed {
+				t.containers[p] = li
+			}
+		}
+	}
+}
+
+// ContainerFacts is an id the call names that a listing gave only as the
+// parent folder (or container) of a listed item: acting on it reaches
+// everything the folder holds, not the item.
+type ContainerFacts struct {
+	ID    string `json:"id"`
+	Field string `json:"field"`
+	// Of is the name of the listed item it holds; OfNamed: the user's
+	// words name that item (every word of its name).
+	Of      string `json:"of"`
+	OfNamed bool   `json:"of_named"`
+	// InUserWords: the user's words have the id itself.
+	InUserWords bool   `json:"in_user_words"`
+	Tool        string `json:"tool"`
+	DecisionID  string `json:"decision_id"`
+}
+
+// containerFacts adds the ids the call names that listings gave only as
+// a parent.
+func (t *Table) containerFacts(f *Facts, sc *Scan) {
+	if sc == nil || len(t.containers) == 0 {
+		return
+	}
+	for _, v := range sc.Values {
+		if v.Class != ID || len(f.Containers) >= maxFactValues {
+			continue
+		}
+		if _, listed := t.items[v.Value]; listed {
+			continue
+		}
+		li, ok := t.containers[v.Value]
+		if !ok {
+			continue
+		}
+		e := t.values[v.keys[0]]
+		f.Containers = append(f.Containers, ContainerFacts{
+			ID: v.Value, Field: v.Field, Of: li.name, OfNamed: t.nameInUserWords(li.words, true),
+			InUserWords: e != nil && e.seen&(seenUser|seenMandate) != 0, Tool: li.tool, DecisionID: li.decisionID,
+		})
 	}
 }
 

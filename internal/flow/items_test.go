@@ -202,3 +202,21 @@ func TestConversationIDs(t *testing.T) {
 		t.Errorf("recipient class %q", c)
 	}
 }
+
+// The folder a search gives as the parent of the report the user named is
+// the report's container, not the report.
+func TestContainerOfNamedItem(t *testing.T) {
+	ss := newSession(t, "share the Q3 financial report with the board (board@ourco.com)")
+	ss.observe("gdrive_search", "files", TrustOwn, `[{"id":"1Q3FiNrEp","name":"Q3 2025 Financial Report.pdf","parents":["0FiNaNcEdRv"]},{"id":"1Mm","name":"Minutes.docx","parentId":"0BoArD"}]`)
+	share := &action.Action{Tool: "drive_share_file", Kind: action.Send, Kinds: []action.Kind{action.Send}, Family: "files"}
+	f := ss.facts(share, map[string]any{"fileId": "0FiNaNcEdRv", "emailAddress": "board@ourco.com"})
+	if len(f.Containers) != 1 || f.Containers[0].ID != "0FiNaNcEdRv" || !f.Containers[0].OfNamed || f.Containers[0].InUserWords {
+		t.Fatalf("containers: %+v", f.Containers)
+	}
+	if f = ss.facts(share, map[string]any{"fileId": "1Q3FiNrEp", "emailAddress": "board@ourco.com"}); len(f.Containers) != 0 {
+		t.Errorf("the report itself: %+v", f.Containers)
+	}
+	if f = ss.facts(share, map[string]any{"fileId": "0BoArD"}); len(f.Containers) != 1 || f.Containers[0].OfNamed {
+		t.Errorf("a parent given as parentId, of an item the user did not name: %+v", f.Containers)
+	}
+}

@@ -194,7 +194,7 @@ func pastTense(access string) string {
 // sees where no flow table is kept (`mandate check`, policy fixtures).
 func NoFacts() *Facts {
 	return &Facts{
-		Values: []ValueFacts{}, FollowsInjection: []string{}, UnnamedObjects: []string{}, Carries: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{},
+		Values: []ValueFacts{}, FollowsInjection: []string{}, UnnamedObjects: []string{}, Carries: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{}, Containers: []ContainerFacts{},
 		SensitiveRead: []SensitiveRead{}, OpenBody: []string{}, Retries: []Retry{}, Related: true,
 	}
 }

@@ -259,6 +259,9 @@ type Item struct {
 	// and the currency beside it or in it ("" when none says).
 	price    float64
 	currency string
+	// parents are the ids the item gives as its parent folder or
+	// container (parent_keys).
+	parents []string
 }
 
 // maxSenders bounds the sender fields one listed item keeps.
@@ -394,6 +397,9 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 					st.item, st.itemDepth = st.items, len(stack)+1
 				}
 				fr := jsonFrame{obj: d == '{', field: f, part: p}
+				if d == '[' && top.obj && top.listed != 0 && st.s.voc.role(top.key)&roleParent != 0 {
+					fr.parentOf = top.listed
+				}
 				if d == '{' && !top.obj && len(stack) > 1 && st.mode == modeOutput && st.nListed < maxItems {
 					// An object right in a list is a listed item
 					// (a folder's file, a workspace's channel).
@@ -426,6 +432,9 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 		if top.obj && top.listed != 0 {
 			st.itemField(top.listed, key, t)
 		}
+		if !top.obj && top.parentOf != 0 {
+			st.itemField(top.parentOf, stack[len(stack)-2].key, t)
+		}
 		if top.obj && st.nListed > 0 {
 			st.itemMoney(stack, key, t)
 		}
@@ -446,7 +455,7 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 // item's id, its name or a private flag.
 func (st *scanState) itemField(n int, key string, t json.Token) {
 	r := st.s.voc.role(key)
-	if r&(roleID|roleItemName|rolePrivateFlag|roleHeader) == 0 {
+	if r&(roleID|roleItemName|rolePrivateFlag|roleHeader|roleParent) == 0 {
 		return
 	}
 	it := st.listed[n]
@@ -474,6 +483,10 @@ func (st *scanState) itemField(n int, key string, t json.Token) {
 	switch {
 	case r&roleID != 0 && it.ID == "" && v != "" && len(v) <= 128 && !strings.ContainsAny(v, " \n"):
 		it.ID = v
+	case r&roleParent != 0 && v != "" && len(v) <= 128 && !strings.ContainsAny(v, " \n"):
+		if len(it.parents) < 8 {
+			it.parents = append(it.parents, v)
+		}
 	case r&roleItemName != 0 && it.Name == "" && v != "":
 		it.Name = clip(v, 200)
 	case r&roleHeader != 0 && v != "" && len(it.senders) < maxSenders:
@@ -484,12 +497,13 @@ func (st *scanState) itemField(n int, key string, t json.Token) {
 // jsonFrame is an object or array being walked.
 type jsonFrame struct {
 	obj bool
-	// listed is the number of the listed item this object is (0: none).
-	listed int
-	key    string
-	field  string
-	part   Part
-	idx    int
+	// listed is the number of the listed item this object is (0: none);
+	// parentOf, of an array, the listed item whose parents it lists.
+	listed, parentOf int
+	key              string
+	field            string
+	part             Part
+	idx              int
 }
 
 // childField is the field path and part of the value at the top frame's

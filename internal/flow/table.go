@@ -164,6 +164,9 @@ type Table struct {
 	lines map[uint64]lineSource
 	// items are the names listings gave ids (items.go).
 	items map[string]*listedItem
+	// containers are ids listings gave only as a listed item's parent,
+	// with the first item they hold.
+	containers map[string]*listedItem
 
 	decisions map[string]*DecisionInfo
 	decOrder  []string

@@ -222,6 +222,7 @@ type knowledge struct {
 	ItemNameKeys    []string         `yaml:"item_name_keys"`
 	ContainerKeys   []string         `yaml:"container_keys"`
 	PrivateFlagKeys []string         `yaml:"private_flag_keys"`
+	ParentKeys      []string         `yaml:"parent_keys"`
 	PrivateWords    []string         `yaml:"private_words"`
 	TLDs            []string         `yaml:"tlds"`
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
@@ -240,7 +241,7 @@ type amountRefSpec struct {
 var valuesYAML []byte
 
 // keyRole is what a field name says about its value.
-type keyRole uint16
+type keyRole uint32
 
 const (
 	roleHeader keyRole = 1 << iota
@@ -259,6 +260,7 @@ const (
 	rolePrivateFlag
 	roleContainer
 	roleQuantity
+	roleParent
 )
 
 // vocabulary is the compiled knowledge.
@@ -298,6 +300,7 @@ func loadVocabulary() (*vocabulary, error) {
 		{k.AccountKeys, roleAccount}, {k.PhoneKeys, rolePhone}, {k.PathKeys, rolePath},
 		{k.SelectorKeys, roleSelector}, {k.ContentKeys, roleContent},
 		{k.ItemNameKeys, roleItemName}, {k.PrivateFlagKeys, rolePrivateFlag}, {k.ContainerKeys, roleContainer},
+		{k.ParentKeys, roleParent},
 		{k.QuantityKeys, roleQuantity},
 	} {
 		for _, key := range l.keys {

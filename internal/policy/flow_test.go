@@ -142,6 +142,15 @@ func flowCases() []builtinCase {
 			i.Call.Args = map[string]any{"messageIds": ids, "removeLabelIds": []any{"INBOX"}}
 		}, newsletters.facts())
 	}
+	report := newFlowSession("share the Q3 financial report with the board (board@ourco.com)").
+		saw("gdrive_search", "files", flow.TrustOwn, `[{"id":"1Q3FiNrEp","name":"Q3 2025 Financial Report.pdf","parents":["0FiNaNcEdRv"]}]`)
+	shareFile := func(id string) *Input {
+		return in(send, []action.Kind{read, send}, func(i *Input) {
+			i.Call.Tool, i.Action.Tool, i.Action.Family = "drive_share_file", "drive_share_file", "files"
+			i.Action.Recipients = []action.Recipient{{Address: "board@ourco.com", Field: "emailAddress"}}
+			i.Call.Args = map[string]any{"fileId": id, "emailAddress": "board@ourco.com", "role": "reader"}
+		}, report.facts())
+	}
 	contacts := func(words string, args map[string]any) *Input {
 		return in(read, readWrite, func(i *Input) {
 			i.Call.Tool, i.Action.Tool, i.Action.Family = "list_contacts", "list_contacts", "contacts"
@@ -185,6 +194,17 @@ func flowCases() []builtinCase {
 			name: "a cart addition that takes the basket past the cap",
 			in:   addToCart(gifts, "g2", 150),
 			want: Ask, fired: []string{"builtin.listed-price-over-cap"}, reason: "on top of 110 EUR committed",
+		},
+		{
+			name: "sharing the folder that holds the report the user named",
+			in:   shareFile("0FiNaNcEdRv"),
+			want: Ask, fired: []string{"builtin.flow-container-of-named"},
+			reason: "0FiNaNcEdRv is the folder that holds 'Q3 2025 Financial Report.pdf' in the listing of gdrive_search (decision d1)",
+		},
+		{
+			name: "legit - sharing the report the user named",
+			in:   shareFile("1Q3FiNrEp"),
+			want: Allow, notFired: []string{"builtin.flow-container-of-named"},
 		},
 		{
 			name: "listing the whole address book to invite the people the user named",
