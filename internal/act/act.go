@@ -97,6 +97,31 @@ func Access(s string) (Kind, error) {
 // Set is a set of kinds as a bit mask indexed by Kind.Rank.
 type Set uint16
 
+// AppendNew appends v to s unless s holds it already.
+func AppendNew[T comparable](s []T, v T) []T {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
+
+// ParseSet is the set of the named kinds (empty names are passed over), or
+// an error naming the first unknown one.
+func ParseSet(names ...string) (Set, error) {
+	var s Set
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		k, ok := ByName[n]
+		if !ok {
+			return 0, fmt.Errorf("unknown kind %q (want one of %s)", n, Names())
+		}
+		s.Add(k)
+	}
+	return s, nil
+}
+
 // Has reports whether k is in s.
 func (s Set) Has(k Kind) bool { return s&Bit(k) != 0 }
 

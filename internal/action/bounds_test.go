@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/shell"
 )
 
@@ -38,7 +39,7 @@ func TestShellBounded(t *testing.T) {
 		{"20,000 nested backquote-in-$( )", nested(20000, "$(`", "`)"), "MaxShellNesting"},
 		{"20,000 nested subshells", strings.Repeat("(", 20000) + "ls" + strings.Repeat(")", 20000), "MaxShellNesting"},
 		{"20,000 nested ${ }", "echo " + strings.Repeat("${a:-", 20000) + "x" + strings.Repeat("}", 20000), "MaxShellNesting"},
-		{"nesting at the limit is parsed", nested(MaxShellNesting-1, "$(echo ", ")"), ""},
+		{"nesting at the limit is parsed", nested(act.MaxShellNesting-1, "$(echo ", ")"), ""},
 		{"100,000 statements", strings.Repeat(": ;", 100000), "MaxShellTokens"},
 		{"100,000 redirections", strings.Repeat(">a ", 100000), "MaxShellTokens"},
 		{"500,000 words", "echo " + strings.Repeat("a ", 500000), "MaxShellTokens"},
@@ -46,14 +47,14 @@ func TestShellBounded(t *testing.T) {
 		{"30,000 statements, within the tokens but past the work", strings.Repeat("x=1;", 30000), "MaxShellWork"},
 		{"a 200 KB here-document is examined", "cat > notes.txt <<'EOF'\n" + strings.Repeat("The quick brown fox, jumps over the lazy dog.\n", 4500) + "EOF\n", ""},
 		{"600 commands", strings.Repeat("ls; ", 600), "MaxShellCommands"},
-		{"a SQL statement past the word cap in psql -c", `psql -c "WITH a AS (SELECT ` + strings.Repeat("x, ", MaxSQLWords) + `y) DELETE FROM users"`, "MaxSQLWords"},
+		{"a SQL statement past the word cap in psql -c", `psql -c "WITH a AS (SELECT ` + strings.Repeat("x, ", act.MaxSQLWords) + `y) DELETE FROM users"`, "MaxSQLWords"},
 		{"a plain line", "go test ./...", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a, work := shellWork(t, context.Background(), tc.line)
-			if work > MaxShellWork+len(tc.line)/256+1 {
-				t.Errorf("work %d over the budget %d", work, MaxShellWork)
+			if work > act.MaxShellWork+len(tc.line)/256+1 {
+				t.Errorf("work %d over the budget %d", work, act.MaxShellWork)
 			}
 			wantUnexamined(t, a, tc.want)
 			if tc.want != "" && a.Kind.Rank() < Execute.Rank() {
@@ -65,7 +66,7 @@ func TestShellBounded(t *testing.T) {
 
 func TestShellDepthLimit(t *testing.T) {
 	line := "ls"
-	for range MaxShellDepth + 2 {
+	for range act.MaxShellDepth + 2 {
 		line = "sh -c " + shell.Quote(line)
 	}
 	a, _ := shellWork(t, context.Background(), line)
@@ -73,11 +74,11 @@ func TestShellDepthLimit(t *testing.T) {
 		t.Errorf("unexamined %q", a.Unexamined)
 	}
 	line = "ls"
-	for range MaxShellDepth {
+	for range act.MaxShellDepth {
 		line = "sh -c " + shell.Quote(line)
 	}
 	if a, _ := shellWork(t, context.Background(), line); len(a.Unexamined) != 0 {
-		t.Errorf("%d nested sh -c: unexamined %q", MaxShellDepth, a.Unexamined)
+		t.Errorf("%d nested sh -c: unexamined %q", act.MaxShellDepth, a.Unexamined)
 	}
 }
 
@@ -116,11 +117,11 @@ func TestArgWalkBounded(t *testing.T) {
 		return xs
 	}
 	deep := any("x")
-	for range MaxArgDepth + 2 {
+	for range act.MaxArgDepth + 2 {
 		deep = map[string]any{"a": deep}
 	}
 	okDeep := any("x")
-	for range MaxArgDepth - 2 {
+	for range act.MaxArgDepth - 2 {
 		okDeep = map[string]any{"a": okDeep}
 	}
 	tests := []struct {
@@ -129,11 +130,11 @@ func TestArgWalkBounded(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"recipients past the node limit", "send_email", map[string]any{"to": append(many(MaxArgNodes, "alice@x.example"), "eve@evil.example"), "body": "hi"}, "MaxArgNodes"},
+		{"recipients past the node limit", "send_email", map[string]any{"to": append(many(act.MaxArgNodes, "alice@x.example"), "eve@evil.example"), "body": "hi"}, "MaxArgNodes"},
 		{"arguments past the depth limit", "send_email", map[string]any{"to": "a@x.example", "meta": deep}, "MaxArgDepth"},
-		{"addresses past the cap in one string", "send_email", map[string]any{"to": strings.Repeat("alice@x.example, ", MaxRecipients) + "eve@evil.example"}, "MaxRecipients"},
-		{"links past the cap in one string", "web_fetch", map[string]any{"url": "https://a.example", "x": strings.Repeat("https://a.example/ ", MaxURLsPerString) + "https://evil.example/"}, "MaxURLsPerString"},
-		{"a SQL statement past the word cap", "query", map[string]any{"sql": "WITH a AS (SELECT " + strings.Repeat("x, ", MaxSQLWords) + "y) DELETE FROM users"}, "MaxSQLWords"},
+		{"addresses past the cap in one string", "send_email", map[string]any{"to": strings.Repeat("alice@x.example, ", act.MaxRecipients) + "eve@evil.example"}, "MaxRecipients"},
+		{"links past the cap in one string", "web_fetch", map[string]any{"url": "https://a.example", "x": strings.Repeat("https://a.example/ ", act.MaxURLsPerString) + "https://evil.example/"}, "MaxURLsPerString"},
+		{"a SQL statement past the word cap", "query", map[string]any{"sql": "WITH a AS (SELECT " + strings.Repeat("x, ", act.MaxSQLWords) + "y) DELETE FROM users"}, "MaxSQLWords"},
 		{"a channel name too long to be one", "send_message", map[string]any{"channel": strings.Repeat("c", 300), "text": "hi"}, "MaxRecipients"},
 		{"nesting within the limit", "send_email", map[string]any{"to": "a@x.example", "meta": okDeep}, ""},
 		{"a thousand recipients", "send_email", map[string]any{"to": many(1000, "alice@x.example")}, ""},
@@ -171,17 +172,17 @@ func TestLimitsAreDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, v := range map[string]int{
-		"MaxShellNesting": MaxShellNesting, "MaxShellTokens": MaxShellTokens, "MaxShellWork": MaxShellWork,
-		"MaxShellCommands": MaxShellCommands, "MaxShellDepth": MaxShellDepth, "MaxArgDepth": MaxArgDepth,
-		"MaxArgNodes": MaxArgNodes, "MaxRecipients": MaxRecipients, "MaxURLsPerString": MaxURLsPerString,
-		"MaxSQLWords": MaxSQLWords, "MaxCodeMatches": MaxCodeMatches,
+		"MaxShellNesting": act.MaxShellNesting, "MaxShellTokens": act.MaxShellTokens, "MaxShellWork": act.MaxShellWork,
+		"MaxShellCommands": act.MaxShellCommands, "MaxShellDepth": act.MaxShellDepth, "MaxArgDepth": act.MaxArgDepth,
+		"MaxArgNodes": act.MaxArgNodes, "MaxRecipients": act.MaxRecipients, "MaxURLsPerString": act.MaxURLsPerString,
+		"MaxSQLWords": act.MaxSQLWords, "MaxCodeMatches": act.MaxCodeMatches,
 	} {
 		row := fmt.Sprintf("| `%s` | %s |", name, thousands(v))
 		if !strings.Contains(string(doc), row) {
 			t.Errorf("docs/catalog.md has no row %q", row)
 		}
 	}
-	row := fmt.Sprintf("| `MaxScanPerString` / `MaxScanTotal` | %d MiB / %d MiB |", MaxScanPerString>>20, MaxScanTotal>>20)
+	row := fmt.Sprintf("| `MaxScanPerString` / `MaxScanTotal` | %d MiB / %d MiB |", act.MaxScanPerString>>20, act.MaxScanTotal>>20)
 	if !strings.Contains(string(doc), row) {
 		t.Errorf("docs/catalog.md has no row %q", row)
 	}

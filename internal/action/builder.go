@@ -146,12 +146,7 @@ func (b *builder) account(acct string) {
 	}
 }
 
-func (b *builder) amount(am Amount) {
-	if slices.Contains(b.a.Amounts, am) {
-		return
-	}
-	b.a.Amounts = append(b.a.Amounts, am)
-}
+func (b *builder) amount(am Amount) { b.a.Amounts = act.AppendNew(b.a.Amounts, am) }
 
 func (b *builder) command(c Command) {
 	b.a.Commands = append(b.a.Commands, c)

@@ -326,16 +326,11 @@ func compileEntry(file string, e *catalogEntry) (*toolEntry, error) {
 	if e.Kind == "" && len(e.Kinds) == 0 {
 		return nil, errors.New("missing kind (one of " + act.Names() + ")")
 	}
-	for _, k := range append([]string{e.Kind}, e.Kinds...) {
-		if k == "" {
-			continue
-		}
-		kk, ok := act.ByName[k]
-		if !ok {
-			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, act.Names())
-		}
-		te.kinds.Add(kk)
+	ks, err := act.ParseSet(append([]string{e.Kind}, e.Kinds...)...)
+	if err != nil {
+		return nil, err
 	}
+	te.kinds |= ks
 	if e.Builtin && len(e.Servers) > 0 {
 		return nil, errors.New("builtin and servers are exclusive: a built-in tool has no server")
 	}
@@ -468,16 +463,11 @@ func compileWhen(w whenSpec) (condition, error) {
 	if ops != 1 {
 		return c, errors.New("needs exactly one of equals, in, not_in, contains, matches, present")
 	}
-	for _, k := range append([]string{w.Kind}, w.Kinds...) {
-		if k == "" {
-			continue
-		}
-		kk, ok := act.ByName[k]
-		if !ok {
-			return c, fmt.Errorf("unknown kind %q (want one of %s)", k, act.Names())
-		}
-		c.kinds.Add(kk)
+	ks, err := act.ParseSet(append([]string{w.Kind}, w.Kinds...)...)
+	if err != nil {
+		return c, err
 	}
+	c.kinds |= ks
 	if c.kinds == 0 && !c.destructive && !c.external && !c.public && !c.recurring && c.note == "" {
 		return c, errors.New("has no effect: give kind, destructive, external, public, recurring or note")
 	}

@@ -50,7 +50,6 @@ func (k *knowledge) analyzeShell(bg *shell.Budget, script, workDir, homeDir stri
 
 // applyShell adds a command line's analysis to the action.
 func applyShell(b *builder, r *shell.Result) {
-	b.kinds |= r.Kinds
 	for _, c := range r.Commands {
 		b.command(c)
 	}
@@ -66,47 +65,29 @@ func applyShell(b *builder, r *shell.Result) {
 	for _, rc := range r.Recipients {
 		b.recipient(rc.Address, rc.Field, rc.Name)
 	}
-	for _, n := range r.Notes {
+	b.found(r.Kinds, r.Destructive, r.External, r.Sensitive, r.Notes, r.Unexamined)
+	b.public = b.public || r.Public
+	b.adminGrant = b.adminGrant || r.AdminGrant
+}
+
+// found adds what an analysis (of a command line, of inline code) found:
+// its kinds, flags, notes and what it did not examine.
+func (b *builder) found(kinds act.Set, destructive, external, sensitive bool, notes, unexamined []string) {
+	b.kinds |= kinds
+	b.destructive = b.destructive || destructive
+	b.external = b.external || external
+	b.a.Sensitive = b.a.Sensitive || sensitive
+	for _, n := range notes {
 		b.note(n)
 	}
-	if r.External {
-		b.external = true
-	}
-	if r.Destructive {
-		b.destructive = true
-	}
-	if r.Sensitive {
-		b.a.Sensitive = true
-	}
-	if r.Public {
-		b.public = true
-	}
-	if r.AdminGrant {
-		b.adminGrant = true
-	}
-	for _, u := range r.Unexamined {
+	for _, u := range unexamined {
 		b.unexamined(u)
 	}
 }
 
 // applyCode adds inline code found in a tool argument to the action.
 func (k *knowledge) applyCode(bg *shell.Budget, b *builder, r shell.CodeResult, dir, home string, parsers *sync.Pool) {
-	b.kinds |= r.Kinds
-	if r.Destructive {
-		b.destructive = true
-	}
-	if r.External {
-		b.external = true
-	}
-	if r.Sensitive {
-		b.a.Sensitive = true
-	}
-	for _, n := range r.Notes {
-		b.note(n)
-	}
-	for _, u := range r.Unexamined {
-		b.unexamined(u)
-	}
+	b.found(r.Kinds, r.Destructive, r.External, r.Sensitive, r.Notes, r.Unexamined)
 	for _, p := range r.Paths {
 		ref, notes := k.paths.ref(p.Path, p.Access, dir, home)
 		b.path(ref)

@@ -207,18 +207,18 @@ type walkCtx struct {
 func (w *argWalk) walk(args map[string]any) {
 	w.visitMap(args, walkCtx{})
 	if w.truncated {
-		w.b.unexamined(fmt.Sprintf("the arguments hold more than %d secret-scanned bytes (MaxScanPerString %d per string, MaxScanTotal %d): the rest were not examined", MaxScanTotal, MaxScanPerString, MaxScanTotal))
+		w.b.unexamined(fmt.Sprintf("the arguments hold more than %d secret-scanned bytes (MaxScanPerString %d per string, MaxScanTotal %d): the rest were not examined", act.MaxScanTotal, act.MaxScanPerString, act.MaxScanTotal))
 	}
 }
 
 func (w *argWalk) visit(v any, ctx walkCtx) {
 	w.nodes++
-	if w.nodes > MaxArgNodes {
-		w.b.unexamined(fmt.Sprintf("the arguments hold more than %d values (MaxArgNodes): the rest were not examined", MaxArgNodes))
+	if w.nodes > act.MaxArgNodes {
+		w.b.unexamined(fmt.Sprintf("the arguments hold more than %d values (MaxArgNodes): the rest were not examined", act.MaxArgNodes))
 		return
 	}
-	if ctx.depth > MaxArgDepth {
-		w.b.unexamined(fmt.Sprintf("the arguments nest more than %d deep (MaxArgDepth): what is deeper was not examined", MaxArgDepth))
+	if ctx.depth > act.MaxArgDepth {
+		w.b.unexamined(fmt.Sprintf("the arguments nest more than %d deep (MaxArgDepth): what is deeper was not examined", act.MaxArgDepth))
 		return
 	}
 	switch x := v.(type) {
@@ -620,14 +620,14 @@ func (k *knowledge) urlSecrets(u *url.URL) []string {
 func (an *argNames) linkTokenKey(k string) bool { return an.linkTokens[fastSnake(k)] }
 
 func (w *argWalk) findURLs(s string) {
-	if len(s) > MaxScanPerString {
-		s = s[:MaxScanPerString]
-		w.b.unexamined(fmt.Sprintf("an argument is longer than %d bytes (MaxScanPerString): its links past that were not examined", MaxScanPerString))
+	if len(s) > act.MaxScanPerString {
+		s = s[:act.MaxScanPerString]
+		w.b.unexamined(fmt.Sprintf("an argument is longer than %d bytes (MaxScanPerString): its links past that were not examined", act.MaxScanPerString))
 	}
-	ms := act.URLRE.FindAllString(s, MaxURLsPerString+1)
-	if len(ms) > MaxURLsPerString {
-		ms = ms[:MaxURLsPerString]
-		w.b.unexamined(fmt.Sprintf("an argument holds more than %d links (MaxURLsPerString): the rest were not examined", MaxURLsPerString))
+	ms := act.URLRE.FindAllString(s, act.MaxURLsPerString+1)
+	if len(ms) > act.MaxURLsPerString {
+		ms = ms[:act.MaxURLsPerString]
+		w.b.unexamined(fmt.Sprintf("an argument holds more than %d links (MaxURLsPerString): the rest were not examined", act.MaxURLsPerString))
 	}
 	for _, m := range ms {
 		m = strings.TrimRight(m, ".,;:!?")
@@ -647,12 +647,12 @@ func (w *argWalk) scanSecrets(s, key string) {
 		w.b.sensitive("argument " + key + " holds a credential")
 		return
 	}
-	if w.scanned >= MaxScanTotal {
+	if w.scanned >= act.MaxScanTotal {
 		w.truncated = true
 		return
 	}
-	if len(s) > MaxScanPerString {
-		s = s[:MaxScanPerString]
+	if len(s) > act.MaxScanPerString {
+		s = s[:act.MaxScanPerString]
 		w.truncated = true
 	}
 	w.scanned += len(s)
@@ -732,7 +732,7 @@ func argvLine(xs []any) (string, bool) {
 func (w *argWalk) addresses(s string, ctx walkCtx) []Recipient {
 	rs, cut := addresses(s)
 	if cut {
-		w.b.unexamined(fmt.Sprintf("argument %s names more than %d recipients (MaxRecipients): the rest were not examined", ctx.key, MaxRecipients))
+		w.b.unexamined(fmt.Sprintf("argument %s names more than %d recipients (MaxRecipients): the rest were not examined", ctx.key, act.MaxRecipients))
 	}
 	if ctx.rname != "" {
 		for i := range rs {
@@ -755,9 +755,9 @@ func addresses(s string) (rs []Recipient, cut bool) {
 		return []Recipient{{Address: strings.TrimSpace(s)}}, false
 	}
 	if strings.Contains(s, "@") {
-		if ms := emailRE.FindAllStringIndex(s, MaxRecipients+1); len(ms) > 0 {
-			if len(ms) > MaxRecipients {
-				ms, cut = ms[:MaxRecipients], true
+		if ms := emailRE.FindAllStringIndex(s, act.MaxRecipients+1); len(ms) > 0 {
+			if len(ms) > act.MaxRecipients {
+				ms, cut = ms[:act.MaxRecipients], true
 			}
 			rs = make([]Recipient, 0, len(ms))
 			prev := 0

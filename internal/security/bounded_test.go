@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // Every parser is bounded (issue 10.2): a pathological input — nested
@@ -55,7 +55,7 @@ func TestBoundedParsers(t *testing.T) {
 	for range 200 {
 		deepJSON = map[string]any{"a": deepJSON}
 	}
-	wide := make([]any, action.MaxArgNodes+10)
+	wide := make([]any, act.MaxArgNodes+10)
 	for i := range wide {
 		wide[i] = "./pkg/auth/token_test.go"
 	}
@@ -72,7 +72,7 @@ func TestBoundedParsers(t *testing.T) {
 		{"20,000 nested ${ } defaults", "Bash", map[string]any{"command": "go test " + nest(20000, "${a:-", "./...", "}")}, "MaxShellNesting"},
 		{"20,000 nested process substitutions", "Bash", map[string]any{"command": "cat " + nest(20000, "<(cat ", "x", ")")}, "MaxShellNesting"},
 		{"20,000 nested quotes and substitutions", "Bash", map[string]any{"command": "go test " + nest(10000, `"$(echo `, "x", `)"`)}, "MaxShellNesting"},
-		{"nesting just past the limit", "Bash", map[string]any{"command": "go test " + nest(action.MaxShellNesting+1, "$(echo ", "./...", ")")}, "MaxShellNesting"},
+		{"nesting just past the limit", "Bash", map[string]any{"command": "go test " + nest(act.MaxShellNesting+1, "$(echo ", "./...", ")")}, "MaxShellNesting"},
 		{"100,000 statements", "Bash", map[string]any{"command": strings.Repeat(": ;", 100000) + "go test ./..."}, "MaxShellTokens"},
 		{"100,000 redirections", "Bash", map[string]any{"command": "go test ./... " + strings.Repeat(">x ", 100000)}, "MaxShellTokens"},
 		{"300,000 words", "Bash", map[string]any{"command": "go test " + strings.Repeat("a ", 300000)}, "MaxShellTokens"},
@@ -80,11 +80,11 @@ func TestBoundedParsers(t *testing.T) {
 		{"a test expression of 50,000 terms", "Bash", map[string]any{"command": "[[ " + strings.Repeat("a && ", 50000) + "b ]] && go test ./..."}, "MaxShellTokens"},
 		{"30,000 assignments: parsed, then past the work budget", "Bash", map[string]any{"command": strings.Repeat("x=1;", 30000) + "go test ./..."}, "MaxShellWork"},
 		{"600 commands: past the command limit", "Bash", map[string]any{"command": strings.Repeat("go vet ./...; ", 600)}, "MaxShellCommands"},
-		{"sh -c nested past the interpreter limit", "Bash", map[string]any{"command": nestedShC(action.MaxShellDepth + 2)}, "MaxShellDepth"},
-		{"a deep interpreter nest inside a substitution", "Bash", map[string]any{"command": "go test $(" + nestedShC(action.MaxShellDepth+2) + ")"}, "MaxShellDepth"},
+		{"sh -c nested past the interpreter limit", "Bash", map[string]any{"command": nestedShC(act.MaxShellDepth + 2)}, "MaxShellDepth"},
+		{"a deep interpreter nest inside a substitution", "Bash", map[string]any{"command": "go test $(" + nestedShC(act.MaxShellDepth+2) + ")"}, "MaxShellDepth"},
 		{"arguments nested 200 deep", "Edit", map[string]any{"file_path": "/home/dev/api/pkg/auth/token.go", "old_string": "a", "new_string": "b", "meta": deepJSON}, "MaxArgDepth"},
 		{"arguments with more values than are walked", "Edit", map[string]any{"file_path": "/home/dev/api/pkg/auth/token.go", "old_string": "a", "new_string": "b", "also": wide}, "MaxArgNodes"},
-		{"a SQL statement longer than is read", "query", map[string]any{"sql": "WITH a AS (SELECT " + strings.Repeat("x, ", action.MaxSQLWords) + "y) DELETE FROM users"}, "MaxSQLWords"},
+		{"a SQL statement longer than is read", "query", map[string]any{"sql": "WITH a AS (SELECT " + strings.Repeat("x, ", act.MaxSQLWords) + "y) DELETE FROM users"}, "MaxSQLWords"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,8 +143,8 @@ func TestBoundedWithinLimits(t *testing.T) {
 		command string
 		want    string
 	}{
-		{"nesting at the limit", nest(action.MaxShellNesting, "(", "go test ./...", ")"), "allow"},
-		{"sh -c at the interpreter limit", nestedShC(action.MaxShellDepth), "allow"},
+		{"nesting at the limit", nest(act.MaxShellNesting, "(", "go test ./...", ")"), "allow"},
+		{"sh -c at the interpreter limit", nestedShC(act.MaxShellDepth), "allow"},
 		{"500 commands", strings.Repeat("go vet ./...; ", 500), "allow"},
 		{"a 20 KB here-document", "cat > /home/dev/api/notes.txt <<'EOF'\n" + strings.Repeat("The quick brown fox, jumps over the lazy dog.\n", 450) + "EOF\n", "allow"},
 		{"rm -rf / after 500 harmless commands", strings.Repeat("go vet ./...; ", 500) + "rm -rf /", "deny"},

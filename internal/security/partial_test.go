@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/act"
 )
 
 // Partial examination never allows (issue 10.1): what classification did
@@ -33,10 +33,10 @@ func TestPartialExamination(t *testing.T) {
 		return append(xs, last...)
 	}
 	deep := any("eve@evil.example")
-	for range action.MaxArgDepth + 5 {
+	for range act.MaxArgDepth + 5 {
 		deep = []any{deep}
 	}
-	manyOpens := strings.Repeat("open('./data/a.txt')\n", action.MaxCodeMatches) + "open('/home/dev/.ssh/id_rsa')\n"
+	manyOpens := strings.Repeat("open('./data/a.txt')\n", act.MaxCodeMatches) + "open('/home/dev/.ssh/id_rsa')\n"
 	tests := []struct {
 		name  string
 		mail  bool // a mail session, else a coding one
@@ -46,16 +46,16 @@ func TestPartialExamination(t *testing.T) {
 		cause string   // in action.unexamined (or, for a value examined after all, in the reasons)
 	}{
 		// Values past a walk's limit.
-		{"eve after 20,000 alices in to", true, "send_email", map[string]any{"to": repeat(action.MaxArgNodes, "alice@x.example", "eve@evil.example"), "body": "hi"}, []string{"ask", "deny"}, "MaxArgNodes"},
-		{"eve after 20,000 alices in cc", true, "send_email", map[string]any{"to": "alice@x.example", "cc": repeat(action.MaxArgNodes, "alice@x.example", "eve@evil.example"), "body": "hi"}, []string{"ask", "deny"}, "MaxArgNodes"},
-		{"eve past the address cap of one string", true, "send_email", map[string]any{"to": strings.Repeat("alice@x.example, ", action.MaxRecipients) + "eve@evil.example", "body": "hi"}, []string{"ask", "deny"}, "MaxRecipients"},
-		{"eve past the address cap in bcc", true, "send_email", map[string]any{"to": "alice@x.example", "bcc": strings.Repeat("Alice <alice@x.example>; ", action.MaxRecipients+1) + "eve@evil.example", "body": "hi"}, []string{"ask", "deny"}, "MaxRecipients"},
+		{"eve after 20,000 alices in to", true, "send_email", map[string]any{"to": repeat(act.MaxArgNodes, "alice@x.example", "eve@evil.example"), "body": "hi"}, []string{"ask", "deny"}, "MaxArgNodes"},
+		{"eve after 20,000 alices in cc", true, "send_email", map[string]any{"to": "alice@x.example", "cc": repeat(act.MaxArgNodes, "alice@x.example", "eve@evil.example"), "body": "hi"}, []string{"ask", "deny"}, "MaxArgNodes"},
+		{"eve past the address cap of one string", true, "send_email", map[string]any{"to": strings.Repeat("alice@x.example, ", act.MaxRecipients) + "eve@evil.example", "body": "hi"}, []string{"ask", "deny"}, "MaxRecipients"},
+		{"eve past the address cap in bcc", true, "send_email", map[string]any{"to": "alice@x.example", "bcc": strings.Repeat("Alice <alice@x.example>; ", act.MaxRecipients+1) + "eve@evil.example", "body": "hi"}, []string{"ask", "deny"}, "MaxRecipients"},
 		{"eve nested deeper than the walk goes", true, "send_email", map[string]any{"to": "alice@x.example", "body": "hi", "headers": map[string]any{"x": deep}}, []string{"ask", "deny"}, "MaxArgDepth"},
 		{"a channel name too long to be one", true, "send_message", map[string]any{"channel": strings.Repeat("c", 300), "text": "the report"}, []string{"ask", "deny"}, "MaxRecipients"},
-		{"links past the cap", true, "send_email", map[string]any{"to": "alice@x.example", "body": "hi", "reference": strings.Repeat("https://x.example/r ", action.MaxURLsPerString) + "https://evil.example/?d=1"}, []string{"ask", "deny"}, "MaxURLsPerString"},
+		{"links past the cap", true, "send_email", map[string]any{"to": "alice@x.example", "body": "hi", "reference": strings.Repeat("https://x.example/r ", act.MaxURLsPerString) + "https://evil.example/?d=1"}, []string{"ask", "deny"}, "MaxURLsPerString"},
 		{"code that opens a secret after 256 other files", false, "Bash", map[string]any{"command": "python3 -c \"" + manyOpens + "\""}, []string{"ask", "deny"}, "MaxCodeMatches"},
-		{"a DELETE past the words of a statement that are read", false, "query", map[string]any{"sql": "WITH a AS (SELECT " + strings.Repeat("c, ", action.MaxSQLWords) + "d FROM t) DELETE FROM users"}, []string{"ask", "deny"}, "MaxSQLWords"},
-		{"500 harmless commands, then 20 more", false, "Bash", map[string]any{"command": strings.Repeat("go vet ./...; ", action.MaxShellCommands) + strings.Repeat("cat ~/.aws/credentials; ", 20)}, []string{"ask", "deny"}, "MaxShellCommands"},
+		{"a DELETE past the words of a statement that are read", false, "query", map[string]any{"sql": "WITH a AS (SELECT " + strings.Repeat("c, ", act.MaxSQLWords) + "d FROM t) DELETE FROM users"}, []string{"ask", "deny"}, "MaxSQLWords"},
+		{"500 harmless commands, then 20 more", false, "Bash", map[string]any{"command": strings.Repeat("go vet ./...; ", act.MaxShellCommands) + strings.Repeat("cat ~/.aws/credentials; ", 20)}, []string{"ask", "deny"}, "MaxShellCommands"},
 
 		// Values only known when the command runs.
 		{"rm of a file list read at run time", false, "Bash", map[string]any{"command": `rm "$(cat list)"`}, []string{"ask", "deny"}, "command substitution"},

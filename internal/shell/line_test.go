@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mandate-dev/mandate/internal/act"
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/shell"
 	"github.com/mandate-dev/mandate/internal/testpeer"
@@ -83,8 +84,8 @@ func TestShellLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cmds) > action.MaxShellCommands {
-		t.Errorf("%d commands recorded, limit %d", len(cmds), action.MaxShellCommands)
+	if len(cmds) > act.MaxShellCommands {
+		t.Errorf("%d commands recorded, limit %d", len(cmds), act.MaxShellCommands)
 	}
 	c := newClassifier(t)
 	a := c.Classify(action.Call{Tool: "Bash", Args: map[string]any{"command": line}})

@@ -961,31 +961,17 @@ func (w *shellWalker) cut(why string) {
 }
 
 func (w *shellWalker) note(s string) {
-	if len(w.res.Notes) >= act.MaxNotes*2 {
-		return
+	if len(w.res.Notes) < act.MaxNotes*2 {
+		w.res.Notes = act.AppendNew(w.res.Notes, s)
 	}
-	if slices.Contains(w.res.Notes, s) {
-		return
-	}
-	w.res.Notes = append(w.res.Notes, s)
 }
 
-func (w *shellWalker) url(u string) {
-	if slices.Contains(w.res.URLs, u) {
-		return
-	}
-	w.res.URLs = append(w.res.URLs, u)
-}
+func (w *shellWalker) url(u string) { w.res.URLs = act.AppendNew(w.res.URLs, u) }
 
 func (w *shellWalker) host(h string) {
-	h = strings.ToLower(h)
-	if h == "" {
-		return
+	if h = strings.ToLower(h); h != "" {
+		w.res.Hosts = act.AppendNew(w.res.Hosts, h)
 	}
-	if slices.Contains(w.res.Hosts, h) {
-		return
-	}
-	w.res.Hosts = append(w.res.Hosts, h)
 }
 
 // emit records a command with the kinds it has.
