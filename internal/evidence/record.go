@@ -99,6 +99,23 @@ type recordEncoder struct {
 	c   jcs.Canonicalizer
 	buf bytes.Buffer
 	enc *json.Encoder
+	// tmp is the scratch a body is written in (kept up to 1 MiB).
+	tmp []byte
+}
+
+// generic is content as encoding/json writes it without HTML escaping: the
+// generic path's input to the canonicaliser. The bytes are e's until its
+// next use.
+func (e *recordEncoder) generic(content any) (json.RawMessage, error) {
+	if e.enc == nil {
+		e.enc = json.NewEncoder(&e.buf)
+		e.enc.SetEscapeHTML(false)
+	}
+	e.buf.Reset()
+	if err := e.enc.Encode(content); err != nil {
+		return nil, err
+	}
+	return e.buf.Bytes(), nil
 }
 
 func (e *recordEncoder) record(typ, origin, sessionID string, at time.Time, content any) (*store.EvidenceRecord, error) {
@@ -108,26 +125,31 @@ func (e *recordEncoder) record(typ, origin, sessionID string, at time.Time, cont
 	if origin != Observed && origin != Reported {
 		return nil, fmt.Errorf("evidence record %s: origin %q, want %s or %s", typ, origin, Observed, Reported)
 	}
-	raw, ok := content.(json.RawMessage)
-	if !ok {
-		if e.enc == nil {
-			e.enc = json.NewEncoder(&e.buf)
-			e.enc.SetEscapeHTML(false)
-		}
-		e.buf.Reset()
-		if err := e.enc.Encode(content); err != nil {
-			return nil, fmt.Errorf("evidence record %s: encode content: %w", typ, err)
-		}
-		raw = e.buf.Bytes()
-	}
 	at = at.UTC()
 	// Members in canonical (sorted) order: content, origin, session_id,
 	// time, type, v.
-	body := make([]byte, 0, len(raw)+192)
-	body = append(body, `{"content":`...)
-	body, err := e.c.Append(body, raw, false)
-	if err != nil {
-		return nil, fmt.Errorf("evidence record %s: content: %w", typ, err)
+	const head = `{"content":`
+	// The body is written in e's scratch buffer and copied out at its
+	// size.
+	body := append(e.tmp[:0], head...)
+	raw, isRaw := content.(json.RawMessage)
+	if !isRaw {
+		// The typed encoder first; the generic path for what it does
+		// not know (typed.go).
+		var err error
+		if body, err = appendTyped(&e.c, body, content); err != nil {
+			if raw, err = e.generic(content); err != nil {
+				return nil, fmt.Errorf("evidence record %s: encode content: %w", typ, err)
+			}
+			isRaw = true
+			body = append(e.tmp[:0], head...)
+		}
+	}
+	if isRaw {
+		var err error
+		if body, err = e.c.Append(body, raw, false); err != nil {
+			return nil, fmt.Errorf("evidence record %s: content: %w", typ, err)
+		}
 	}
 	body = append(body, `,"origin":`...)
 	body = appendString(body, origin)
@@ -140,6 +162,10 @@ func (e *recordEncoder) record(typ, origin, sessionID string, at time.Time, cont
 	body = append(body, `","type":`...)
 	body = appendString(body, typ)
 	body = append(body, `,"v":1}`...)
+	if cap(body) <= 1<<20 {
+		e.tmp = body
+	}
+	body = bytes.Clone(body)
 	return &store.EvidenceRecord{Type: typ, SessionID: sessionID, Origin: origin, Body: body, LeafHash: LeafHash(body), CreatedAt: at}, nil
 }
 

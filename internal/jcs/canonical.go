@@ -49,10 +49,17 @@ type Canonicalizer struct {
 // was already accepted elsewhere (a call's arguments), so the record shows
 // what the engine decided on.
 func (c *Canonicalizer) Append(dst, data []byte, strict bool) ([]byte, error) {
+	return c.AppendAt(dst, data, strict, 0)
+}
+
+// AppendAt is Append for a value that stands depth containers deep in the
+// document being written, so that MaxDepth bounds the whole document as it
+// would if the document were canonicalised in one pass.
+func (c *Canonicalizer) AppendAt(dst, data []byte, strict bool, depth int) ([]byte, error) {
 	c.data, c.pos, c.strict, c.members = data, 0, strict, c.members[:0]
 	defer func() { c.data = nil }()
 	c.skipSpace()
-	out, err := c.value(dst, 0)
+	out, err := c.value(dst, depth)
 	if err != nil {
 		return nil, err
 	}
@@ -426,6 +433,15 @@ func (c *Canonicalizer) number(dst []byte) ([]byte, error) {
 	}
 	return appendNumber(dst, f), nil
 }
+
+// AppendFloat writes a finite f in canonical form, as ECMAScript's
+// Number.prototype.toString does: what Canonical makes of any JSON number
+// that is not a plain integer and reads as f.
+func AppendFloat(dst []byte, f float64) []byte { return appendNumber(dst, f) }
+
+// CompareNames orders member names as canonical objects sort them (by their
+// UTF-16 code units): negative when a sorts first.
+func CompareNames(a, b string) int { return compareUTF16([]byte(a), []byte(b)) }
 
 // appendNumber writes f as ECMAScript's Number.prototype.toString does.
 func appendNumber(dst []byte, f float64) []byte {
