@@ -120,7 +120,9 @@ func copyStore(ctx context.Context, env Env, from, dsn string) error {
 		return fmt.Errorf("--from %s: %w", from, err)
 	}
 	start := time.Now()
-	rep, err := storecopy.Copy(ctx, filepath.Join(from, app.DatabaseFile), dsn)
+	prog := startProgress(env.Stderr, "copying", 0, "rows")
+	rep, err := storecopy.Copy(ctx, filepath.Join(from, app.DatabaseFile), dsn, storecopy.WithProgress(prog.Add))
+	prog.Stop()
 	if err != nil {
 		return err
 	}
@@ -133,7 +135,9 @@ func copyStore(ctx context.Context, env Env, from, dsn string) error {
 		return err
 	}
 	defer st.Close()
+	prog = startProgress(env.Stderr, "verifying the copied log", 0, "")
 	vrep, err := evidence.VerifyStore(ctx, st, key.Verifier(), nil)
+	prog.Stop()
 	if err != nil {
 		fmt.Fprintln(env.Stdout, "NOT VERIFIED  the copied log")
 		return &ExitError{Code: 1, Err: err}

@@ -190,9 +190,17 @@ func TestCopyKeepsHistoryProvable(t *testing.T) {
 	dir := t.TempDir()
 	saved, size, vkey := history(t, dir, "")
 	dsn := pgtest.DSN(t)
-	rep, err := storecopy.Copy(ctx, filepath.Join(dir, app.DatabaseFile), dsn)
+	var heard int64
+	rep, err := storecopy.Copy(ctx, filepath.Join(dir, app.DatabaseFile), dsn, storecopy.WithProgress(func(n int64) { heard += n }))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var rows int64
+	for _, n := range rep.Rows {
+		rows += n
+	}
+	if heard != rows {
+		t.Errorf("progress heard of %d rows, the copy copied %d", heard, rows)
 	}
 	if rep.Evidence != int64(size) || rep.Rows["sessions"] != 2 || rep.Rows["decisions"] != 16 || rep.Rows["observations"] != 16 || rep.Checkpoints == 0 {
 		t.Fatalf("copied %+v", rep)

@@ -44,9 +44,30 @@ var derived = map[string]string{
 	"checkpoints": `SELECT setval(pg_get_serial_sequence('checkpoints', 'id'), COALESCE(max(id), 0) + 1, false) FROM checkpoints`,
 }
 
+// Option changes how Copy runs.
+type Option func(*options)
+
+type options struct {
+	progress func(rows int64)
+}
+
+// WithProgress has Copy call f with the number of rows copied since its
+// last call (every 1,024 rows and at the end of each table), so a long
+// copy can show how far it has got.
+func WithProgress(f func(rows int64)) Option {
+	return func(o *options) { o.progress = f }
+}
+
+// progressEvery is how many rows pass between two progress calls.
+const progressEvery = 1024
+
 // Copy copies the SQLite database at path into the (migrated, empty) shared
 // store at dsn.
-func Copy(ctx context.Context, path, dsn string) (*Report, error) {
+func Copy(ctx context.Context, path, dsn string, opts ...Option) (*Report, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("copy: the embedded store: %w", err)
 	}
@@ -98,7 +119,7 @@ func Copy(ctx context.Context, path, dsn string) (*Report, error) {
 			return fmt.Errorf("the shared store is not empty (%d sessions, records, tokens and checkpoints): copy into a new database", n)
 		}
 		for _, t := range tables {
-			c, err := copyTable(ctx, stx, tx, t)
+			c, err := copyTable(ctx, stx, tx, t, o.progress)
 			if err != nil {
 				return fmt.Errorf("table %s: %w", t, err)
 			}
@@ -149,7 +170,7 @@ func checkTables(ctx context.Context, tx *sql.Tx) error {
 
 // copyTable copies one table's rows in rowid order, converting SQLite's
 // integers to booleans where the shared store's column is boolean.
-func copyTable(ctx context.Context, src *sql.Tx, dst pgx.Tx, table string) (int64, error) {
+func copyTable(ctx context.Context, src *sql.Tx, dst pgx.Tx, table string, progress func(int64)) (int64, error) {
 	rows, err := src.QueryContext(ctx, `SELECT * FROM `+table+` ORDER BY rowid`)
 	if err != nil {
 		return 0, err
@@ -181,8 +202,9 @@ func copyTable(ctx context.Context, src *sql.Tx, dst pgx.Tx, table string) (int6
 			return 0, fmt.Errorf("the shared store has no column %s.%s: upgrade mandate", table, c)
 		}
 	}
-	src2 := &rowSource{rows: rows, cols: cols, types: types}
+	src2 := &rowSource{rows: rows, cols: cols, types: types, progress: progress}
 	n, err := dst.CopyFrom(ctx, pgx.Identifier{table}, cols, src2)
+	src2.flush()
 	if err != nil {
 		return n, err
 	}
@@ -197,9 +219,30 @@ type rowSource struct {
 	cols  []string
 	types map[string]string
 	err   error
+	// progress, when set, hears of the rows read, pending at a time.
+	progress func(int64)
+	pending  int64
 }
 
-func (r *rowSource) Next() bool { return r.err == nil && r.rows.Next() }
+func (r *rowSource) Next() bool {
+	if r.err != nil || !r.rows.Next() {
+		return false
+	}
+	if r.progress != nil {
+		if r.pending++; r.pending == progressEvery {
+			r.flush()
+		}
+	}
+	return true
+}
+
+// flush reports the rows not yet reported.
+func (r *rowSource) flush() {
+	if r.progress != nil && r.pending > 0 {
+		r.progress(r.pending)
+		r.pending = 0
+	}
+}
 
 func (r *rowSource) Values() ([]any, error) {
 	raw := make([]any, len(r.cols))
