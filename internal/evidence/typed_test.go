@@ -190,31 +190,34 @@ func (f *filler) fill(v reflect.Value) {
 // oddities has what the typed encoder must give up or get right beyond
 // the store's types.
 type oddities struct {
-	Untagged   string
-	Renamed    int               `json:"renamed"`
-	Dash       string            `json:"-,"`
-	Skipped    string            `json:"-"`
-	OmitStr    string            `json:"omit_str,omitempty"`
-	OmitInt    int64             `json:"omit_int,omitempty"`
-	OmitUint   uint8             `json:"omit_uint,omitempty"`
-	OmitFloat  float64           `json:"omit_float,omitempty"`
-	OmitBool   bool              `json:"omit_bool,omitempty"`
-	OmitPtr    *string           `json:"omit_ptr,omitempty"`
-	OmitSlice  []int             `json:"omit_slice,omitempty"`
-	OmitMap    map[string]string `json:"omit_map,omitempty"`
-	OmitTime   time.Time         `json:"omit_time,omitempty"`
-	OmitAny    any               `json:"omit_any,omitempty"`
-	Any        any               `json:"any"`
-	Map        map[string]any    `json:"map"`
-	Nested     map[string][]*store.Provenance
-	Order      string           `json:"Z_before_a"`
-	Unicode    string           `json:"é"`
+	Untagged string
+	Renamed  int `json:"renamed"`
+	//lint:ignore SA5008 a field named "-" on purpose: the typed encoder must name it as encoding/json does
+	Dash      string            `json:"-,"`
+	Skipped   string            `json:"-"`
+	OmitStr   string            `json:"omit_str,omitempty"`
+	OmitInt   int64             `json:"omit_int,omitempty"`
+	OmitUint  uint8             `json:"omit_uint,omitempty"`
+	OmitFloat float64           `json:"omit_float,omitempty"`
+	OmitBool  bool              `json:"omit_bool,omitempty"`
+	OmitPtr   *string           `json:"omit_ptr,omitempty"`
+	OmitSlice []int             `json:"omit_slice,omitempty"`
+	OmitMap   map[string]string `json:"omit_map,omitempty"`
+	OmitTime  time.Time         `json:"omit_time,omitempty"`
+	OmitAny   any               `json:"omit_any,omitempty"`
+	Any       any               `json:"any"`
+	Map       map[string]any    `json:"map"`
+	Nested    map[string][]*store.Provenance
+	Order     string `json:"Z_before_a"`
+	Unicode   string `json:"é"`
+	//lint:ignore SA5008 a malformed name on purpose: encoding/json falls back to the field's name, and so must the typed encoder
 	BadTag     string           `json:"bad\\tag"`
 	ZeroTime   time.Time        `json:"zero_time,omitzero"`
 	ZeroInt    int              `json:"zero_int,omitzero"`
 	ZeroBoth   []string         `json:"zero_both,omitempty,omitzero"`
 	ZeroStruct store.Provenance `json:"zero_struct,omitzero"`
-	hidden     string
+	//lint:ignore U1000 an unexported field on purpose: neither encoder may write it
+	hidden string
 }
 
 type withFloat32 struct {
