@@ -326,25 +326,87 @@ func BenchmarkAssess(b *testing.B) {
 	}
 }
 
+// BenchmarkAssessLatency is the per-call cost of the assessment on the
+// decision path, as percentiles (p50-ns, p99-ns) besides the mean, with a
+// realistic history: a mail agent whose profile holds 10,000 distinct
+// destinations (recipients and hosts) learned over 400 sessions (the
+// newest 256 kept as shapes), assessed on a mix of calls — a send to a
+// known colleague, a send to a first-seen recipient after open content,
+// a fetch of a known and of a new host, a rare tool. Wall-clock
+// percentiles on a loaded machine are noise; allocs/op is not.
+func BenchmarkAssessLatency(b *testing.B) {
+	c := cfg(b)
+	p := NewProfile("mailer", "")
+	for i := range 10_000 {
+		s := fmt.Sprint(i % 400)
+		p.Learn(c, ev(s, "read_email", "read", "allow"), t0)
+		if i%2 == 0 {
+			p.Learn(c, ev(s, "send_email", "send", "allow", fmt.Sprintf("recipient:p%d@corp%d.example", i, i%50)), t0)
+		} else {
+			p.Learn(c, ev(s, "fetch", "fetch", "allow", fmt.Sprintf("host:h%d.example", i)), t0)
+		}
+	}
+	if n := len(p.Destinations); n != 10_000 {
+		b.Fatalf("%d destinations, want 10,000", n)
+	}
+	calls := []Current{
+		{Event: ev("n", "send_email", "send", "allow", "recipient:p4@corp4.example"), PrevTool: "read_email", Counts: map[string]int{"read": 2}},
+		{Event: ev("n", "send_email", "send", "allow", "recipient:eve@drop.example"), PrevTool: "read_email", Counts: map[string]int{"read": 2, "send": 1},
+			Exposure: []string{"named in the body of open content"}},
+		{Event: ev("n", "fetch", "fetch", "allow", "host:h17.example"), PrevTool: "send_email", Counts: map[string]int{"send": 2}},
+		{Event: ev("n", "fetch", "fetch", "allow", "host:new.example", "host:h19.example"), PrevTool: "fetch", Counts: map[string]int{"fetch": 1}},
+		{Event: ev("n", "delete_email", "delete", "allow"), PrevTool: "read_email", Counts: map[string]int{"read": 3}},
+	}
+	lat := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		c.Assess(p, calls[i%len(calls)])
+		if len(lat) < cap(lat) {
+			lat = append(lat, time.Since(start))
+		}
+		i++
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+	}
+}
+
 // BenchmarkProfileMemory reports the heap one agent's profile takes with
-// 10,000 distinct destinations (bytes/agent).
+// 10,000 distinct destinations (bytes/agent), measured on a fixed number
+// of profiles whatever b.N is (keeping one per iteration ran the machine
+// out of memory at the default -benchtime); the timed loop is learning
+// one such profile.
 func BenchmarkProfileMemory(b *testing.B) {
 	c := cfg(b)
-	var before, after runtime.MemStats
-	var keep []*Profile
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for range b.N {
+	learn := func() *Profile {
 		p := NewProfile("crawler", "")
 		for i := range 10_000 {
 			p.Learn(c, ev(fmt.Sprint(i%300), "fetch", "fetch", "allow", fmt.Sprintf("host:h%d.example", i)), t0)
 		}
-		keep = append(keep, p)
+		return p
+	}
+	const measured = 8
+	var before, after runtime.MemStats
+	keep := make([]*Profile, 0, measured)
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range measured {
+		keep = append(keep, learn())
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(keep)
-	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(keep)), "bytes/agent")
+	perAgent := float64(after.HeapAlloc-before.HeapAlloc) / measured
+	b.ResetTimer()
+	for b.Loop() {
+		learn()
+	}
+	b.ReportMetric(perAgent, "bytes/agent")
 }
 
 func FuzzParse(f *testing.F) {

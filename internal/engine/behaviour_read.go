@@ -470,7 +470,7 @@ func (e *Engine) SessionSummary(ctx context.Context, p auth.Principal, id string
 		}
 		switch d.Effect {
 		case "ask":
-			sum.Asked = append(sum.Asked, api.Asked{DecisionID: d.ID, Tool: d.Tool, Rules: orNone(d.Rules), ApprovalID: d.ApprovalID, Answer: e.answerOf(ctx, d)})
+			sum.Asked = append(sum.Asked, api.Asked{DecisionID: d.ID, Tool: d.Tool, Rules: orNone(d.Rules), ApprovalID: d.ApprovalID, Answer: answerOf(ctx, e.approvalStates(), d)})
 		case "deny":
 			sum.Denied = append(sum.Denied, api.Fact{What: d.Tool + ": " + strings.Join(d.Reasons, "; "), Decisions: []string{d.ID}})
 		}
@@ -496,15 +496,13 @@ func (e *Engine) SessionSummary(ctx context.Context, p auth.Principal, id string
 	return sum, nil
 }
 
-// answerOf is how an ask was answered.
-func (e *Engine) answerOf(ctx context.Context, d *store.Decision) string {
+// answerOf is how an ask was answered: "none" when it made no approval,
+// "unknown" when the store keeps no approvals (as, nil) or cannot read it.
+func answerOf(ctx context.Context, as ApprovalStates, d *store.Decision) string {
 	if d.ApprovalID == "" {
 		return "none"
 	}
-	as, ok := e.store.(interface {
-		GetApproval(ctx context.Context, id string) (*store.Approval, error)
-	})
-	if !ok {
+	if as == nil {
 		return "unknown"
 	}
 	a, err := as.GetApproval(ctx, d.ApprovalID)

@@ -368,3 +368,44 @@ func TestDriftPooledReference(t *testing.T) {
 		t.Fatalf("the 3-session version against the first: %+v, %v", d, err)
 	}
 }
+
+// approvalsByID is an ApprovalStates of fixed approvals.
+type approvalsByID map[string]*store.Approval
+
+func (m approvalsByID) GetApproval(_ context.Context, id string) (*store.Approval, error) {
+	if a, ok := m[id]; ok {
+		return a, nil
+	}
+	return nil, store.ErrNotFound
+}
+
+// TestAnswerOf: a summary's answer to an ask comes from the store's
+// approvals; a store that keeps none, or lacks the one asked, says
+// "unknown", and an ask that made no approval "none".
+func TestAnswerOf(t *testing.T) {
+	ctx := context.Background()
+	as := approvalsByID{"ap1": {ID: "ap1", State: store.ApprovalApproved}}
+	for _, c := range []struct {
+		as         ApprovalStates
+		id, answer string
+	}{
+		{as, "ap1", store.ApprovalApproved},
+		{as, "ap2", "unknown"},
+		{as, "", "none"},
+		{nil, "ap1", "unknown"},
+	} {
+		if got := answerOf(ctx, c.as, &store.Decision{ApprovalID: c.id}); got != c.answer {
+			t.Errorf("approval %q (store %v): %q, want %q", c.id, c.as != nil, got, c.answer)
+		}
+	}
+	// The engine's own reader is nil exactly when its store keeps no
+	// approvals (not a typed nil that would fail on the first read).
+	e, _ := newEngine(t, "")
+	if e.approvalStates() == nil {
+		t.Fatal("a SQLite store keeps approvals, but the engine reads none")
+	}
+	e.appr.st = nil
+	if e.approvalStates() != nil {
+		t.Fatal("no approvals store, yet a reader")
+	}
+}

@@ -31,3 +31,21 @@ type Store interface {
 }
 
 var _ Store = store.Store(nil)
+
+// ApprovalStates is what a session summary reads of approvals: how each
+// ask was answered. Every store.Approvals provides it; a store that keeps
+// no approvals (the engine's appr.st is nil) has none, and the summary
+// says "unknown" (answerOf, TestAnswerOf).
+type ApprovalStates interface {
+	GetApproval(ctx context.Context, id string) (*store.Approval, error)
+}
+
+var _ ApprovalStates = store.Approvals(nil)
+
+// approvalStates is the engine's ApprovalStates, nil without approvals.
+func (e *Engine) approvalStates() ApprovalStates {
+	if e.appr.st == nil {
+		return nil // a typed nil would pass as a reader
+	}
+	return e.appr.st
+}
