@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // A deterministic simulation of agents at the level of the events a
@@ -182,8 +184,8 @@ func TestEarlySpent(t *testing.T) {
 // third look on are drift.
 func TestEarlyDriftErrorRates(t *testing.T) {
 	c := cfg(t)
-	benignRuns, harmfulRuns := 300, 60
-	if raceDetector || testing.Short() {
+	benignRuns, harmfulRuns := testpeer.Size(300, 20), testpeer.Size(60, 5)
+	if raceDetector {
 		benignRuns, harmfulRuns = 20, 5
 	}
 	const looks = 9
@@ -248,8 +250,8 @@ func TestEarlyDriftErrorRates(t *testing.T) {
 // the bound allows.
 func TestEarlyDriftWithinALook(t *testing.T) {
 	c := cfg(t)
-	runs := 100
-	if raceDetector || testing.Short() {
+	runs := testpeer.Size(100, 6)
+	if raceDetector {
 		runs = 6
 	}
 	changes, ever := 0, 0

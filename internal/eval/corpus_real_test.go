@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 const corpusDir = "../../scenarios"
@@ -102,14 +103,15 @@ func TestRealCorpusCounts(t *testing.T) {
 // the built-in policy and checks the report's invariants: its counts are
 // the corpus's, every figure adds up, and every finding is listed. The race
 // detector slows the engine, and the transpiled SQLite under it, some
-// fifty-fold, so under it every eighth episode is replayed; `mandate eval
+// fifty-fold, so under it every eighth episode is replayed, and so outside
+// a full run (testpeer.Full: CI or MANDATE_TEST_SLOW); `mandate eval
 // scenarios/` in CI replays them all.
 func TestRealCorpusReplay(t *testing.T) {
 	c, err := Load([]string{corpusDir}, LoadOptions{})
 	if err != nil {
 		t.Fatalf("the committed corpus must load cleanly: %v", err)
 	}
-	if raceDetector {
+	if raceDetector || !testpeer.Full() {
 		var some []*Episode
 		for i, ep := range c.Episodes {
 			if i%8 == 0 {

@@ -12,12 +12,21 @@ import (
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // bigSession fills a store with a session of n records (decisions and their
 // observations, as the engine records them) interleaved with another
 // session's, and returns the session's id.
 func bigSession(t testing.TB, in *instance, n int) string {
+	t.Helper()
+	s, _ := bigSessions(t, in, n)
+	return s
+}
+
+// bigSessions is bigSession that also returns the other session's id (n/4
+// records).
+func bigSessions(t testing.TB, in *instance, n int) (string, string) {
 	t.Helper()
 	ctx := context.Background()
 	s := in.session("coder", "Fix the failing test in ./pkg/auth and run the tests")
@@ -33,14 +42,16 @@ func bigSession(t testing.TB, in *instance, n int) string {
 		pending = append(pending, in.a.Store.Submit(c))
 	}
 	now := time.Now().UTC()
+	seq := map[string]int{}
 	for i := 1; i <= n/2; i++ {
 		for _, sess := range []string{s, other} {
 			if sess == other && i%4 != 0 {
 				continue // the other session is a quarter as busy
 			}
-			id := fmt.Sprintf("%s-d%d", sess, i)
+			seq[sess]++ // each session's decisions are numbered 1, 2, … as the engine numbers them
+			id := fmt.Sprintf("%s-d%d", sess, seq[sess])
 			submit(&store.Change{Decision: &store.Decision{
-				ID: id, SessionID: sess, Seq: i, Surface: "api", Tool: "Bash",
+				ID: id, SessionID: sess, Seq: seq[sess], Surface: "api", Tool: "Bash",
 				Args: json.RawMessage(`{"command":"go test ./pkg/auth/... 2>&1 | tail -20","description":"run tests"}`),
 				Action: &action.Action{Tool: "Bash", Kind: action.Execute, Kinds: []action.Kind{action.Execute, action.Read}, Source: "catalog",
 					Paths:    []action.PathRef{{Path: "/home/dev/project/pkg/auth", Access: action.Read}},
@@ -61,7 +72,7 @@ func bigSession(t testing.TB, in *instance, n int) string {
 	if _, err := in.a.Evidence.Checkpoint(ctx, in.a.Evidence.Size()); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return s, other
 }
 
 func exportVerify(t testing.TB, in *instance, s string) (*evidence.BundleReport, int) {
@@ -82,28 +93,41 @@ func exportVerify(t testing.TB, in *instance, s string) (*evidence.BundleReport,
 }
 
 // TestExportVerify10k exports a session of 10,000 records from a log of
-// 12,500 and verifies the bundle; the issue asks for under a second on the
-// project's 2-core machine. The bound here is looser so that a loaded
-// machine does not fail it; BenchmarkExportVerify10k measures.
+// 12,500 and verifies the bundle. The issue asks for under a second on the
+// project's 2-core machine; BenchmarkExportVerify10k measures that. What the
+// test holds is the algorithm, which a busy machine does not change: the
+// other session of the same log has a quarter of the records (2,503), and
+// exporting and verifying four times the records may take at most twice
+// four times as long (linear work is 4x; work that grows with the square of
+// the session, 16x, fails). Each side is the fastest of three runs, interleaved, so that load
+// weighs on both alike.
 func TestExportVerify10k(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a 12,500-record log")
-	}
+	testpeer.Slow(t)
 	n := 10000
 	if raceEnabled {
 		n = 1000 // the race detector checks correctness, not speed
 	}
 	in := open(t, t.TempDir())
-	s := bigSession(t, in, n)
-	start := time.Now()
-	rep, size := exportVerify(t, in, s)
-	took := time.Since(start)
+	s, other := bigSessions(t, in, n)
+	best := func(d *time.Duration, f func()) {
+		start := time.Now()
+		f()
+		*d = min(*d, time.Since(start))
+	}
+	var rep, orep *evidence.BundleReport
+	var size int
+	took, otook := time.Duration(1<<63-1), time.Duration(1<<63-1)
+	for range 3 {
+		best(&took, func() { rep, size = exportVerify(t, in, s) })
+		best(&otook, func() { orep, _ = exportVerify(t, in, other) })
+	}
 	if rep.Records != n+3 || rep.Decisions != n/2 { // with the session, its mandate and its head
 		t.Fatalf("report %+v", rep)
 	}
-	t.Logf("export and verify of %d records (%d bytes) in a log of %d: %v", rep.Records, size, in.a.Evidence.Size(), took)
-	if !raceEnabled && took > 5*time.Second {
-		t.Errorf("export and verify took %v", took)
+	t.Logf("export and verify of %d records (%d bytes) in a log of %d: %v; of the other session's %d: %v",
+		rep.Records, size, in.a.Evidence.Size(), took, orep.Records, otook)
+	if ratio := float64(took) / float64(otook); ratio > 2*float64(rep.Records)/float64(orep.Records) {
+		t.Errorf("%d records took %.1fx as long as %d (%v vs %v): more than twice linear", rep.Records, ratio, orep.Records, took, otook)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/baseline"
 	"github.com/mandate-dev/mandate/internal/jcs"
 	"github.com/mandate-dev/mandate/internal/store"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // genericContent is a content's canonical form by the generic path:
@@ -306,10 +307,7 @@ func TestTypedEncoderCovers(t *testing.T) {
 // with the generic path's.
 func TestTypedMatchesGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
-	n := 3000
-	if testing.Short() {
-		n = 300
-	}
+	n := testpeer.Size(3000, 300)
 	typed := 0
 	for i := range n {
 		for _, mk := range contentTypes() {

@@ -39,8 +39,18 @@ func devBash(t *testing.T, in *instance, command, want string) reply {
 	return r
 }
 
-// decidedWithin is the bound the issue sets on one pathological decision.
-const decidedWithin = time.Second
+// decidedWithinOrdinary is the bound on one pathological decision, in
+// ordinary decisions (a Bash `go test ./...` in a new session, through the
+// same server, timed beside it). The issue asks for well under a second on
+// the project's 2-core machine, where an ordinary decision takes about a
+// millisecond: a bound in ordinary decisions says the same on a quiet
+// machine and still holds the algorithm on a busy one, where both are
+// slower alike. A parser that walked 20,000 levels or 100,000 statements in
+// full, let alone twice, is far past it.
+const decidedWithinOrdinary = 1000
+
+// ordinary is the reference call's arguments.
+var ordinary = map[string]any{"command": "go test ./..."}
 
 func nest(n int, open, inner, close string) string {
 	return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
@@ -89,13 +99,17 @@ func TestBoundedParsers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var r reply
-			took := time.Duration(1<<63 - 1)
-			// The fastest of two runs counts: the machine is shared.
-			// Each in a session of its own, so that no refusal before
-			// it plays a part.
-			for range 2 {
-				sid := devSession(t, in)
+			took, ref := time.Duration(1<<63-1), time.Duration(1<<63-1)
+			// The fastest of three runs counts, each beside a reference
+			// run of an ordinary call, so that load weighs on both alike.
+			// Each in a session of its own, so that no refusal before it
+			// plays a part.
+			for range 3 {
+				sid, rsid := devSession(t, in), devSession(t, in)
 				start := time.Now()
+				in.evaluate("user", rsid, "Bash", ordinary)
+				ref = min(ref, time.Since(start))
+				start = time.Now()
 				r = in.evaluate("user", sid, tc.tool, tc.args)
 				took = min(took, time.Since(start))
 			}
@@ -119,10 +133,11 @@ func TestBoundedParsers(t *testing.T) {
 			// The race detector's slowdown (3.6 s for the nesting case under
 			// load, 0.06 s without) says nothing about the bound; .ci/run
 			// checks it in a run of its own without the detector.
-			if took > decidedWithin && !raceDetector {
-				t.Errorf("decided in %v, over %v", took, decidedWithin)
-			} else if took > decidedWithin {
-				t.Logf("decided in %v under the race detector (bound %v checked without it)", took, decidedWithin)
+			t.Logf("decided in %v, %.0f ordinary decisions (%v)", took, float64(took)/float64(ref), ref)
+			if over := took > ref*decidedWithinOrdinary; over && !raceDetector {
+				t.Errorf("decided in %v, %.0f times an ordinary decision (%v): over %d", took, float64(took)/float64(ref), ref, decidedWithinOrdinary)
+			} else if over {
+				t.Logf("over %d ordinary decisions under the race detector (checked without it)", decidedWithinOrdinary)
 			}
 		})
 	}

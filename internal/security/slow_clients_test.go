@@ -29,6 +29,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/server"
 	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/store/sqlite"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // Concurrency and slow clients (issue 10.7): a client that gives up
@@ -115,6 +116,7 @@ var admin = auth.Principal{TokenID: "tok_admin", Role: auth.RoleAdmin}
 // decision in the session fail, and the session's decisions stay numbered
 // without gaps or repeats — also after a restart.
 func TestSlowClientsGiveUpMidDecision(t *testing.T) {
+	testpeer.Slow(t) // clients give up after delays, then a restart
 	tests := []struct {
 		name    string
 		delay   time.Duration
@@ -232,6 +234,7 @@ func must2[A, B any](a A, b B, err error) (A, B) {
 // arrives in time is decided, even when the decision itself takes longer
 // than the body timeout.
 func TestSlowClientsDripBodies(t *testing.T) {
+	testpeer.Slow(t) // waits out body timeouts
 	const ttl = 300 * time.Millisecond
 	in := start(t, "", func(o *server.Options) { o.BodyTimeout = ttl })
 	sid := in.session("a", "read the docs")
@@ -448,6 +451,7 @@ func TestSlowClientsHookStdin(t *testing.T) {
 // flight: the client gets an error result for the call, and the stdio
 // gateway then ends, saying why.
 func TestSlowClientsCrashedUpstream(t *testing.T) {
+	testpeer.Slow(t) // real upstream processes that crash
 	self := must(os.Executable())
 	for _, tc := range []struct {
 		name   string

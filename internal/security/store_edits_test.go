@@ -17,6 +17,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/store/sqlite"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // Class: the store edited behind the log's back (issue 10.4). Someone with
@@ -158,6 +159,7 @@ func verifyData(t *testing.T, dir, vkey string) (int, string) {
 }
 
 func TestStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
+	testpeer.Slow(t) // 41 edits, each verified and a server restarted on it: about 20 s
 	es := makeEditedStore(t)
 	// The untouched store verifies, rows included.
 	if code, out := verifyData(t, es.dir, es.vkey); code != 0 || !strings.Contains(out, "rows:") {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mandate-dev/mandate/internal/openapi"
+	"github.com/mandate-dev/mandate/internal/testpeer"
 )
 
 // exercised collects the routes and statuses the package's tests provoked
@@ -47,7 +48,7 @@ func testValidator(t testing.TB) *openapi.Validator {
 // without one successful, validated response.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if code == 0 && flag.Lookup("test.run").Value.String() == "" && !testing.Short() {
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" && !testpeer.SkippedSlow() {
 		var missing []string
 		for _, op := range Operations() {
 			p := op.Method + " " + op.Path

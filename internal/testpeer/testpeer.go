@@ -9,9 +9,13 @@
 // so the line also goes to the terminal (/dev/tty) when there is one, once
 // per peer per test binary.
 //
-// Slow end-to-end tests call Slow first: `go test -short ./...` skips them;
-// `go test ./...` and CI run everything. Fuzz targets bound the time one
-// input may take with WithinTime.
+// Slow end-to-end tests call Slow first. They run under CI and when
+// MANDATE_TEST_SLOW is set; a plain `go test ./...` skips them, saying so in
+// one line per test binary, so that the README's command stays a command
+// people run; -short skips them always. Tests that run everywhere but do
+// more in full (a simulation's sample, a fuzz-like loop's count) size
+// themselves with Size. Fuzz targets bound the time one input may take with
+// WithinTime.
 package testpeer
 
 import (
@@ -19,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -59,12 +64,48 @@ func Program(t testing.TB, name, env, install string) string {
 	return ""
 }
 
-// Slow marks an end-to-end test that takes seconds: go test -short skips it.
+// SlowEnv is the environment variable that runs the slow tests outside CI.
+const SlowEnv = "MANDATE_TEST_SLOW"
+
+// Full reports whether the slow tests run: under CI or with SlowEnv set
+// (to anything but "", "0" or "false"), and never with -short.
+func Full() bool {
+	if testing.Short() {
+		return false
+	}
+	v := os.Getenv(SlowEnv)
+	return CI() || (v != "" && v != "false" && v != "0")
+}
+
+// Slow marks an end-to-end test that takes seconds: it runs only when Full
+// says so. The first skip in a test binary prints one line where a developer
+// sees it.
 func Slow(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("slow end-to-end test; skipped with -short (CI runs it)")
+	if Full() {
+		return
 	}
+	skippedSlow.Store(true)
+	if _, done := told.LoadOrStore(SlowEnv, struct{}{}); !done && !testing.Short() {
+		tell(fmt.Sprintf("SKIP %s and the other slow tests of this package: %s=1 (or CI=true) runs them", t.Name(), SlowEnv))
+	}
+	t.Skip("slow end-to-end test: " + SlowEnv + "=1 or CI=true runs it")
+}
+
+var skippedSlow atomic.Bool
+
+// SkippedSlow reports whether Slow skipped a test in this test binary: a
+// TestMain that checks what the package's tests covered as a whole checks
+// it only when every test ran.
+func SkippedSlow() bool { return skippedSlow.Load() }
+
+// Size is full when the slow tests run (Full) and quick otherwise: how many
+// runs, records or inputs a test that runs everywhere takes.
+func Size(full, quick int) int {
+	if Full() {
+		return full
+	}
+	return quick
 }
 
 var told sync.Map // peer → struct{}: the visible line was printed

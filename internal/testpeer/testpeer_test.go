@@ -43,3 +43,43 @@ func TestProgramFound(t *testing.T) {
 		t.Fatal("go not found, yet the test runs")
 	}
 }
+
+// TestSlow runs a slow test in a child test binary with and without CI,
+// MANDATE_TEST_SLOW and -short, and checks when it runs.
+func TestSlow(t *testing.T) {
+	if os.Getenv("TESTPEER_CHILD") != "" {
+		Slow(t)
+		if got := Size(2, 1); got != 2 {
+			t.Fatalf("Size(2, 1) = %d in a full run", got)
+		}
+		t.Log("TESTPEER_RAN")
+		return
+	}
+	for _, c := range []struct {
+		ci, slow string
+		short    bool
+		wantRun  bool
+	}{
+		{"", "", false, false},
+		{"true", "", false, true},
+		{"", "1", false, true},
+		{"", "0", false, false},
+		{"true", "", true, false},
+		{"", "1", true, false},
+	} {
+		args := []string{"-test.run=^TestSlow$", "-test.v"}
+		if c.short {
+			args = append(args, "-test.short")
+		}
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "TESTPEER_CHILD=1", "CI="+c.ci, SlowEnv+"="+c.slow)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("CI=%q %s=%q short=%v: %v\n%s", c.ci, SlowEnv, c.slow, c.short, err, out)
+			continue
+		}
+		if ran := strings.Contains(string(out), "TESTPEER_RAN"); ran != c.wantRun {
+			t.Errorf("CI=%q %s=%q short=%v: ran=%v, want %v\n%s", c.ci, SlowEnv, c.slow, c.short, ran, c.wantRun, out)
+		}
+	}
+}
