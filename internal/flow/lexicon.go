@@ -44,22 +44,32 @@ const (
 	catRequest                    // a request marker that lets the verb stand anywhere: "please", "bitte"
 	catQuantity                   // a quantity of data: all, every, entire …
 	catAnchor                     // the sender's or the reader's own: "to us", "your", "unsubscribe"
+	catTurn                       // a chat turn's label opening a sentence: "User:", "Human:"
+	catTaskLabel                  // a label that hands over a task: "New task:"
+	catUserThird                  // the user named in the third person: "the user's", "des Nutzers"
+	catContrary                   // "instead", "rather": do something else than asked
+	catSoftSeq                    // a step before the reader's own answer: "before answering"
 	numCategories
 )
 
 var categoryKeys = map[string]category{
-	"addressed":  catAddressee,
-	"overrides":  catOverride,
-	"authority":  catAuthority,
-	"secrecy":    catSecrecy,
-	"directives": catDirective,
-	"modals":     catModal,
-	"sequencing": catSequencing,
-	"user_refs":  catUserRef,
-	"outbound":   catOutbound,
-	"requests":   catRequest,
-	"quantities": catQuantity,
-	"anchors":    catAnchor,
+	"addressed":       catAddressee,
+	"overrides":       catOverride,
+	"authority":       catAuthority,
+	"secrecy":         catSecrecy,
+	"directives":      catDirective,
+	"modals":          catModal,
+	"sequencing":      catSequencing,
+	"user_refs":       catUserRef,
+	"outbound":        catOutbound,
+	"requests":        catRequest,
+	"quantities":      catQuantity,
+	"anchors":         catAnchor,
+	"turns":           catTurn,
+	"task_labels":     catTaskLabel,
+	"user_third":      catUserThird,
+	"contrary":        catContrary,
+	"soft_sequencing": catSoftSeq,
 }
 
 func (c category) String() string {
@@ -133,6 +143,9 @@ type pattern struct {
 	atoms []atom
 	cat   category
 	lang  string
+	// start: the phrase matches only at a sentence's first token ("^"
+	// in the table; every phrase of `turns`).
+	start bool
 	// bit is the language's bit (langBit): the outbound rule weighs an
 	// anchor only against a verb of its own language, so that Italian
 	// "su" (on) is not Spanish "su" (your).
@@ -196,6 +209,11 @@ type langTable struct {
 	Requests   []string            `yaml:"requests"`
 	Quantities []string            `yaml:"quantities"`
 	Anchors    []string            `yaml:"anchors"`
+	Turns      []string            `yaml:"turns"`
+	TaskLabels []string            `yaml:"task_labels"`
+	UserThird  []string            `yaml:"user_third"`
+	Contrary   []string            `yaml:"contrary"`
+	SoftSeq    []string            `yaml:"soft_sequencing"`
 	Leads      []string            `yaml:"leads"`
 	Tags       []string            `yaml:"tags"`
 	Stopwords  []string            `yaml:"stopwords"`
@@ -204,7 +222,7 @@ type langTable struct {
 
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
-	"tags", "stopwords", "objects"}
+	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "tags", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
 type LexiconError struct {
@@ -339,6 +357,9 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		{"sequencing", catSequencing, t.Sequencing}, {"user_refs", catUserRef, t.UserRefs},
 		{"outbound", catOutbound, t.Outbound}, {"requests", catRequest, t.Requests},
 		{"quantities", catQuantity, t.Quantities}, {"anchors", catAnchor, t.Anchors},
+		{"turns", catTurn, t.Turns}, {"task_labels", catTaskLabel, t.TaskLabels},
+		{"user_third", catUserThird, t.UserThird}, {"contrary", catContrary, t.Contrary},
+		{"soft_sequencing", catSoftSeq, t.SoftSeq},
 	}
 	for _, l := range lists {
 		for i, src := range l.src {
@@ -353,6 +374,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 				continue
 			}
 			p.cat, p.lang, p.src, p.bit = l.cat, t.Code, src, lx.langBit(t.Code)
+			p.start = p.start || l.cat == catTurn
 			lx.add(p)
 		}
 	}
@@ -401,13 +423,18 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 // folding; "(a|b c)" a choice, each side one word or several; "word*" a
 // prefix (at least three letters); "?" after a word or a choice makes it
 // optional; "*" alone is a gap of up to three words; ":" and "," are the
-// marks themselves.
+// marks themselves; a leading "^" anchors the phrase at the start of a
+// sentence.
 func compilePattern(src string) (*pattern, error) {
+	p := &pattern{}
+	src = strings.TrimSpace(src)
+	if rest, ok := strings.CutPrefix(src, "^"); ok {
+		p.start, src = true, rest
+	}
 	toks, err := lexPattern(fold.String(src))
 	if err != nil {
 		return nil, err
 	}
-	p := &pattern{}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		var a atom
