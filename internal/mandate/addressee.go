@@ -33,6 +33,11 @@ type addresseeWords struct {
 	Services   []string `yaml:"services"`
 	// Complementizers are relative words that also open what is said.
 	Complementizers []string `yaml:"complementizers"`
+	// Commands are the words that open a reported request after a verb
+	// of sending and its addressee ("tell him to …", "dis-lui de …").
+	Commands []string `yaml:"commands"`
+	// Telling are the verbs a command word may follow ("tell", "dis").
+	Telling []string `yaml:"telling_verbs"`
 	// Quantifiers are words for people that pick no one by themselves.
 	Quantifiers []string `yaml:"quantifiers"`
 }
@@ -42,6 +47,8 @@ type addresseeWords struct {
 type addresseeSets struct {
 	honorifics      map[string]bool
 	complementizers map[string]bool
+	commands        map[string]bool
+	telling         map[string]bool
 	services        [][]string
 	quantifiers     [][]string
 }
@@ -51,9 +58,18 @@ var loadAddressees = sync.OnceValues(func() (*addresseeSets, error) {
 	if err := datafile.Load(addresseesFile, addresseesData, &w); err != nil {
 		return nil, err
 	}
-	s := &addresseeSets{honorifics: map[string]bool{}, complementizers: map[string]bool{}}
+	s := &addresseeSets{honorifics: map[string]bool{}, complementizers: map[string]bool{}, commands: map[string]bool{}, telling: map[string]bool{}}
+	for _, v := range w.Telling {
+		s.telling[fold.String(v)] = true
+	}
 	for _, c := range w.Complementizers {
 		s.complementizers[fold.String(c)] = true
+	}
+	for _, c := range w.Commands {
+		if strings.TrimSpace(c) == "" || strings.Contains(c, " ") {
+			return nil, fmt.Errorf("%s: command word %q: want one word", addresseesFile, c)
+		}
+		s.commands[fold.String(c)] = true
 	}
 	for _, h := range w.Honorifics {
 		if strings.TrimSpace(h) == "" || strings.Contains(h, " ") {

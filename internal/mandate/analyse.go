@@ -106,6 +106,9 @@ type segState struct {
 	// its own: an exception to the sentence's last verb ("… but the
 	// config files", "… but ~/tmp/keep").
 	butExcept bool
+	// reported are the spans of reported speech ("tell him that …"):
+	// the message's text, see reported.go.
+	reported [][2]int
 }
 
 func (b *build) analyse(toks []token, last bool) *segState {
@@ -211,6 +214,7 @@ func (b *build) analyse(toks []token, last bool) *segState {
 	b.findCuts(st)
 	b.negate(st)
 	b.qualify(st)
+	b.reportedIn(st)
 	return st
 }
 

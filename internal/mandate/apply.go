@@ -323,7 +323,7 @@ func (b *build) objectHeld(st *segState, a *anchor) bool {
 			break // the next verb's object is its own
 		}
 		if t := st.toks[j]; t.kind == tokEntity {
-			if k := b.ents[t.ent].kind; k != entAmount && k != entQuote {
+			if b.ents[t.ent].held() {
 				return true
 			}
 		}
@@ -428,7 +428,7 @@ func (b *build) scopeHoldsKinds(kinds []action.Kind) bool {
 func (b *build) resourceBetween(st *segState, i, j int) bool {
 	for k := i; k < j && k < len(st.toks); k++ {
 		if t := st.toks[k]; t.kind == tokEntity {
-			if e := b.ents[t.ent].kind; e != entAmount && e != entQuote {
+			if b.ents[t.ent].held() {
 				return true
 			}
 		}
@@ -691,6 +691,11 @@ func (b *build) scopeEntity(e *entity, a *anchor) {
 		add(&s.Hosts, "host")
 	case entIBAN:
 		add(&s.Accounts, "account")
+	case entObject:
+		// No scope dimension holds a bucket or a repository URL: the
+		// object is what the verb acts on, and the verb's grant (or the
+		// condition that qualifies it) decides.
+		b.recognise(e.raw, "object "+e.value, e.why+": what the verb acts on, not a scope entry")
 	case entPath:
 		add(&s.Paths, "path")
 	case entQuote:
@@ -706,6 +711,12 @@ func (b *build) scopeEntity(e *entity, a *anchor) {
 			add(&s.Names, "name")
 		}
 	}
+}
+
+// held reports whether the entity becomes a scope entry that holds what
+// a verb acts on: an amount, a quoted title and an object URL do not.
+func (e *entity) held() bool {
+	return e.kind != entAmount && e.kind != entQuote && e.kind != entObject
 }
 
 // nameLike reports whether a quoted text reads like the name of a person

@@ -26,6 +26,10 @@ const (
 	entPath
 	entChannel
 	entQuote
+	// entObject is a storage object or other resource named by a URL
+	// whose scheme is not the web's ("s3://foto-backup/famiglia/"): it
+	// names what a verb acts on, but no scope dimension holds it.
+	entObject
 )
 
 // entity is a span of the user's text that names a resource or an amount.
@@ -81,8 +85,8 @@ var (
 
 // entityRegexps are compiled once per lexicon; see newEntityRegexps.
 type entityRegexps struct {
-	url, email, iban, domain, channel, word *regexp.Regexp
-	amountBefore, amountAfter               *regexp.Regexp
+	url, object, email, iban, domain, channel, word *regexp.Regexp
+	amountBefore, amountAfter                       *regexp.Regexp
 }
 
 const numberRE = `\d{1,3}(?:[.,'\x{00A0}\x{202F}]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
@@ -111,6 +115,7 @@ func newEntityRegexps(currencyWords []string) *entityRegexps {
 	}
 	return &entityRegexps{
 		url:          regexp.MustCompile(`(?i)\b(?:https?|ftp)://[^\s<>"'“”«»]+`),
+		object:       regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,15}://[^\s<>"'“”«»]+`),
 		email:        regexp.MustCompile(`(?:\*|[\p{L}\p{N}_%+-][\p{L}\p{N}._%+-]*)@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}`),
 		iban:         regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}`),
 		domain:       regexp.MustCompile(`(?i)(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+(?:` + strings.Join(hostTLDs, "|") + `)(?:/[^\s<>"'“”«»]*)?`),
@@ -150,6 +155,14 @@ func (lx *lexicon) extractEntities(text string, re *entityRegexps) []entity {
 			continue
 		}
 		add(entity{kind: entURL, start: m[0], end: end, value: h, why: "URL; its host"})
+	}
+	// After the web's URLs: any other scheme names an object as one
+	// token, so the colon in "s3://" does not cut the clause the object
+	// stands in ("cancella dal bucket s3://foto-backup le foto più
+	// vecchie di due anni" keeps its age condition on the delete).
+	for _, m := range re.object.FindAllStringIndex(text, -1) {
+		end := m[0] + len(trimTrailingPunct(text[m[0]:m[1]]))
+		add(entity{kind: entObject, start: m[0], end: end, value: text[m[0]:end], why: "object named by a URL no scope dimension holds"})
 	}
 	for _, m := range re.email.FindAllStringIndex(text, -1) {
 		if m[0] > 0 {

@@ -104,6 +104,9 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 	b.pendingCondition(st)
 	b.pendingPassive(st)
 	for _, q := range qs {
+		if st.inReported(q.from) {
+			continue // "tell her that I only need the summary": what is said
+		}
 		from, to := st.clauseOf(q.from)
 		if q.act && !st.last && b.opensClause(st, q, from) && !slices.ContainsFunc(st.anchors, func(a *anchor) bool { return !a.noun && a.pos > q.from }) {
 			// "if the tests pass, push to main", "run the tests and if

@@ -153,6 +153,15 @@ func (b *build) sentences(toks []token) []sentence {
 			question = t.text == "?"
 			flushSent()
 		case tokPunct:
+			if n := b.nameInBrackets(toks, i); n > 0 {
+				// "(notifications@github.com)", "(Substack)": a name in
+				// brackets is part of its clause, so what follows it
+				// ("… que sean de antes de octubre") still restricts the
+				// clause's verb instead of standing alone.
+				cur = append(cur, toks[i+1:i+n-1]...)
+				i += n - 1
+				continue
+			}
 			flushSeg()
 		default:
 			if e, n := b.at(toks, i, roleBreak); e != nil {
@@ -167,6 +176,39 @@ func (b *build) sentences(toks []token) []sentence {
 	}
 	flushSent()
 	return out
+}
+
+// maxBracketName bounds the tokens a bracketed name may hold.
+const maxBracketName = 5
+
+// nameInBrackets returns the length in tokens of a bracket pair at toks[i]
+// that holds only a name: entities, or words that are no verb, negation,
+// break or condition; 0 otherwise.
+func (b *build) nameInBrackets(toks []token, i int) int {
+	closing := map[string]string{"(": ")", "[": "]"}[toks[i].text]
+	if closing == "" {
+		return 0
+	}
+	for j := i + 1; j < len(toks) && j <= i+1+maxBracketName; j++ {
+		t := toks[j]
+		switch {
+		case t.kind == tokPunct && t.text == closing:
+			if j == i+1 {
+				return 0
+			}
+			return j - i + 1
+		case t.kind == tokEntity:
+		case t.kind == tokWord || t.kind == tokNumber:
+			for _, r := range []role{roleVerb, roleLight, roleNegBefore, roleNegAfter, roleBreak, roleItemCondition, roleKeep, roleRelative, roleLimit, roleException, roleConditional} {
+				if e, _ := b.at(toks, j, r); e != nil {
+					return 0
+				}
+			}
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 func (b *build) span(toks []token, from, to int) string {
@@ -208,8 +250,11 @@ func (b *build) sentence(sent sentence) {
 	var anchors, only []*anchor
 	before := slices.Clone(b.m.Allow)
 	b.pendingAct, b.pendingItems = nil, nil
+	var reportsInto *anchor // a send verb and its addressee ending the segment before
 	for si, seg := range segs {
 		st := b.analyse(seg.toks, si == len(segs)-1)
+		b.reportedAfter(st, reportsInto)
+		reportsInto = b.reportsInto(st)
 		st.butExcept = seg.butExcept && len(st.anchors) == 0 && len(st.negBef)+len(st.negAft) == 0
 		if question != "" {
 			for _, a := range st.anchors {
