@@ -40,7 +40,7 @@ type Span struct {
 	Lang string
 	// Hidden names the carrier when the span was hidden from a human
 	// reader (html-comment, display-none, white-text, zero-width, tag-chars,
-	// alt-text, link-title).
+	// alt-text, link-title, md-comment).
 	Hidden string
 	// Weak: the span was marked by its shape alone (an imperative that
 	// sends data to a concrete target, addressed to nobody), not by
@@ -311,6 +311,11 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 			// "Note to the AI assistant:" on its own line: the next
 			// two sentences are what it announces.
 			for j := k + 1; j < len(sc.sents) && j <= k+2; j++ {
+				if flags[j].has[catTurn] {
+					// Another speaker's turn ("Assistant: Hello!
+					// User: I'd like to change …"): not announced.
+					break
+				}
 				if flags[j].any(catDirective, catModal) {
 					ok, why, last = true, "addressed+directive", j
 					if flags[k].has[catAuthority] && !flags[k].has[catAddressee] {

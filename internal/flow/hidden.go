@@ -25,9 +25,13 @@ type hiddenText struct {
 var (
 	// hiddenAttrRE decides whether an opening tag's attributes hide the
 	// element.
-	hiddenAttrRE = lazyRE(`(?i)(display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em|rem|%)?\s*(?:;|$|["'])|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$|["'])|(?:^|[;"'\s])color\s*:\s*(?:#fff\b|#ffffff|white\b|rgba?\(\s*255\s*,\s*255\s*,\s*255)|(?:^|[;"'\s])(?:height|width|max-height)\s*:\s*0(?:px)?\s*(?:;|$|["'])|left\s*:\s*-\d{3,}|\bhidden\b|aria-hidden\s*=\s*["']?true)`)
+	hiddenAttrRE = lazyRE(`(?i)(display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em|rem|%)?\s*(?:;|$|["'])|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$|["'])|(?:^|[;"'\s])color\s*:\s*(?:#fff\b|#ffffff|white\b|transparent\b|rgba?\(\s*255\s*,\s*255\s*,\s*255)|font-size\s*:\s*[01](?:\.\d+)?(?:px|pt)\s*(?:;|$|["'])|(?:^|[;"'\s])(?:height|width|max-height)\s*:\s*0(?:px)?\s*(?:;|$|["'])|left\s*:\s*-\d{3,}|\bhidden\b|aria-hidden\s*=\s*["']?true)`)
 	attrTextRE   = lazyRE(`(?i)\b(alt|title|aria-label|data-[a-z-]+)\s*=\s*"([^"]{12,1000})"`)
 	mdTitleRE    = lazyRE(`\]\([^)\s]+\s+"([^"]{12,1000})"\)`)
+	// mdCommentRE: a markdown link definition nothing links to, the
+	// usual way to write a comment in markdown ("[//]: # (…)",
+	// "[comment]: <> (…)"); it renders as nothing.
+	mdCommentRE = lazyRE(`(?m)^[ \t]*\[(?://|comment|_|#)\]:[ \t]*(?:#|<>)[ \t]*\((.{8,1000}?)\)[ \t]*$`)
 )
 
 // lazyRE compiles expr once, when first called.
@@ -138,6 +142,14 @@ func findHidden(s string, out []hiddenText) []hiddenText {
 				break
 			}
 			out = append(out, hiddenText{text: s[m[2]:m[3]], kind: "link-title", base: m[2]})
+		}
+	}
+	if strings.Contains(s, "]:") {
+		for _, m := range mdCommentRE().FindAllStringSubmatchIndex(s, maxHidden) {
+			if len(out) >= maxHidden {
+				break
+			}
+			out = append(out, hiddenText{text: s[m[2]:m[3]], kind: "md-comment", base: m[2]})
 		}
 	}
 	if t, ok := tagChars(s); ok && len(out) < maxHidden {
