@@ -31,10 +31,10 @@ func decodeProof(t *testing.T, v any) [][]byte {
 func checkpointFrom(t *testing.T, in *instance, v any) *evidence.Checkpoint {
 	t.Helper()
 	m := v.(map[string]any)
-	if m["verifier_key"] != in.a.Evidence.Key().VerifierKey() {
-		t.Errorf("served verifier key %v, want %s", m["verifier_key"], in.a.Evidence.Key().VerifierKey())
+	if m["verifier_key"] != in.App.Evidence.Key().VerifierKey() {
+		t.Errorf("served verifier key %v, want %s", m["verifier_key"], in.App.Evidence.Key().VerifierKey())
 	}
-	cp, err := evidence.OpenCheckpoint([]byte(m["note"].(string)), in.a.Evidence.Key().Verifier())
+	cp, err := evidence.OpenCheckpoint([]byte(m["note"].(string)), in.App.Evidence.Key().Verifier())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func checkpointFrom(t *testing.T, in *instance, v any) *evidence.Checkpoint {
 }
 
 func (in *instance) apiCalls(session string, n int) {
-	in.t.Helper()
+	in.T.Helper()
 	for i := range n {
 		in.doJSON("POST", "/v1/evaluate", "agent", fmt.Sprintf(`{"session_id":%q,"tool":"send_email","args":{"to":"alice@example.com","subject":"Q3 #%d"}}`, session, i), http.StatusOK)
 	}
@@ -58,14 +58,14 @@ func TestEvidenceAPI(t *testing.T) {
 
 	// The checkpoint covers everything committed.
 	cp1 := checkpointFrom(t, in, in.doJSON("GET", "/v1/evidence/checkpoint", "user", "", http.StatusOK))
-	if cp1.Size != in.a.Evidence.Size() || cp1.Size != 7 {
-		t.Errorf("checkpoint of %d records, log has %d", cp1.Size, in.a.Evidence.Size())
+	if cp1.Size != in.App.Evidence.Size() || cp1.Size != 7 {
+		t.Errorf("checkpoint of %d records, log has %d", cp1.Size, in.App.Evidence.Size())
 	}
 	code, note := in.do("GET", "/v1/evidence/checkpoint?format=note", "admin", "")
 	if code != http.StatusOK {
 		t.Fatalf("note: %d %s", code, note)
 	}
-	if _, err := evidence.OpenCheckpoint(note, in.a.Evidence.Key().Verifier()); err != nil {
+	if _, err := evidence.OpenCheckpoint(note, in.App.Evidence.Key().Verifier()); err != nil {
 		t.Errorf("the note does not open: %v\n%s", err, note)
 	}
 
@@ -114,7 +114,7 @@ func TestEvidenceAPI(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("bundle: %d %s", code, bundle)
 	}
-	rep, err := evidence.VerifyBundle(bundle, in.a.Evidence.Key().Verifier())
+	rep, err := evidence.VerifyBundle(bundle, in.App.Evidence.Key().Verifier())
 	if err != nil {
 		t.Fatal(err)
 	}

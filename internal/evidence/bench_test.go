@@ -39,7 +39,7 @@ func bigSessions(t testing.TB, in *instance, n int) (string, string) {
 			t.Fatal(err)
 		}
 		c.Evidence = recs
-		pending = append(pending, in.a.Store.Submit(c))
+		pending = append(pending, in.App.Store.Submit(c))
 	}
 	now := time.Now().UTC()
 	seq := map[string]int{}
@@ -69,14 +69,14 @@ func bigSessions(t testing.TB, in *instance, n int) (string, string) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := in.a.Evidence.Checkpoint(ctx, in.a.Evidence.Size()); err != nil {
+	if _, err := in.App.Evidence.Checkpoint(ctx, in.App.Evidence.Size()); err != nil {
 		t.Fatal(err)
 	}
 	return s, other
 }
 
 func exportVerify(t testing.TB, in *instance, s string) (*evidence.BundleReport, int) {
-	b, err := in.a.Evidence.Export(context.Background(), s)
+	b, err := in.App.Evidence.Export(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func exportVerify(t testing.TB, in *instance, s string) (*evidence.BundleReport,
 	if _, err := b.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := evidence.VerifyBundle(buf.Bytes(), in.a.Evidence.Key().Verifier())
+	rep, err := evidence.VerifyBundle(buf.Bytes(), in.App.Evidence.Key().Verifier())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestExportVerify10k(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	t.Logf("export and verify of %d records (%d bytes) in a log of %d: %v; of the other session's %d: %v",
-		rep.Records, size, in.a.Evidence.Size(), took, orep.Records, otook)
+		rep.Records, size, in.App.Evidence.Size(), took, orep.Records, otook)
 	if ratio := float64(took) / float64(otook); ratio > 2*float64(rep.Records)/float64(orep.Records) {
 		t.Errorf("%d records took %.1fx as long as %d (%v vs %v): more than twice linear", rep.Records, ratio, orep.Records, took, otook)
 	}
@@ -143,7 +143,7 @@ func BenchmarkExport10k(b *testing.B) {
 	in := open(b, b.TempDir())
 	s := bigSession(b, in, 10000)
 	for b.Loop() {
-		bu, err := in.a.Evidence.Export(context.Background(), s)
+		bu, err := in.App.Evidence.Export(context.Background(), s)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -157,13 +157,13 @@ func BenchmarkExport10k(b *testing.B) {
 func BenchmarkBundleVerify10k(b *testing.B) {
 	in := open(b, b.TempDir())
 	s := bigSession(b, in, 10000)
-	bu, err := in.a.Evidence.Export(context.Background(), s)
+	bu, err := in.App.Evidence.Export(context.Background(), s)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var buf bytes.Buffer
 	bu.WriteTo(&buf)
-	v := in.a.Evidence.Key().Verifier()
+	v := in.App.Evidence.Key().Verifier()
 	b.SetBytes(int64(buf.Len()))
 	for b.Loop() {
 		if _, err := evidence.VerifyBundle(buf.Bytes(), v); err != nil {
@@ -175,9 +175,9 @@ func BenchmarkBundleVerify10k(b *testing.B) {
 func BenchmarkVerifyStore(b *testing.B) {
 	in := open(b, b.TempDir())
 	bigSession(b, in, 10000)
-	v := in.a.Evidence.Key().Verifier()
+	v := in.App.Evidence.Key().Verifier()
 	for b.Loop() {
-		if _, err := evidence.VerifyStore(context.Background(), in.a.Store, v, nil); err != nil {
+		if _, err := evidence.VerifyStore(context.Background(), in.App.Store, v, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -24,14 +24,14 @@ func exportBundle(t *testing.T) (*instance, string, []byte) {
 	in.calls(other, 2)
 	in.calls(s, 4)
 	ctx := context.Background()
-	if _, err := in.a.Engine.AmendMandate(ctx, in.admin, s, engine.AmendRequest{Intent: "You may also read ~/reports"}); err != nil {
+	if _, err := in.App.Engine.AmendMandate(ctx, in.admin, s, engine.AmendRequest{Intent: "You may also read ~/reports"}); err != nil {
 		t.Fatal(err)
 	}
 	in.calls(s, 2)
-	if _, err := in.a.Engine.SetStatus(ctx, in.admin, s, store.StatusCompleted); err != nil {
+	if _, err := in.App.Engine.SetStatus(ctx, in.admin, s, store.StatusCompleted); err != nil {
 		t.Fatal(err)
 	}
-	b, err := in.a.Evidence.Export(ctx, s)
+	b, err := in.App.Evidence.Export(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func exportBundle(t *testing.T) (*instance, string, []byte) {
 
 func TestBundleVerifies(t *testing.T) {
 	in, s, data := exportBundle(t)
-	rep, err := evidence.VerifyBundle(data, in.a.Evidence.Key().Verifier())
+	rep, err := evidence.VerifyBundle(data, in.App.Evidence.Key().Verifier())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestBundleVerifies(t *testing.T) {
 	if err := json.Indent(&pretty, data, "", "  "); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := evidence.VerifyBundle(pretty.Bytes(), in.a.Evidence.Key().Verifier()); err != nil {
+	if _, err := evidence.VerifyBundle(pretty.Bytes(), in.App.Evidence.Key().Verifier()); err != nil {
 		t.Errorf("indented bundle: %v", err)
 	}
 }
@@ -76,7 +76,7 @@ func TestBundleVerifies(t *testing.T) {
 // message that names the record.
 func TestBundleOneCharacterChanged(t *testing.T) {
 	in, _, data := exportBundle(t)
-	v := in.a.Evidence.Key().Verifier()
+	v := in.App.Evidence.Key().Verifier()
 	lines := bytes.Split(data, []byte("\n"))
 	tried := 0
 	off := 0
@@ -129,7 +129,7 @@ func flip(c byte) byte {
 
 func TestBundleTampering(t *testing.T) {
 	in, _, data := exportBundle(t)
-	v := in.a.Evidence.Key().Verifier()
+	v := in.App.Evidence.Key().Verifier()
 	lines := strings.Split(string(data), "\n")
 	var recordLines []int
 	decisionLine := -1
@@ -162,7 +162,7 @@ func TestBundleTampering(t *testing.T) {
 	}{
 		{"a decision left out", withoutLine(decisionLine), []string{"decision seq 1 is missing: records were left out"}},
 		{"records reordered", join(swapped), []string{"out of order"}},
-		{"checkpoint edited", []byte(strings.Replace(string(data), `\n`+fmt.Sprint(in.a.Evidence.Size())+`\n`, `\n`+fmt.Sprint(in.a.Evidence.Size()+1)+`\n`, 1)), []string{"checkpoint", "does not verify"}},
+		{"checkpoint edited", []byte(strings.Replace(string(data), `\n`+fmt.Sprint(in.App.Evidence.Size())+`\n`, `\n`+fmt.Sprint(in.App.Evidence.Size()+1)+`\n`, 1)), []string{"checkpoint", "does not verify"}},
 		{"proof element changed", []byte(strings.Replace(string(data), `"inclusion_proof":["`, `"inclusion_proof":["A`, 1)), []string{"record ", "inclusion proof"}},
 		{"not a bundle", []byte(`{"format":"something else"}`), []string{"format"}},
 		{"truncated file", data[:len(data)/2], []string{"malformed JSON"}},
@@ -186,7 +186,7 @@ func TestBundleTampering(t *testing.T) {
 	})
 	t.Run("records of another session", func(t *testing.T) {
 		// An entry of session "other" moved into this bundle.
-		ob, err := in.a.Evidence.Export(context.Background(), firstOtherSession(t, in))
+		ob, err := in.App.Evidence.Export(context.Background(), firstOtherSession(t, in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +203,7 @@ func TestBundleTampering(t *testing.T) {
 }
 
 func firstOtherSession(t *testing.T, in *instance) string {
-	list, err := in.a.Store.ListSessions(context.Background(), store.SessionFilter{AgentID: "other"})
+	list, err := in.App.Store.ListSessions(context.Background(), store.SessionFilter{AgentID: "other"})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("sessions of other: %v %v", list, err)
 	}

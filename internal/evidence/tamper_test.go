@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/apptest"
 	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/evidence/evidencetest"
 	"github.com/mandate-dev/mandate/internal/store/sqlite"
@@ -35,20 +36,20 @@ func makeHistory(t *testing.T) *history {
 	b := in.session("coder", "Fix the failing test in ./pkg/auth")
 	in.calls(a, 6)
 	in.calls(b, 6)
-	cp, err := in.a.Evidence.Checkpoint(context.Background(), in.a.Evidence.Size())
+	cp, err := in.App.Evidence.Checkpoint(context.Background(), in.App.Evidence.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.calls(a, 4)
-	h := &history{dir: dir, saved: cp.Note, size: in.a.Evidence.Size(), vkey: in.a.Evidence.Key().VerifierKey()}
-	in.close()
+	h := &history{dir: dir, saved: cp.Note, size: in.App.Evidence.Size(), vkey: in.App.Evidence.Key().VerifierKey()}
+	in.Close()
 	return h
 }
 
 // tamper copies the history and edits its database directly.
 func (h *history) tamper(t *testing.T, edit func(db *sql.DB)) string {
 	t.Helper()
-	dir := copyDir(t, h.dir)
+	dir := apptest.CopyDir(t, h.dir)
 	db, err := sql.Open("sqlite", filepath.Join(dir, app.DatabaseFile))
 	if err != nil {
 		t.Fatal(err)
@@ -142,17 +143,17 @@ func TestVerifyStoreRollbackAndExtend(t *testing.T) {
 	in := open(t, dir)
 	s := in.session("mailer", "Send the Q3 summary to alice@example.com")
 	in.calls(s, 3)
-	in.close()
-	backup := copyDir(t, dir) // the state the store will be rolled back to
+	in.Close()
+	backup := apptest.CopyDir(t, dir) // the state the store will be rolled back to
 
 	in = open(t, dir)
 	in.calls(s, 5) // records the rollback will erase
-	cp, err := in.a.Evidence.Checkpoint(context.Background(), in.a.Evidence.Size())
+	cp, err := in.App.Evidence.Checkpoint(context.Background(), in.App.Evidence.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved, vkey := cp.Note, in.a.Evidence.Key().VerifierKey()
-	in.close()
+	saved, vkey := cp.Note, in.App.Evidence.Key().VerifierKey()
+	in.Close()
 
 	// Roll back (the key stays: it is the same instance) and extend.
 	for _, f := range []string{app.DatabaseFile, app.DatabaseFile + "-wal", app.DatabaseFile + "-shm"} {
@@ -163,7 +164,7 @@ func TestVerifyStoreRollbackAndExtend(t *testing.T) {
 	}
 	in = open(t, dir)
 	in.calls(s, 9) // a different history, longer than the erased one
-	in.close()
+	in.Close()
 
 	if _, err := verifyDir(t, dir, vkey, nil); err != nil {
 		t.Fatalf("without the saved checkpoint the rewritten store is consistent in itself, yet: %v", err)
@@ -230,7 +231,7 @@ func TestReadOnlyLog(t *testing.T) {
 		t.Fatalf("read-only export of a session without its head: %v", err)
 	}
 	// Once the server exported it, the read-only log exports it too.
-	if _, err := in.a.Evidence.Export(ctx, s); err != nil {
+	if _, err := in.App.Evidence.Export(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := st.ListCheckpoints(ctx, 0, 100000)
@@ -248,7 +249,7 @@ func TestReadOnlyLog(t *testing.T) {
 		t.Errorf("the read-only log stored checkpoints: %d → %d", len(before), len(after))
 	}
 
-	in.close()
+	in.Close()
 	dir := h.tamper(t, func(db *sql.DB) { mustExec(t, db, `DELETE FROM evidence WHERE idx >= ?`, h.size-2) })
 	ro, err := sqlite.OpenReadOnly(ctx, filepath.Join(dir, app.DatabaseFile))
 	if err != nil {

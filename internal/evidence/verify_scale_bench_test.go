@@ -26,15 +26,15 @@ func BenchmarkVerifyStoreScale(b *testing.B) {
 	in := open(b, b.TempDir())
 	bigSession(b, in, n)
 	ctx := context.Background()
-	size, err := in.a.Store.EvidenceSize(ctx)
+	size, err := in.App.Store.EvidenceSize(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	v := in.a.Evidence.Key().Verifier()
+	v := in.App.Evidence.Key().Verifier()
 	cpu0 := cputime.Total()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := evidence.VerifyStore(ctx, in.a.Store, v, nil); err != nil {
+		if _, err := evidence.VerifyStore(ctx, in.App.Store, v, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,22 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mandate-dev/mandate/internal/app"
-	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/apptest"
 	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/redact"
 	"github.com/mandate-dev/mandate/internal/secret"
-	"github.com/mandate-dev/mandate/internal/server"
 )
 
 // Known secrets, each in the shape its provider issues. Every one must
@@ -60,28 +56,18 @@ func allSecrets() map[string]string {
 	}
 }
 
-type api struct {
-	t     *testing.T
-	srv   *httptest.Server
-	token string
-}
+// api is an instance served with an admin token.
+type api struct{ *apptest.Instance }
 
-func (a *api) call(method, path string, body any, want int) map[string]any {
-	a.t.Helper()
+func (a api) call(method, path string, body any, want int) map[string]any {
+	a.T.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
-	req, _ := http.NewRequest(method, a.srv.URL+path, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		a.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, data)
+	code, data := a.Do(method, path, "admin", bytes.NewReader(b))
+	if code != want {
+		a.T.Fatalf("%s %s: %d %s", method, path, code, data)
 	}
 	var out map[string]any
 	json.Unmarshal(data, &out)
@@ -106,19 +92,8 @@ func TestSecretsNeverStored(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
-	a, err := app.Open(context.Background(), app.Config{DataDir: dir, CheckpointInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	tok, rec, _ := auth.Issue("admin", "", "test", time.Now())
-	if err := a.Store.CreateToken(context.Background(), rec); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(server.New(server.Options{Engine: a.Engine, Evidence: a.Evidence}))
-	defer srv.Close()
-	c := &api{t: t, srv: srv, token: tok}
+	c := api{apptest.New(t, "").Open().Serve(apptest.Token{Key: "admin", Role: "admin"})}
+	dir, a := c.Dir, c.App
 
 	// Session: the user's words and the agent's tools.
 	sess := c.call("POST", "/v1/sessions", map[string]any{
@@ -232,10 +207,7 @@ func TestSecretsNeverStored(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv.Close()
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
+	c.Close() // a failed close fails the test; the files are scanned all the same
 	scan("after shutdown")
 }
 

@@ -132,7 +132,7 @@ func exportedSession(t *testing.T, in *instance) (string, []byte) {
 	in.must(http.StatusOK, "POST", "/v1/observe", "admin", map[string]any{"decision_id": id, "output": "changes"})
 	in.must(http.StatusOK, "POST", "/v1/sessions/"+sid+"/status", "user", map[string]any{"status": "suspended"})
 	var buf bytes.Buffer
-	b, err := in.a.Evidence.Export(context.Background(), sid)
+	b, err := in.App.Evidence.Export(context.Background(), sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func exportedSession(t *testing.T, in *instance) (string, []byte) {
 func TestBundleOmissionsFail(t *testing.T) {
 	in := start(t, "")
 	_, data := exportedSession(t, in)
-	vkey := in.a.Evidence.Key().VerifierKey()
+	vkey := in.App.Evidence.Key().VerifierKey()
 	if code, out := verifyBundleFile(t, data, vkey); code != 0 || !strings.Contains(out, "complete:") {
 		t.Fatalf("the whole bundle: exit %d\n%s", code, out)
 	}
@@ -228,15 +228,15 @@ func TestBundleOmissionsFail(t *testing.T) {
 func TestBundleHeadIsReused(t *testing.T) {
 	in := start(t, "")
 	sid, first := exportedSession(t, in)
-	size := in.a.Evidence.Size()
-	b, err := in.a.Evidence.Export(context.Background(), sid)
+	size := in.App.Evidence.Size()
+	b, err := in.App.Evidence.Export(context.Background(), sid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
 	b.WriteTo(&again)
-	if in.a.Evidence.Size() != size {
-		t.Errorf("a second export with nothing new appended %d records", in.a.Evidence.Size()-size)
+	if in.App.Evidence.Size() != size {
+		t.Errorf("a second export with nothing new appended %d records", in.App.Evidence.Size()-size)
 	}
 	if n1, n2 := len(parseBundle(t, first).records), len(parseBundle(t, again.Bytes()).records); n1 != n2 {
 		t.Errorf("the second bundle has %d records, the first %d", n2, n1)
@@ -244,7 +244,7 @@ func TestBundleHeadIsReused(t *testing.T) {
 	// After another decision, the next export commits a new head that
 	// lists the earlier one.
 	in.decide("admin", sid, "Read", readDocs)
-	b, err = in.a.Evidence.Export(context.Background(), sid)
+	b, err = in.App.Evidence.Export(context.Background(), sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestBundleHeadIsReused(t *testing.T) {
 	if heads != 2 || recs[len(recs)-1].typ != "session_head" {
 		t.Errorf("after a new decision: %d heads, last record %s", heads, recs[len(recs)-1].typ)
 	}
-	if code, out := verifyBundleFile(t, third.Bytes(), in.a.Evidence.Key().VerifierKey()); code != 0 {
+	if code, out := verifyBundleFile(t, third.Bytes(), in.App.Evidence.Key().VerifierKey()); code != 0 {
 		t.Errorf("the third bundle: exit %d\n%s", code, out)
 	}
 }

@@ -2,103 +2,50 @@ package security
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mandate-dev/mandate/internal/app"
-	"github.com/mandate-dev/mandate/internal/auth"
+	"github.com/mandate-dev/mandate/internal/apptest"
 	"github.com/mandate-dev/mandate/internal/server"
 )
 
 // instance is a Mandate instance on a data directory of its own, served over
 // HTTP with a token for each principal the suite needs.
-type instance struct {
-	t   testing.TB
-	dir string
-	// store is a shared store's address (PostgreSQL); empty means the
-	// embedded store in dir.
-	store  string
-	a      *app.App
-	srv    *httptest.Server
-	tokens map[string]string
-	// opts adjust the server before it starts.
-	opts server.Options
-}
+type instance struct{ *apptest.Instance }
 
-// tokenSpecs are the tokens every instance has: key, role, agent.
-var tokenSpecs = []struct{ key, role, agent string }{
-	{"admin", "admin", ""},
-	{"user", "user", ""},
-	{"hook", "hook", ""}, // serves claude-code, the default
-	{"hook:mailer", "hook", "mailer"},
-	{"agent:mailer", "agent", "mailer"},
-	{"agent:other", "agent", "other"},
+// tokenSpecs are the tokens every instance has.
+var tokenSpecs = []apptest.Token{
+	{Key: "admin", Role: "admin"},
+	{Key: "user", Role: "user"},
+	{Key: "hook", Role: "hook"}, // serves claude-code, the default
+	{Key: "hook:mailer", Role: "hook", Agent: "mailer"},
+	{Key: "agent:mailer", Role: "agent", Agent: "mailer"},
+	{Key: "agent:other", Role: "agent", Agent: "other"},
 }
 
 // start opens an instance on a fresh directory (or dir, if given).
 func start(t testing.TB, dir string, adjust ...func(*server.Options)) *instance {
 	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	in := &instance{t: t, dir: dir, tokens: map[string]string{}}
+	in := &instance{apptest.New(t, dir)}
 	for _, f := range adjust {
-		f(&in.opts)
+		f(&in.Opts)
 	}
 	in.open()
-	t.Cleanup(in.close)
 	return in
 }
 
 func (in *instance) open() {
-	in.t.Helper()
-	a, err := app.Open(context.Background(), app.Config{DataDir: in.dir, Store: in.store, Synchronous: "OFF", CheckpointInterval: 20 * time.Millisecond})
-	if err != nil {
-		in.t.Fatal(err)
-	}
-	in.a = a
-	if len(in.tokens) == 0 {
-		for _, spec := range tokenSpecs {
-			tok, rec, err := auth.Issue(spec.role, spec.agent, spec.key, time.Now())
-			if err != nil {
-				in.t.Fatal(err)
-			}
-			if err := a.Store.CreateToken(context.Background(), rec); err != nil {
-				in.t.Fatal(err)
-			}
-			in.tokens[spec.key] = tok
-		}
-	}
-	o := in.opts
-	o.Engine, o.Evidence = a.Engine, a.Evidence
-	in.srv = httptest.NewServer(server.New(o))
-}
-
-func (in *instance) close() {
-	if in.srv != nil {
-		in.srv.Close()
-		in.srv = nil
-	}
-	if in.a != nil {
-		if err := in.a.Close(); err != nil {
-			in.t.Errorf("close: %v", err)
-		}
-		in.a = nil
-	}
+	in.T.Helper()
+	in.Open().Serve(tokenSpecs...)
 }
 
 // restart closes the instance and opens it again on the same directory.
 func (in *instance) restart() {
-	in.t.Helper()
-	in.close()
+	in.T.Helper()
+	in.Close()
 	in.open()
 }
 
@@ -124,7 +71,7 @@ func (r reply) errMsg() string {
 }
 
 func (in *instance) do(method, path, who string, body any) reply {
-	in.t.Helper()
+	in.T.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -133,31 +80,15 @@ func (in *instance) do(method, path, who string, body any) reply {
 	default:
 		enc, err := json.Marshal(b)
 		if err != nil {
-			in.t.Fatal(err)
+			in.T.Fatal(err)
 		}
 		rd = bytes.NewReader(enc)
 	}
-	req, err := http.NewRequest(method, in.srv.URL+path, rd)
-	if err != nil {
-		in.t.Fatal(err)
-	}
-	if who != "" {
-		tok, ok := in.tokens[who]
-		if !ok {
-			tok = who // a raw token
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		in.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	r := reply{code: resp.StatusCode, raw: data}
+	code, data := in.Do(method, path, who, rd)
+	r := reply{code: code, raw: data}
 	if len(bytes.TrimSpace(data)) > 0 && data[0] == '{' {
 		if err := json.Unmarshal(data, &r.body); err != nil {
-			in.t.Fatalf("%s %s: response is not JSON: %s", method, path, data)
+			in.T.Fatalf("%s %s: response is not JSON: %s", method, path, data)
 		}
 	}
 	return r
@@ -165,28 +96,28 @@ func (in *instance) do(method, path, who string, body any) reply {
 
 // must fails the test unless the request answered want.
 func (in *instance) must(want int, method, path, who string, body any) reply {
-	in.t.Helper()
+	in.T.Helper()
 	r := in.do(method, path, who, body)
 	if r.code != want {
-		in.t.Fatalf("%s %s as %s: %d %s, want %d", method, path, who, r.code, r.raw, want)
+		in.T.Fatalf("%s %s as %s: %d %s, want %d", method, path, who, r.code, r.raw, want)
 	}
 	return r
 }
 
 // session creates a session for agent with the user's words, as the user.
 func (in *instance) session(agent, intent string) string {
-	in.t.Helper()
+	in.T.Helper()
 	return in.sessionAs("user", map[string]any{"agent_id": agent, "intent": intent})
 }
 
 func (in *instance) sessionAs(who string, req map[string]any) string {
-	in.t.Helper()
+	in.T.Helper()
 	return in.must(http.StatusCreated, "POST", "/v1/sessions", who, req).str("session_id")
 }
 
 // evaluate decides one call as who and returns the answer.
 func (in *instance) evaluate(who, sid, tool string, args map[string]any, extra ...map[string]any) reply {
-	in.t.Helper()
+	in.T.Helper()
 	req := map[string]any{"session_id": sid, "tool": tool, "args": args}
 	for _, e := range extra {
 		for k, v := range e {
@@ -198,36 +129,12 @@ func (in *instance) evaluate(who, sid, tool string, args map[string]any, extra .
 
 // decide is evaluate that must succeed; it returns the decision id and effect.
 func (in *instance) decide(who, sid, tool string, args map[string]any, extra ...map[string]any) (string, string) {
-	in.t.Helper()
+	in.T.Helper()
 	r := in.evaluate(who, sid, tool, args, extra...)
 	if r.code != http.StatusOK {
-		in.t.Fatalf("evaluate %s: %d %s", tool, r.code, r.raw)
+		in.T.Fatalf("evaluate %s: %d %s", tool, r.code, r.raw)
 	}
 	return r.str("decision_id"), r.str("effect")
-}
-
-// copyDir copies a closed data directory.
-func copyDir(t testing.TB, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, _ := e.Info()
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, info.Mode().Perm()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dst
 }
 
 // Calls the suite makes, with the effect the built-in pack gives them under

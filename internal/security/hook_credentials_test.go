@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mandate-dev/mandate/internal/apptest"
 )
 
 // Hook credentials (issue 10.6): a hook token relays the user's words for
@@ -261,9 +263,9 @@ func TestHookCredentialsBindingStored(t *testing.T) {
 	}
 	in.restart()
 	check("after a restart", in)
-	in.close()
-	cp := &instance{t: t, dir: copyDir(t, in.dir), tokens: in.tokens}
+	in.Close()
+	cp := &instance{apptest.New(t, apptest.CopyDir(t, in.Dir))}
+	cp.Tokens = in.Tokens // issued on the original: the copy's store holds them
 	cp.open()
-	t.Cleanup(cp.close)
 	check("on a copy of the data directory", cp)
 }

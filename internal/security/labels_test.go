@@ -150,7 +150,7 @@ func TestLabelsAgentsReport(t *testing.T) {
 	}
 	// The evidence records carry the same labels, and a bundle counts them.
 	b := in.must(200, "GET", "/v1/evidence/sessions/"+s.sid+"/bundle", "user", nil)
-	rep, err := evidence.VerifyBundle(b.raw, in.a.Evidence.Key().Verifier())
+	rep, err := evidence.VerifyBundle(b.raw, in.App.Evidence.Key().Verifier())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,10 +167,10 @@ func TestLabelsHookTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.Role = string(auth.RoleHook)
-	if err := in.a.Store.CreateToken(context.Background(), rec); err != nil {
+	if err := in.App.Store.CreateToken(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
-	in.tokens["legacy"] = legacy
+	in.Tokens["legacy"] = legacy
 	mailer := in.session("mailer", "Send the Q3 summary to alice@example.com")
 	cc := in.session("claude-code", docsIntent)
 	sub := in.session("claude-code:Explore", "read the docs")

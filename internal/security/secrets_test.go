@@ -52,8 +52,8 @@ func TestSecretsRedacted(t *testing.T) {
 			if r.code != 200 {
 				t.Fatalf("evaluate: %d %s", r.code, truncate(string(r.raw)))
 			}
-			in.close()
-			entries, err := os.ReadDir(in.dir)
+			in.Close()
+			entries, err := os.ReadDir(in.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestSecretsRedacted(t *testing.T) {
 				if e.IsDir() {
 					continue
 				}
-				data, err := os.ReadFile(filepath.Join(in.dir, e.Name()))
+				data, err := os.ReadFile(filepath.Join(in.Dir, e.Name()))
 				if err != nil {
 					t.Fatal(err)
 				}

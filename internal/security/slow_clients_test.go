@@ -21,6 +21,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/apptest"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/cli"
 	"github.com/mandate-dev/mandate/internal/engine"
@@ -200,7 +201,7 @@ func TestSlowClientsHangUpOverHTTP(t *testing.T) {
 	}
 	srv := httptest.NewServer(server.New(server.Options{Engine: a.Engine, Evidence: a.Evidence}))
 	defer srv.Close()
-	in := &instance{t: t, dir: dir, a: a, srv: srv, tokens: map[string]string{"admin": tok}}
+	in := &instance{&apptest.Instance{T: t, Dir: dir, App: a, Srv: srv, Tokens: map[string]string{"admin": tok}}}
 	sid := in.sessionAs("admin", map[string]any{"agent_id": "a", "intent": "read the docs"})
 	body := fmt.Sprintf(`{"session_id":%q,"tool":"Read","args":{"file_path":"/home/dev/docs/guide.md"}}`, sid)
 	fails := 0
@@ -343,12 +344,12 @@ func dripChunked(s string, every time.Duration) func(io.Writer) {
 // the status and whether the server closed the connection after it.
 func rawRequest(t *testing.T, in *instance, path string, length int, send func(io.Writer)) (int, bool) {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(in.srv.URL, "http://"))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.Srv.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	hdr := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n", path, in.tokens["user"])
+	hdr := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n", path, in.Tokens["user"])
 	if length >= 0 {
 		hdr += fmt.Sprintf("Content-Length: %d\r\n", length)
 	} else {
@@ -435,7 +436,7 @@ func TestSlowClientsHookStdin(t *testing.T) {
 			go tc.feed(w)
 			var out, errb bytes.Buffer
 			start := time.Now()
-			code := cli.Main(context.Background(), []string{"hook", "claude-code", "--server", in.srv.URL, "--token", in.tokens["hook"], "--timeout", tc.timeout},
+			code := cli.Main(context.Background(), []string{"hook", "claude-code", "--server", in.Srv.URL, "--token", in.Tokens["hook"], "--timeout", tc.timeout},
 				cli.Env{Stdin: r, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
 			if code != tc.code || !strings.Contains(errb.String(), tc.stderr) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errb.String(), tc.code, tc.stderr)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/apptest"
 	"github.com/mandate-dev/mandate/internal/cli"
 	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/store/postgres/pgtest"
@@ -102,9 +103,9 @@ func TestSharedStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 				}
 				return
 			}
-			in := &instance{t: t, dir: es.dir, store: dsn, tokens: map[string]string{}}
+			in := &instance{apptest.New(t, es.dir)}
+			in.Store = dsn
 			in.open()
-			t.Cleanup(in.close)
 			p.check(t, in)
 			if p.sid != es.bystander {
 				if _, eff := in.decide("admin", es.bystander, "Read", readDocs); eff != "allow" {

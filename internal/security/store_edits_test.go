@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mandate-dev/mandate/internal/app"
+	"github.com/mandate-dev/mandate/internal/apptest"
 	"github.com/mandate-dev/mandate/internal/cli"
 	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/store"
@@ -68,10 +69,10 @@ func makeEditedStore(t *testing.T) *editedStore {
 // embedded one).
 func makeEditedStoreOn(t *testing.T, dsn string) *editedStore {
 	t.Helper()
-	in := &instance{t: t, dir: t.TempDir(), store: dsn, tokens: map[string]string{}}
+	in := &instance{apptest.New(t, "")}
+	in.Store = dsn
 	in.open()
-	t.Cleanup(in.close)
-	es := &editedStore{dir: in.dir, dsn: dsn}
+	es := &editedStore{dir: in.Dir, dsn: dsn}
 	es.mailer = in.session("mailer", "Send the Q3 summary to alice@example.com. Do not push to git.")
 	es.allowed, _ = in.decide("admin", es.mailer, "send_email", map[string]any{"to": "alice@example.com", "subject": "Q3"})
 	var eff string
@@ -123,15 +124,15 @@ func makeEditedStoreOn(t *testing.T, dsn string) *editedStore {
 			t.Fatalf("the sub-agent's payment of %s was %s before any edit", price, eff)
 		}
 	}
-	es.vkey = in.a.Evidence.Key().VerifierKey()
-	in.close()
+	es.vkey = in.App.Evidence.Key().VerifierKey()
+	in.Close()
 	return es
 }
 
 // edit copies the store and runs SQL on the copy's database.
 func (es *editedStore) edit(t *testing.T, stmts ...string) string {
 	t.Helper()
-	dir := copyDir(t, es.dir)
+	dir := apptest.CopyDir(t, es.dir)
 	db, err := sql.Open("sqlite", dir+"/"+app.DatabaseFile)
 	if err != nil {
 		t.Fatal(err)
@@ -350,9 +351,8 @@ func TestStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 				t.Fatalf("open: %v", err)
 			}
 			a.Close()
-			in := &instance{t: t, dir: dir, tokens: map[string]string{}}
+			in := &instance{apptest.New(t, dir)}
 			in.open()
-			t.Cleanup(in.close)
 			p := tc.probe()
 			p.check(t, in)
 			// Sessions nobody edited keep working.
@@ -466,11 +466,10 @@ var (
 func TestEditedCountersAreNotActedOn(t *testing.T) {
 	es := makeEditedStore(t)
 	dir := es.edit(t, `UPDATE sessions SET state = '{"counts":{},"spend":{},"calls":0,"denied":0,"asked":0}'`)
-	in := &instance{t: t, dir: dir, tokens: map[string]string{}}
+	in := &instance{apptest.New(t, dir)}
 	in.open()
-	t.Cleanup(in.close)
 	ctx := context.Background()
-	before, err := in.a.Store.ListDecisions(ctx, store.DecisionFilter{SessionID: es.bystander})
+	before, err := in.App.Store.ListDecisions(ctx, store.DecisionFilter{SessionID: es.bystander})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +478,7 @@ func TestEditedCountersAreNotActedOn(t *testing.T) {
 	if eff != "allow" {
 		t.Fatalf("read after a counter edit: %s", eff)
 	}
-	d, err := in.a.Store.GetDecision(ctx, id)
+	d, err := in.App.Store.GetDecision(ctx, id)
 	if err != nil || d.Seq != len(before)+1 {
 		t.Fatalf("the next decision has seq %v (%v), want %d: counters were taken from the edited row", d, err, len(before)+1)
 	}
