@@ -153,6 +153,10 @@ type langTable struct {
 	// entry holds, so the kinds of the verb they qualify are put to a
 	// person rather than granted.
 	ItemConditions []string `yaml:"item_conditions"`
+	// DateConditions restrict the items by a date the draft does not
+	// read ("since March", "de antes de octubre", "antérieurs à 2024"):
+	// an item condition like the others, listed apart to be reviewed.
+	DateConditions []string `yaml:"date_conditions"`
 	// ActConditions put a condition on the act itself ("push to main if
 	// the tests pass", "wenn alles grün ist, pushe"): Mandate cannot check
 	// it on a call, so the verb they qualify is weighed like an item
@@ -537,6 +541,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.HandsOff, entry{role: roleHandsOff}},
 		{t.AskFirst, entry{role: roleAskFirst}},
 		{t.ItemConditions, entry{role: roleItemCondition}},
+		{t.DateConditions, entry{role: roleItemCondition}},
 		{t.ActConditions, entry{role: roleItemCondition, cond: condAct}},
 		{t.Hedges, entry{role: roleIgnore}},
 		{t.WhetherVerbs, entry{role: roleWhether}},

@@ -65,3 +65,17 @@ var namedObjectCases = []compileCase{
 }
 
 func TestCompileNamedObjectKeepsRestriction(t *testing.T) { runCompileCases(t, namedObjectCases) }
+
+// A date that restricts the items (date_conditions) makes the verb's
+// kinds ask, in every language; "desde"/"depuis" alone also name a
+// place ("desde mi cuenta corriente") and are not listed.
+var dateConditionCases = []compileCase{
+	{text: "Delete the emails since March.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Lösche alle Mails, die vor Oktober kamen.", lang: "de", allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Supprime les fichiers antérieurs à 2024.", lang: "fr", allow: []action.Kind{r}, ask: []action.Kind{d}},
+	{text: "Archiva los correos de antes de octubre.", lang: "es", allow: []action.Kind{r}, ask: []action.Kind{w}},
+	{text: "Archivia le mail di prima di ottobre.", lang: "it", allow: []action.Kind{r}, ask: []action.Kind{w}},
+	{text: "Paga la factura de la luz desde mi cuenta corriente.", lang: "es", allow: []action.Kind{r, p}, ask: []action.Kind{w}},
+}
+
+func TestCompileDateConditions(t *testing.T) { runCompileCases(t, dateConditionCases) }
