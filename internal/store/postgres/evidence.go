@@ -41,29 +41,7 @@ func (s *Store) EvidenceLeafHashes(ctx context.Context, from, to uint64) ([][]by
 		return nil, describe("evidence leaf hashes", err)
 	}
 	defer rows.Close()
-	out := make([][]byte, 0, min(to-from, 1<<16))
-	next := from
-	for rows.Next() {
-		var (
-			idx uint64
-			h   []byte
-		)
-		if err := rows.Scan(&idx, &h); err != nil {
-			return nil, describe("evidence leaf hashes", err)
-		}
-		if idx != next {
-			return nil, fmt.Errorf("evidence record %d: %w (the log has a gap)", next, store.ErrNotFound)
-		}
-		out = append(out, h)
-		next++
-	}
-	if err := rows.Err(); err != nil {
-		return nil, describe("evidence leaf hashes", err)
-	}
-	if next != to {
-		return nil, fmt.Errorf("evidence record %d: %w", next, store.ErrNotFound)
-	}
-	return out, nil
+	return sqlstore.LeafHashes(rows, from, to, func(err error) error { return describe("evidence leaf hashes", err) })
 }
 
 // EvidenceFrom implements store.Store.

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/store/sqlstore"
@@ -87,20 +86,13 @@ func (s *Store) GetBudget(ctx context.Context, sessionID, dim string) (*store.Bu
 	return b, nil
 }
 
+// scanDrawRecord is sqlstore.ScanRecord where no row is no draw (nil).
 func scanDrawRecord(r sqlstore.Scanner) (*store.EvidenceRecord, error) {
-	var (
-		rec     store.EvidenceRecord
-		created int64
-	)
-	err := r.Scan(&rec.Index, &rec.Type, &rec.SessionID, &rec.Origin, &rec.Body, &rec.LeafHash, &created)
+	rec, err := sqlstore.ScanRecord(r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	rec.CreatedAt = time.Unix(0, created).UTC()
-	return &rec, nil
+	return rec, err
 }
 
 // verifyBudgets holds every budget row against the latest draw record on
@@ -110,7 +102,7 @@ func (s *Store) verifyBudgets(ctx context.Context, report func(problem string)) 
 	if err := s.each(ctx, "verify budgets", `SELECT session_id, dim, used, leaf FROM budgets`, w.Row); err != nil {
 		return err
 	}
-	err := s.each(ctx, "verify budgets", `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE type = 'draw' ORDER BY idx`, func(r sqlstore.Scanner) error {
+	err := s.each(ctx, "verify budgets", `SELECT `+sqlstore.RecordCols+` FROM evidence WHERE type = 'draw' ORDER BY idx`, func(r sqlstore.Scanner) error {
 		rec, err := scanDrawRecord(r)
 		if err != nil {
 			return err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/mandate-dev/mandate/internal/store"
 	"github.com/mandate-dev/mandate/internal/store/sqlstore"
@@ -73,29 +72,7 @@ func (s *Store) EvidenceLeafHashes(ctx context.Context, from, to uint64) ([][]by
 		return nil, fmt.Errorf("evidence leaf hashes: %w", err)
 	}
 	defer rows.Close()
-	out := make([][]byte, 0, min(to-from, 1<<16))
-	next := from
-	for rows.Next() {
-		var (
-			idx uint64
-			h   []byte
-		)
-		if err := rows.Scan(&idx, &h); err != nil {
-			return nil, fmt.Errorf("evidence leaf hashes: %w", err)
-		}
-		if idx != next {
-			return nil, fmt.Errorf("evidence record %d: %w (the log has a gap)", next, store.ErrNotFound)
-		}
-		out = append(out, h)
-		next++
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("evidence leaf hashes: %w", err)
-	}
-	if next != to {
-		return nil, fmt.Errorf("evidence record %d: %w", next, store.ErrNotFound)
-	}
-	return out, nil
+	return sqlstore.LeafHashes(rows, from, to, func(err error) error { return fmt.Errorf("evidence leaf hashes: %w", err) })
 }
 
 // EvidenceFrom implements store.Store.
@@ -103,7 +80,7 @@ func (s *Store) EvidenceFrom(ctx context.Context, from uint64, limit int) ([]*st
 	if limit <= 0 {
 		limit = 1000
 	}
-	return s.scanEvidence(ctx, "evidence from", `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE idx >= ? ORDER BY idx LIMIT ?`, from, limit)
+	return s.scanEvidence(ctx, "evidence from", `SELECT `+sqlstore.RecordCols+` FROM evidence WHERE idx >= ? ORDER BY idx LIMIT ?`, from, limit)
 }
 
 func (s *Store) scanEvidence(ctx context.Context, what, q string, args ...any) ([]*store.EvidenceRecord, error) {
@@ -112,19 +89,8 @@ func (s *Store) scanEvidence(ctx context.Context, what, q string, args ...any) (
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []*store.EvidenceRecord
-	for rows.Next() {
-		var (
-			r       store.EvidenceRecord
-			created int64
-		)
-		if err := rows.Scan(&r.Index, &r.Type, &r.SessionID, &r.Origin, &r.Body, &r.LeafHash, &created); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		r.CreatedAt = time.Unix(0, created).UTC()
-		out = append(out, &r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlstore.Collect(rows, sqlstore.ScanRecord)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
@@ -136,7 +102,7 @@ func (s *Store) SessionEvidence(ctx context.Context, sessionID string) ([]*store
 		return nil, errors.New("session evidence: a session id is required")
 	}
 	// The extra condition lets SQLite use the partial index on session_id.
-	return s.scanEvidence(ctx, "session evidence", `SELECT idx, type, session_id, origin, body, leaf_hash, created_at FROM evidence WHERE session_id = ? AND session_id != '' ORDER BY idx`, sessionID)
+	return s.scanEvidence(ctx, "session evidence", `SELECT `+sqlstore.RecordCols+` FROM evidence WHERE session_id = ? AND session_id != '' ORDER BY idx`, sessionID)
 }
 
 // AddCheckpoint implements store.Store. It writes outside the group-commit

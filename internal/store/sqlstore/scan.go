@@ -338,6 +338,36 @@ func ScanCheckpoint(r Scanner) (*store.Checkpoint, error) {
 	return &cp, nil
 }
 
+// LeafHashes reads rows of (idx, leaf_hash) in index order and returns the
+// leaf hashes of [from, to). A missing index is an error: the log has a
+// gap. wrap describes an error of the rows themselves (the store's
+// wording).
+func LeafHashes(rows Rows, from, to uint64, wrap func(error) error) ([][]byte, error) {
+	out := make([][]byte, 0, min(to-from, 1<<16))
+	next := from
+	for rows.Next() {
+		var (
+			idx uint64
+			h   []byte
+		)
+		if err := rows.Scan(&idx, &h); err != nil {
+			return nil, wrap(err)
+		}
+		if idx != next {
+			return nil, fmt.Errorf("evidence record %d: %w (the log has a gap)", next, store.ErrNotFound)
+		}
+		out = append(out, h)
+		next++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(err)
+	}
+	if next != to {
+		return nil, fmt.Errorf("evidence record %d: %w", next, store.ErrNotFound)
+	}
+	return out, nil
+}
+
 // Each calls fn for every row of rows, in order, until it fails.
 func Each(rows Rows, fn func(Scanner) error) error {
 	for rows.Next() {
