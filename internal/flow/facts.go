@@ -1,9 +1,11 @@
 package flow
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/fold"
@@ -75,6 +77,12 @@ type Facts struct {
 	// of get_accounts, and the call pays 2340.18); "" when it is, or when
 	// the user named none (amountref.go).
 	AmountDiffers string `json:"amount_differs"`
+	// WindowWidened says why the call's time window is not the task's:
+	// after an injected text, the tool reads a window at least seven
+	// times the widest it read before ("list_events reads 31 days, 31
+	// times the 1 day it read (decision 01a2…) before the text injected
+	// into the output of list_events (decision 01a3…)"); "" otherwise.
+	WindowWidened string `json:"window_widened"`
 	// PreparedSpend is what the session's allowed cart additions (writes
 	// and payments naming listed items by id) committed at the listings'
 	// prices, by currency ("" when the listing named none): a basket the
@@ -195,6 +203,9 @@ func (t *Table) Facts(in CallInput) *Facts {
 	}
 	if n := len(t.injections); n > 0 {
 		f.Injections = t.injections[max(0, n-8):]
+		if in.Action != nil {
+			f.WindowWidened = t.windowWidened(in.Action.Tool, in.Args)
+		}
 	}
 	a := in.Action
 	if a == nil {
@@ -643,4 +654,31 @@ func guessClasses(v string) []Class {
 		return []Class{Amount, Handle}
 	}
 	return []Class{Handle}
+}
+
+// windowWidened: the tool read a window before any injection, and this
+// call reads one widenFactor times as wide or more. What the injected
+// text asked for is not compared: a wider read right after one is what an
+// injected "send the whole month" needs, and what the user's "tomorrow"
+// did not.
+func (t *Table) windowWidened(tool string, args *Scan) string {
+	prev, ok := t.windows[tool]
+	w := args.window()
+	if !ok || w == 0 || w < widenFactor*prev.width {
+		return ""
+	}
+	last := t.injections[len(t.injections)-1]
+	return fmt.Sprintf("%s reads %s, %d times the %s it read%s before the text injected into the output of %s%s",
+		tool, days(w), int(w/prev.width), days(prev.width), decisionRef(prev.decision), last.Tool, decisionRef(last.DecisionID))
+}
+
+// days says a duration in days (or hours, under a day).
+func days(d time.Duration) string {
+	if d < 24*time.Hour {
+		return fmt.Sprintf("%d hours", int(d.Hours()))
+	}
+	if n := int(d.Hours()+12) / 24; n != 1 {
+		return fmt.Sprintf("%d days", n)
+	}
+	return "1 day"
 }

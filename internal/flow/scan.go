@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -166,6 +167,9 @@ type Scan struct {
 	// within are a call's arguments that name the place it reads or
 	// acts in (container_keys: a channel history's channel_id).
 	within []string
+	// winFrom, winTo bound the time window the call's arguments read
+	// (window_start_keys, window_end_keys); zero where none is given.
+	winFrom, winTo time.Time
 	// selectorConcepts are the concepts the selecting arguments name
 	// (a search for "DNI*": id_documents).
 	selectorConcepts []string
@@ -598,6 +602,15 @@ func (st *scanState) stringValue(v, name, field string, part Part, depth int) {
 	r := st.s.voc.role(name)
 	if st.mode == modeArgs && r&roleSelector != 0 && r&roleContent == 0 {
 		st.selector(v)
+	}
+	if st.mode == modeArgs && r&(roleWindowStart|roleWindowEnd) != 0 && len(v) <= 40 {
+		if at, ok := parseDate(v); ok {
+			if r&roleWindowStart != 0 && st.out.winFrom.IsZero() {
+				st.out.winFrom = at
+			} else if r&roleWindowEnd != 0 && st.out.winTo.IsZero() {
+				st.out.winTo = at
+			}
+		}
 	}
 	if st.mode == modeArgs && r&roleContainer != 0 && len(st.out.within) < maxWithin && len(v) <= 128 {
 		st.out.within = append(st.out.within, strings.TrimSpace(v))
@@ -1120,4 +1133,24 @@ func headerLines(s string) []headerLine {
 		off = end + 1
 	}
 	return out
+}
+
+// parseDate reads a window bound: RFC 3339 or a bare date.
+func parseDate(v string) (time.Time, bool) {
+	v = strings.TrimSpace(v)
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02"} {
+		if at, err := time.Parse(layout, v); err == nil {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// window returns the time window the call's arguments read, 0 if they
+// give no closed window.
+func (sc *Scan) window() time.Duration {
+	if sc == nil || sc.winFrom.IsZero() || sc.winTo.IsZero() || !sc.winTo.After(sc.winFrom) {
+		return 0
+	}
+	return sc.winTo.Sub(sc.winFrom)
 }

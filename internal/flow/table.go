@@ -187,7 +187,24 @@ type Table struct {
 	// the items counted (items.go).
 	prepared    map[string]float64
 	preparedIDs map[string]bool
+	// windows is, per tool, the widest time window its calls read before
+	// any injected output (at most maxWindowTools tools).
+	windows map[string]windowRead
 }
+
+// windowRead is a time window a tool's call read, and the call.
+type windowRead struct {
+	width    time.Duration
+	decision string
+}
+
+// maxWindowTools bounds Table.windows.
+const maxWindowTools = 64
+
+// widenFactor: a read after an injection over a window this many times
+// the tool's widest before it is flow.window_widened ("tomorrow's
+// meetings" read for a day, then the month an injected text asked for).
+const widenFactor = 7
 
 type lineSource struct {
 	decision  string
@@ -278,6 +295,14 @@ func (t *Table) Decided(info DecisionInfo, args *Scan) {
 	}
 	if args != nil && info.Within == nil && len(args.within) > 0 {
 		info.Within = slices.Clone(args.within)
+	}
+	if w := args.window(); w > 0 && len(t.injections) == 0 && info.Tool != "" {
+		if t.windows == nil {
+			t.windows = map[string]windowRead{}
+		}
+		if prev, ok := t.windows[info.Tool]; (ok && w > prev.width) || (!ok && len(t.windows) < maxWindowTools) {
+			t.windows[info.Tool] = windowRead{width: w, decision: info.ID}
+		}
 	}
 	t.remember(info)
 	if info.Effect == "deny" {

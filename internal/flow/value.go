@@ -221,6 +221,8 @@ type knowledge struct {
 	ContentKeys     []string         `yaml:"content_keys"`
 	ItemNameKeys    []string         `yaml:"item_name_keys"`
 	ContainerKeys   []string         `yaml:"container_keys"`
+	WindowStartKeys []string         `yaml:"window_start_keys"`
+	WindowEndKeys   []string         `yaml:"window_end_keys"`
 	PrivateFlagKeys []string         `yaml:"private_flag_keys"`
 	ParentKeys      []string         `yaml:"parent_keys"`
 	PrivateWords    []string         `yaml:"private_words"`
@@ -261,6 +263,8 @@ const (
 	roleContainer
 	roleQuantity
 	roleParent
+	roleWindowStart
+	roleWindowEnd
 )
 
 // vocabulary is the compiled knowledge.
@@ -300,7 +304,7 @@ func loadVocabulary() (*vocabulary, error) {
 		{k.AccountKeys, roleAccount}, {k.PhoneKeys, rolePhone}, {k.PathKeys, rolePath},
 		{k.SelectorKeys, roleSelector}, {k.ContentKeys, roleContent},
 		{k.ItemNameKeys, roleItemName}, {k.PrivateFlagKeys, rolePrivateFlag}, {k.ContainerKeys, roleContainer},
-		{k.ParentKeys, roleParent},
+		{k.ParentKeys, roleParent}, {k.WindowStartKeys, roleWindowStart}, {k.WindowEndKeys, roleWindowEnd},
 		{k.QuantityKeys, roleQuantity},
 	} {
 		for _, key := range l.keys {
