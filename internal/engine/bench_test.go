@@ -55,24 +55,31 @@ func decideHistory(ctx context.Context, b *testing.B, e *Engine, sid string, n i
 	}
 }
 
-// timeCalls runs op on benchCalls in turn, once per iteration, and reports
-// its CPU time per call and its latency percentiles.
+// timeCalls runs op on benchCalls in turn, once per iteration (timeLoop).
 func timeCalls(b *testing.B, op func(tool string, args map[string]any) error) {
+	b.Helper()
+	timeLoop(b, func(i int) error {
+		c := benchCalls[i%len(benchCalls)]
+		return op(c.tool, c.args)
+	})
+}
+
+// timeLoop runs op(i) once per iteration i and reports its allocations,
+// its CPU time a call and its latency percentiles (latencies).
+func timeLoop(b *testing.B, op func(i int) error) {
 	b.Helper()
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cputime.Total()
 	for i := 0; b.Loop(); i++ {
-		c := benchCalls[i%len(benchCalls)]
 		t0 := time.Now()
-		if err := op(c.tool, c.args); err != nil {
+		if err := op(i); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	cpuPerOp(b, cpu0)
-	percentiles(b, lat)
+	latencies(b, lat, cpu0)
 }
 
 func percentiles(b *testing.B, lat []time.Duration) {
@@ -171,21 +178,11 @@ func BenchmarkEvaluateTreeCap(b *testing.B) {
 	mustSession(b, e, SessionRequest{ID: "p", AgentID: "shopper", Intent: "Buy USB-C chargers for at most 1000000000 EUR in total"})
 	mustSession(b, e, SessionRequest{ID: "c", AgentID: "shopper", ParentID: "p", Intent: "Buy the USB-C chargers"})
 	ctx := context.Background()
-	lat := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cputime.Total()
-	for b.Loop() {
-		t0 := time.Now()
+	timeLoop(b, func(int) error {
 		d, err := e.Evaluate(ctx, admin, pay("c", "1 EUR"))
-		if err != nil {
-			b.Fatal(err)
+		if err == nil && d.Effect != policy.Allow {
+			err = fmt.Errorf("%s %v %q", d.Effect, d.Rules, d.Reasons)
 		}
-		if d.Effect != policy.Allow {
-			b.Fatalf("%s %v %q", d.Effect, d.Rules, d.Reasons)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	cpuPerOp(b, cpu0)
-	percentiles(b, lat)
+		return err
+	})
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
-	"github.com/mandate-dev/mandate/internal/cputime"
 	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/policy"
 )
@@ -80,21 +79,13 @@ func BenchmarkDecideFamily(b *testing.B) {
 	for _, c := range familyCalls {
 		b.Run(c.family, func(b *testing.B) {
 			now := time.Now()
-			lat := make([]time.Duration, 0, b.N)
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := cputime.Total()
-			for b.Loop() {
-				t0 := time.Now()
-				if _, err := d.Decide(&Input{
+			timeLoop(b, func(int) error {
+				_, err := d.Decide(&Input{
 					Call:    action.Call{Tool: c.tool, Args: c.args, WorkingDir: "/home/dev/proj", HomeDir: "/home/dev"},
 					Mandate: drafts[c.intent], Session: facts, Self: self, Now: now,
-				}); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			latencies(b, lat, cpu0)
+				})
+				return err
+			})
 		})
 	}
 }
@@ -125,22 +116,17 @@ var jitterSink uint64
 // VM (steal, interrupts, neighbours) adds to anything that short.
 func BenchmarkJitterFloor(b *testing.B) {
 	const spins = 12_000
-	lat := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cputime.Total()
 	x := uint64(1)
-	for b.Loop() {
-		t0 := time.Now()
+	// Timed by the same loop as the decisions it is read beside.
+	timeLoop(b, func(int) error {
 		for range spins {
 			x ^= x << 13
 			x ^= x >> 7
 			x ^= x << 17
 		}
-		lat = append(lat, time.Since(t0))
-	}
+		return nil
+	})
 	jitterSink = x
-	latencies(b, lat, cpu0)
 }
 
 // priorCalls is how many calls BenchmarkEvaluateSessionLength puts in the
