@@ -79,3 +79,18 @@ var dateConditionCases = []compileCase{
 }
 
 func TestCompileDateConditions(t *testing.T) { runCompileCases(t, dateConditionCases) }
+
+// A quoted title after a word for a work ("the book", "das Buch") names
+// the work, not the payee; a quoted name alone in a pay clause still is.
+var quotedWorkCases = []compileCase{
+	{text: `Pay the invoice for the book "Der Schwarm" to DE89370400440532013000.`, lang: "en",
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"DE89370400440532013000"}},
+	{text: "Bestell mir bei thalia.de das Buch „Der Schwarm“, höchstens 15 Euro.", lang: "de",
+		allow: []action.Kind{r, f, p}, ask: []action.Kind{w}, hosts: []string{"thalia.de"}, spend: "15 EUR"},
+	{text: "Achète le livre « Le Petit Prince » sur fnac.com.", lang: "fr",
+		allow: []action.Kind{r, f, p}, ask: []action.Kind{w}, hosts: []string{"fnac.com"}},
+	{text: `Pay "Stadtwerke München" 84.20 EUR.`, lang: "en",
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}, accounts: []string{"Stadtwerke München"}, spend: "84.2 EUR"},
+}
+
+func TestCompileQuotedWorkIsNoPayee(t *testing.T) { runCompileCases(t, quotedWorkCases) }
