@@ -86,10 +86,10 @@ Exit status: 0 allow, 3 ask, 4 deny, 1 error.`,
 				enc := json.NewEncoder(env.Stdout)
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
-				if err := enc.Encode(map[string]any{
-					"effect": res.Verdict.Effect, "rules": res.Verdict.Rules, "reasons": res.Verdict.Reasons,
-					"action": res.Action, "scope": res.Scope, "mandate": in.Mandate, "policy_hash": pol.Hash(),
-					"self": in.Self, "missing": missing,
+				if err := enc.Encode(checkOutput{
+					Effect: res.Verdict.Effect, Rules: res.Verdict.Rules, Reasons: res.Verdict.Reasons,
+					Action: res.Action, Scope: res.Scope, Mandate: in.Mandate, PolicyHash: pol.Hash(),
+					Self: in.Self, Missing: missing,
 				}); err != nil {
 					return err
 				}
@@ -204,4 +204,19 @@ func printVerdict(w io.Writer, res engine.Result) {
 	for _, n := range a.Notes {
 		fmt.Fprintf(w, "  seen:   %s\n", n)
 	}
+}
+
+// checkOutput is what `mandate check --json` prints: the verdict and what it
+// was decided on. The fields are in the order of their names, as the map it
+// replaces printed them.
+type checkOutput struct {
+	Action     action.Action    `json:"action"`
+	Effect     policy.Effect    `json:"effect"`
+	Mandate    *mandate.Mandate `json:"mandate"`
+	Missing    []string         `json:"missing"`
+	PolicyHash string           `json:"policy_hash"`
+	Reasons    []string         `json:"reasons"`
+	Rules      []string         `json:"rules"`
+	Scope      mandate.Report   `json:"scope"`
+	Self       policy.SelfFacts `json:"self"`
 }
