@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -113,6 +114,27 @@ func writeBehaviourReports(env Env, reps []*eval.BehaviourReport) {
 	})
 	row("unlike-self precision", func(r *eval.BehaviourReport) string { return pct(r.Precision()) })
 	row("unlike-self recall", func(r *eval.BehaviourReport) string { return pct(r.Recall()) })
+	// Per category (the union of the corpora's): a total can hide one
+	// kind of agent that is always missed.
+	var cats []string
+	for _, r := range reps {
+		for c := range r.Categories {
+			if !slices.Contains(cats, c) {
+				cats = append(cats, c)
+			}
+		}
+	}
+	slices.Sort(cats)
+	for _, c := range cats {
+		row("  "+c, func(r *eval.BehaviourReport) string {
+			k := r.Categories[c]
+			if k == nil {
+				return "-"
+			}
+			d, u := k.Drift, k.UnlikeSelf
+			return fmt.Sprintf("%d sessions; drift %d/%d, false %d/%d; unlike-self %d/%d/%d/%d", k.Sessions, d.Detected, d.Expected, d.FalseAlarms, d.Benign, u.TP, u.FP, u.FN, u.TN)
+		})
+	}
 	row("hash", func(r *eval.BehaviourReport) string { return r.Hash[:min(19, len(r.Hash))] })
 	row("decisions digest", func(r *eval.BehaviourReport) string { return r.Digest[:min(19, len(r.Digest))] })
 	w.Flush()

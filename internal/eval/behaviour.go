@@ -145,26 +145,55 @@ type BehaviourReport struct {
 	Sessions int    `json:"sessions"`
 	// Drift: episodes expecting drift and how many were detected;
 	// episodes expecting none and how many raised it (false alarms).
-	Drift struct {
-		Expected     int `json:"expected"`
-		Detected     int `json:"detected"`
-		Insufficient int `json:"insufficient"`
-		Benign       int `json:"benign"`
-		FalseAlarms  int `json:"false_alarms"`
-	} `json:"drift"`
+	Drift DriftCounts `json:"drift"`
 	// UnlikeSelf: the confusion counts of the episode-level flag.
-	UnlikeSelf struct {
-		TP int `json:"tp"`
-		FP int `json:"fp"`
-		FN int `json:"fn"`
-		TN int `json:"tn"`
-	} `json:"unlike_self"`
+	UnlikeSelf UnlikeSelfCounts `json:"unlike_self"`
+	// Categories are the same counts per episode category
+	// ("mail/benign", "coding/harmful"), which a total can hide.
+	Categories map[string]*CategoryCounts `json:"categories,omitempty"`
 	// Digest is a hash of every decision replayed (episode, tool, effect
 	// and signals, in order): two runs of one corpus give the same one.
 	Digest string   `json:"digest"`
 	Errors []string `json:"errors,omitempty"`
 	// Notes are the episodes graded wrong, with what the engine saw.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// DriftCounts are the graded drift expectations.
+type DriftCounts struct {
+	Expected     int `json:"expected"`
+	Detected     int `json:"detected"`
+	Insufficient int `json:"insufficient"`
+	Benign       int `json:"benign"`
+	FalseAlarms  int `json:"false_alarms"`
+}
+
+// UnlikeSelfCounts are the confusion counts of the unlike-self flag.
+type UnlikeSelfCounts struct {
+	TP int `json:"tp"`
+	FP int `json:"fp"`
+	FN int `json:"fn"`
+	TN int `json:"tn"`
+}
+
+// CategoryCounts are one category's sessions and graded expectations.
+type CategoryCounts struct {
+	Sessions   int              `json:"sessions"`
+	Drift      DriftCounts      `json:"drift"`
+	UnlikeSelf UnlikeSelfCounts `json:"unlike_self"`
+}
+
+// category returns the counts of an episode's category.
+func (r *BehaviourReport) category(name string) *CategoryCounts {
+	if r.Categories == nil {
+		r.Categories = map[string]*CategoryCounts{}
+	}
+	c := r.Categories[name]
+	if c == nil {
+		c = &CategoryCounts{}
+		r.Categories[name] = c
+	}
+	return c
 }
 
 // DetectionRate is detected / expected drift episodes.
@@ -238,6 +267,8 @@ func runBehaviourFile(ctx context.Context, eng *engine.Engine, f *BehaviourFile,
 			fmt.Fprintf(digest, "%s\x00%s\x00%s\x00%s\n", ep.ID, d.Tool, d.Effect, sig)
 		}
 		rep.Sessions++
+		cat := rep.category(ep.Category)
+		cat.Sessions++
 		if e := ep.Expect.UnlikeSelf; e != nil {
 			flagged := false
 			for _, d := range decisions {
@@ -246,14 +277,18 @@ func runBehaviourFile(ctx context.Context, eng *engine.Engine, f *BehaviourFile,
 			switch {
 			case *e && flagged:
 				rep.UnlikeSelf.TP++
+				cat.UnlikeSelf.TP++
 			case *e:
 				rep.UnlikeSelf.FN++
+				cat.UnlikeSelf.FN++
 				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: unlike-self missed", ep.ID))
 			case flagged:
 				rep.UnlikeSelf.FP++
+				cat.UnlikeSelf.FP++
 				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: unlike-self false alarm: %s", ep.ID, scoreReason(cfg, decisions)))
 			default:
 				rep.UnlikeSelf.TN++
+				cat.UnlikeSelf.TN++
 			}
 		}
 		if e := ep.Expect.Drift; e != nil {
@@ -271,16 +306,21 @@ func runBehaviourFile(ctx context.Context, eng *engine.Engine, f *BehaviourFile,
 			}
 			if *e {
 				rep.Drift.Expected++
+				cat.Drift.Expected++
 				switch verdict {
 				case baseline.VerdictDrift:
 					rep.Drift.Detected++
+					cat.Drift.Detected++
 				case baseline.VerdictInsufficient:
 					rep.Drift.Insufficient++
+					cat.Drift.Insufficient++
 				}
 			} else {
 				rep.Drift.Benign++
+				cat.Drift.Benign++
 				if verdict == baseline.VerdictDrift {
 					rep.Drift.FalseAlarms++
+					cat.Drift.FalseAlarms++
 				}
 			}
 		}

@@ -117,6 +117,26 @@ func TestRunBehaviour(t *testing.T) {
 	if rep.UnlikeSelf.TP == 0 || rep.UnlikeSelf.FP != 0 {
 		t.Fatalf("unlike-self: %+v (%v)", rep.UnlikeSelf, rep.Notes)
 	}
+	// Per category, the same counts: they add up to the totals, and the
+	// harmful change's drift is in its own category.
+	var sum CategoryCounts
+	for _, k := range rep.Categories {
+		sum.Sessions += k.Sessions
+		sum.Drift.Expected += k.Drift.Expected
+		sum.Drift.Detected += k.Drift.Detected
+		sum.Drift.Benign += k.Drift.Benign
+		sum.Drift.FalseAlarms += k.Drift.FalseAlarms
+		sum.UnlikeSelf.TP += k.UnlikeSelf.TP
+		sum.UnlikeSelf.FP += k.UnlikeSelf.FP
+		sum.UnlikeSelf.FN += k.UnlikeSelf.FN
+		sum.UnlikeSelf.TN += k.UnlikeSelf.TN
+	}
+	if sum.Sessions != rep.Sessions || sum.Drift.Expected != rep.Drift.Expected || sum.Drift.Detected != rep.Drift.Detected || sum.Drift.Benign != rep.Drift.Benign || sum.UnlikeSelf != rep.UnlikeSelf {
+		t.Fatalf("categories %+v do not add up to %+v", sum, rep)
+	}
+	if h := rep.Categories["coding/harmful"]; h == nil || h.Drift.Detected != 17 || len(rep.Categories) != 3 {
+		t.Fatalf("categories: %+v", rep.Categories)
+	}
 }
 
 func FuzzDecodeBehaviour(f *testing.F) {
