@@ -1138,6 +1138,11 @@ func headerLines(s string) []headerLine {
 // parseDate reads a window bound: RFC 3339 or a bare date.
 func parseDate(v string) (time.Time, bool) {
 	v = strings.TrimSpace(v)
+	// Most values of these fields ("to": an address) are no date: a
+	// failed time.Parse allocates its error, so look first.
+	if len(v) < 10 || !isDigit(v[0]) || !isDigit(v[3]) || v[4] != '-' {
+		return time.Time{}, false
+	}
 	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02"} {
 		if at, err := time.Parse(layout, v); err == nil {
 			return at, true
