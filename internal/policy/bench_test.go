@@ -62,6 +62,20 @@ func BenchmarkEvaluate(b *testing.B) {
 		"read": in(action.Read, readWrite, tool("Read"), with(func(i *Input) {
 			i.Action.Paths = []action.PathRef{{Path: "/home/sam/proj/main.go", Access: action.Read}}
 		})),
+		// A test run in a session refused a few times: retry-after-denial
+		// reads every recent decision's effect, and the denied ones' kind.
+		"go-test-after-denials": in(action.Execute, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Action.Commands = []action.Command{goTest, tailCmd}
+			i.Action.Paths = []action.PathRef{{Path: "/home/sam/proj", Access: action.Execute}}
+			i.Session.Calls, i.Session.Denied = 32, 4
+			for n := range 32 {
+				r := RecentDecision{Tool: "Read", Kind: "read", Effect: "allow"}
+				if n%8 == 0 {
+					r = RecentDecision{Tool: "Write", Kind: "write", Effect: "deny"}
+				}
+				i.Session.Recent = append(i.Session.Recent, r)
+			}
+		})),
 	}
 	for name, input := range inputs {
 		b.Run(name, func(b *testing.B) {

@@ -113,6 +113,11 @@ func newEnv() (*cel.Env, error) {
 		mandateType: reflect.TypeFor[mandateView](),
 		scopeType:   reflect.TypeFor[reportView](),
 		selfType:    reflect.TypeFor[selfView](),
+	}, []reflect.Type{
+		reflect.TypeFor[callView](), reflect.TypeFor[actionView](), reflect.TypeFor[mandateView](),
+		reflect.TypeFor[reportView](), reflect.TypeFor[SessionFacts](), reflect.TypeFor[AgentFacts](),
+		reflect.TypeFor[selfView](), reflect.TypeFor[flow.Facts](), reflect.TypeFor[BaselineFacts](),
+		reflect.TypeFor[StepCall](), reflect.TypeFor[StepTarget](),
 	})
 	if err != nil {
 		return nil, err

@@ -40,11 +40,21 @@ type viewProvider struct {
 	types.Provider
 	// slots maps a CEL type name and field name to the field's index.
 	slots map[string]map[string]int
+	// strs are the string fields of the other native types, whose
+	// getters return the interned words boxed once (internstr.go).
+	strs map[string]map[string]internField
 }
 
-// newViewProvider wraps base for the views of CEL types named by views.
-func newViewProvider(base types.Provider, views map[string]reflect.Type) (*viewProvider, error) {
+// newViewProvider wraps base for the views of CEL types named by views,
+// and for the string fields of the other struct types reachable from
+// natives.
+func newViewProvider(base types.Provider, views map[string]reflect.Type, natives []reflect.Type) (*viewProvider, error) {
 	p := &viewProvider{Provider: base, slots: map[string]map[string]int{}}
+	skip := map[string]bool{}
+	for name, t := range views {
+		skip[name], skip[t.String()] = true, true
+	}
+	p.strs = nativeStringFields(natives, skip)
 	for name, t := range views {
 		c, ok := reflect.New(t).Interface().(fieldCacher)
 		if !ok {
@@ -97,6 +107,11 @@ func (p *viewProvider) FindStructFieldType(structType, fieldName string) (*types
 	}
 	slot, cached := p.slots[structType][fieldName]
 	if !cached {
+		if f, ok := p.strs[structType][fieldName]; ok && ft.Type != nil && ft.Type.Kind() == types.StringKind {
+			wrapped := *ft
+			wrapped.GetFrom = internGetter(f, ft.GetFrom)
+			return &wrapped, true
+		}
 		return ft, ok
 	}
 	get := ft.GetFrom

@@ -130,7 +130,7 @@ func TestViewProviderRefuses(t *testing.T) {
 		"no cache": reflect.TypeFor[CallFacts](),
 		"too wide": reflect.TypeFor[wideView](),
 	} {
-		if _, err := newViewProvider(env.CELTypeProvider(), map[string]reflect.Type{"x.X": v}); err == nil {
+		if _, err := newViewProvider(env.CELTypeProvider(), map[string]reflect.Type{"x.X": v}, nil); err == nil {
 			t.Errorf("%s: newViewProvider accepted %s", name, v)
 		}
 	}
