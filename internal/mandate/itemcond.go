@@ -306,13 +306,30 @@ func (b *build) limitedDeletes(st *segState) {
 		}
 		for j := a.end; j < to; j++ {
 			e, n := b.at(st.toks, j, roleLimiting)
-			if e == nil || st.consumed[j] || !b.nounBefore(st, j, a) || !b.unreadBetween(st, j+n, to) {
+			if e == nil || st.consumed[j] || !b.nounBefore(st, j, a) || !b.unreadBetween(st, j+n, to) || b.placeOnly(st, j+n, to) {
 				continue
 			}
 			b.qualifyLimited(action.Delete, b.span(st.toks, j, to), a.word)
 			break
 		}
 	}
+}
+
+// placeOnly reports whether tokens i to j name only where items are kept
+// ("dalla posta", "from my inbox"): function words and item_places.
+func (b *build) placeOnly(st *segState, i, j int) bool {
+	place := false
+	for k := i; k < j; k++ {
+		if e, n := b.at(st.toks, k, roleItemPlace); e != nil {
+			place = true
+			k += n - 1
+			continue
+		}
+		if st.toks[k].kind != tokWord || b.fillerAt(st, k) == 0 {
+			return false
+		}
+	}
+	return place
 }
 
 // nounBefore reports whether the word before token j is a noun of the

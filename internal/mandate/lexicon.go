@@ -124,6 +124,10 @@ type langTable struct {
 	// on ("the emails from LinkedIn", "die Mails von …", "les mails de
 	// …"): followed by words the draft cannot read, deleting is asked.
 	Limiting []string `yaml:"limiting"`
+	// ItemPlaces are the places items are kept ("my inbox", "dalla
+	// posta", "aus dem Posteingang"): after a limiting preposition they
+	// say where the items are, not which.
+	ItemPlaces []string `yaml:"item_places"`
 	// Purposes are the prepositions of what a change is for ("write tests
 	// for src/loader.ts", "Tests für …"): a file after one is not the
 	// file changed.
@@ -250,6 +254,7 @@ const (
 	roleBookingVerb   // "book", "réserve": pays, unless what is booked costs nothing
 	roleFreeBooking   // "table", "Termin": booked without paying
 	roleExceptBreak   // "but": a clause break that can mean "except"
+	roleItemPlace     // "inbox", "posta": where items are kept
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -535,6 +540,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.RecipientPreps, entry{role: roleRecipientPrep}},
 		{t.Persons, entry{role: rolePerson}},
 		{t.Limiting, entry{role: roleLimiting}},
+		{t.ItemPlaces, entry{role: roleItemPlace}},
 		{t.Purposes, entry{role: rolePurpose}},
 		{t.Bookings.Verbs, entry{role: roleBookingVerb}},
 		{t.Bookings.Objects, entry{role: roleFreeBooking}},

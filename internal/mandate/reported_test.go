@@ -94,3 +94,16 @@ var quotedWorkCases = []compileCase{
 }
 
 func TestCompileQuotedWorkIsNoPayee(t *testing.T) { runCompileCases(t, quotedWorkCases) }
+
+// A preposition followed only by where the items are kept ("dalla
+// posta", "from my inbox") restricts nothing; one followed by a sender
+// ("from LinkedIn") still asks the delete.
+var itemPlaceCases = []compileCase{
+	{text: "Cancella le bozze vecchie dalla posta, al massimo 5, e non inviare niente.", lang: "it",
+		allow: []action.Kind{r, d}, deny: []action.Kind{s}, prohibit: []string{"send:"}, counts: map[action.Kind]int{d: 5}},
+	{text: "Delete the newsletters from my inbox.", lang: "en", allow: []action.Kind{r, d}},
+	{text: "Lösche die Werbung aus dem Posteingang.", lang: "de", allow: []action.Kind{r, d}},
+	{text: "Delete the emails from LinkedIn.", lang: "en", allow: []action.Kind{r}, ask: []action.Kind{d}},
+}
+
+func TestCompileItemPlaceRestrictsNothing(t *testing.T) { runCompileCases(t, itemPlaceCases) }
