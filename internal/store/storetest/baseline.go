@@ -174,31 +174,25 @@ func testFoldConcurrent(t *testing.T, b Backend) {
 	bs := baselines(t, s)
 	k := store.BaselineKey{Agent: "busy"}
 	const sessions, steps = 8, 10
-	var wg sync.WaitGroup
-	errs := make(chan error, sessions+1)
-	wg.Go(func() {
+	work := []func() error{func() error { // the writer's own traffic
 		for i := range 20 {
 			if err := store.Apply(ctx, s, NewSession(fmt.Sprintf("w%d", i))); err != nil {
-				errs <- err
-				return
+				return err
 			}
 		}
-	})
+		return nil
+	}}
 	for i := range sessions {
-		wg.Go(func() {
+		work = append(work, func() error {
 			for step := 1; step <= steps; step++ {
 				if err := foldSeqs(ctx, bs, fmt.Sprintf("c%d", i), step, k); err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
+			return nil
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	concurrently(t, work...)
 	if n := count(t, bs, "busy", ""); n != sessions*steps {
 		t.Fatalf("concurrent folds counted %d, want %d", n, sessions*steps)
 	}
@@ -214,26 +208,39 @@ func testFoldReplicas(t *testing.T, b Backend) {
 	loc := b.New(t)
 	r1, r2 := baselines(t, open(t, b, loc, nil)), baselines(t, open(t, b, loc, nil))
 	k := store.BaselineKey{Agent: "shared", Version: "v"}
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
+	var work []func() error
 	for _, bs := range []store.Baselines{r1, r2} {
-		wg.Go(func() {
+		work = append(work, func() error {
 			for step := 1; step <= 20; step++ {
 				for s := range 3 {
 					if err := foldSeqs(ctx, bs, fmt.Sprint("s", s), step, k); err != nil {
-						errs <- err
-						return
+						return err
 					}
 				}
 			}
+			return nil
 		})
+	}
+	concurrently(t, work...)
+	if n := count(t, r2, "shared", "v"); n != 60 {
+		t.Fatalf("two replicas folding the same 60 decisions counted %d", n)
+	}
+}
+
+// concurrently runs every fn at once and fails t with the first error
+// once all have returned.
+func concurrently(t *testing.T, fns ...func() error) {
+	t.Helper()
+	errs := make(chan error, len(fns))
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Go(func() { errs <- fn() })
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatal(err)
-	}
-	if n := count(t, r2, "shared", "v"); n != 60 {
-		t.Fatalf("two replicas folding the same 60 decisions counted %d", n)
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
