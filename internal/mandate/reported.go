@@ -153,6 +153,12 @@ func (b *build) nameWord(t token) bool {
 // the message's text.
 func (b *build) markReported(st *segState, j int, by *anchor) {
 	_, to := st.clauseOf(j)
+	if b.commandWord(st.toks, j) {
+		// "ask Bob to review and merge the PR": the request reported runs
+		// to the segment's end (a verb after "and" is still Bob's);
+		// read the other way it would grant the merge.
+		to = len(st.toks)
+	}
 	st.reported = append(st.reported, [2]int{j, to})
 	why := fmt.Sprintf("reported speech after %q (%q): the words are the message's text, not a request", by.word, b.span(st.toks, j, j+1))
 	for _, a := range st.anchors {

@@ -32,6 +32,9 @@ var reportedSpeechCases = []compileCase{
 		allow: []action.Kind{r, s}},
 	{text: "Digli di cancellare la riunione.", lang: "it",
 		allow: []action.Kind{r, s}},
+	// A reported request runs to the end of its segment.
+	{text: "Ask Bob to review and merge the PR.", lang: "en",
+		allow: []action.Kind{r, s}, recipients: []string{"Bob"}},
 	// "so that" is no message: the verbs after the purpose clause are
 	// still the user's requests.
 	{text: "Envoie le rapport à Paul pour qu'il le relise, puis supprime le brouillon.", lang: "fr",
