@@ -147,10 +147,23 @@ type SessionSummary struct {
 	// (a first-seen destination, a rare tool or transition, a rate).
 	Signals        []Fact     `json:"signals"`
 	FirstDeparture *Departure `json:"first_departure"`
+	// Recorded names the evidence record these facts were read from: a
+	// session's summary is recorded once when it completes, and the
+	// summary of a completed session is that record. Absent when the
+	// facts were computed on demand (a session not completed, or one
+	// completed without a recorded summary).
+	Recorded *RecordedSummary `json:"recorded,omitempty"`
 	// Narrative is the judge model's account of these facts, when asked
 	// for (?narrative=1) — model-written, beside the facts, never mixed
 	// with them.
 	Narrative *Narrative `json:"narrative,omitempty"`
+}
+
+// RecordedSummary is the evidence record that holds a session's summary
+// (type "behaviour", its content a summary record; see `mandate evidence`).
+type RecordedSummary struct {
+	EvidenceIndex uint64    `json:"evidence_index"`
+	RecordedAt    time.Time `json:"recorded_at"`
 }
 
 // Fact is a fact and the decisions that show it.

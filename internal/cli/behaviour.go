@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -196,6 +197,9 @@ func writeSummary(w io.Writer, s *api.SessionSummary) {
 	}
 	if d := s.FirstDeparture; d != nil {
 		fmt.Fprintf(w, "  first departure (%s) at %s: %s\n", d.Type, d.DecisionID, d.Reason)
+	}
+	if r := s.Recorded; r != nil {
+		fmt.Fprintf(w, "  recorded at completion: evidence record %d, %s\n", r.EvidenceIndex, r.RecordedAt.Format(time.RFC3339))
 	}
 }
 

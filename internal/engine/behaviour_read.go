@@ -202,6 +202,10 @@ func (e *Engine) Trace(ctx context.Context, p auth.Principal, decisionID string)
 	if !p.Can(auth.Read) {
 		return nil, forbidden(p, auth.Read)
 	}
+	return e.trace(ctx, decisionID)
+}
+
+func (e *Engine) trace(ctx context.Context, decisionID string) (*api.Trace, error) {
 	d, err := e.store.GetDecision(ctx, decisionID)
 	if err != nil {
 		return nil, err
@@ -440,11 +444,29 @@ func (b *behaviour) injected(o *store.Observation) []string {
 }
 
 // SessionSummary is a session as facts: kinds, destinations, asks and
-// their answers, denies, gaps, signals and the first departure.
+// their answers, denies, gaps, signals and the first departure. For a
+// completed session it is the summary recorded when it completed
+// (summary.go), with Recorded naming the evidence record.
 func (e *Engine) SessionSummary(ctx context.Context, p auth.Principal, id string) (*api.SessionSummary, error) {
 	if !p.Can(auth.Read) {
 		return nil, forbidden(p, auth.Read)
 	}
+	s, err := e.store.GetSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.Status == store.StatusCompleted {
+		if rec, err := e.recordedSummary(ctx, id); err != nil {
+			e.log.Warn("recorded summary unreadable; computing it", "session", id, "err", err)
+		} else if rec != nil {
+			return rec, nil
+		}
+	}
+	return e.summarize(ctx, id)
+}
+
+// summarize computes a session's summary from the store.
+func (e *Engine) summarize(ctx context.Context, id string) (*api.SessionSummary, error) {
 	s, err := e.store.GetSession(ctx, id)
 	if err != nil {
 		return nil, err
@@ -489,7 +511,7 @@ func (e *Engine) SessionSummary(ctx context.Context, p auth.Principal, id string
 		}
 	}
 	if len(ds) > 0 {
-		if t, err := e.Trace(ctx, p, ds[len(ds)-1].ID); err == nil {
+		if t, err := e.trace(ctx, ds[len(ds)-1].ID); err == nil {
 			sum.FirstDeparture = t.FirstDeparture
 		}
 	}

@@ -612,12 +612,22 @@ func (e *Engine) amendMandate(ctx context.Context, p auth.Principal, id string, 
 
 // SetStatus moves a session through its lifecycle. Terminated is final. Only
 // a user or admin may lift a suspension: a hook's token is within the agent's
-// reach, so it can stop a session but never restart a stopped one.
+// reach, so it can stop a session but never restart a stopped one. A
+// session that becomes completed has its summary recorded (summary.go);
+// one already completed (a repeated end event) does not.
 func (e *Engine) SetStatus(ctx context.Context, p auth.Principal, id, status string) (*store.Session, error) {
-	return retryStale(ctx, e, id, func() (*store.Session, error) { return e.setStatus(ctx, p, id, status) })
+	changed := false
+	sess, err := retryStale(ctx, e, id, func() (*store.Session, error) { return e.setStatus(ctx, p, id, status, &changed) })
+	if err == nil && changed && status == store.StatusCompleted {
+		// After setStatus has let go of the session: the summary's
+		// trace takes the session's lock.
+		e.recordSummary(ctx, id)
+	}
+	return sess, err
 }
 
-func (e *Engine) setStatus(ctx context.Context, p auth.Principal, id, status string) (*store.Session, error) {
+// setStatus sets *changed when it committed a change of status.
+func (e *Engine) setStatus(ctx context.Context, p auth.Principal, id, status string, changed *bool) (*store.Session, error) {
 	if !p.Can(auth.ChangeStatus) {
 		return nil, forbidden(p, auth.ChangeStatus)
 	}
@@ -649,6 +659,7 @@ func (e *Engine) setStatus(ctx context.Context, p auth.Principal, id, status str
 		return nil, fmt.Errorf("set status: %w", err)
 	}
 	l.sess.Status, l.sess.UpdatedAt, l.sess.Head = status, now, g.NewHead
+	*changed = true
 	l.publish()
 	e.log.Info("session status", "session", id, "from", from, "to", status, "by", p.String())
 	return copySession(&l.sess), nil
