@@ -50,14 +50,15 @@ func TestBundleVerifies(t *testing.T) {
 	}
 	// One of the calls asks: its approval is recorded with its decision.
 	// The amendment records the session's new state beside its mandate.
-	// The head, committed at export, ends the bundle.
-	want := map[string]int{"session": 1, "mandate": 2, "decision": 6, "observation": 6, "session_status": 2, "approval": 1, "session_head": 1}
+	// Completing the session records its fact summary (a behaviour
+	// record). The head, committed at export, ends the bundle.
+	want := map[string]int{"session": 1, "mandate": 2, "decision": 6, "observation": 6, "session_status": 2, "approval": 1, "behaviour": 1, "session_head": 1}
 	for typ, n := range want {
 		if rep.Types[typ] != n {
 			t.Errorf("%d %s records, want %d (all: %v)", rep.Types[typ], typ, n, rep.Types)
 		}
 	}
-	if rep.SessionID != s || rep.Decisions != 6 || rep.Records != 19 {
+	if rep.SessionID != s || rep.Decisions != 6 || rep.Records != 20 {
 		t.Errorf("report %+v", rep)
 	}
 	// The bundle reformatted (indented) still verifies: the records'

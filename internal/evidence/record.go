@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/transparency-dev/merkle/rfc6962"
 
@@ -27,6 +24,8 @@ const (
 	TypeToolPin       = "tool_pin"       // a tool definition pinned for a session
 	TypeToolChange    = "tool_change"    // a listing that broke a pin
 	TypeReported      = "reported"       // an agent's or client's statement
+	TypeBehaviour     = "behaviour"      // a baseline event: a new agent version, drift, a reset or freeze, a session's summary
+	TypeDraw          = store.RecordDraw // what an allowed call took from its delegation tree's budgets
 )
 
 // Origins: where a record's content came from. A record has exactly one.
@@ -176,23 +175,7 @@ func (e *recordEncoder) record(typ, origin, sessionID string, at time.Time, cont
 type Recorder struct {
 	now  func() time.Time
 	pool sync.Pool // *recordEncoder
-	// others are the Change fields this file has no explicit record for
-	// (added to store.Change later): each is recorded generically, so that
-	// nothing committed escapes the log.
-	others []otherField
 }
-
-// otherField is one of those fields with its record type, worked out once.
-type otherField struct {
-	reflect.StructField
-	typ string
-}
-
-// known are the Change fields Record handles by name. Guard is concurrency
-// bookkeeping (the state a change was decided on), not content: the records
-// of what was decided carry that state already.
-var knownChangeFields = []string{"Actor", "NewSession", "Session", "Mandate", "Decision", "Observation", "ToolPins", "ToolChanges", "Reported", "Evidence", "Guard",
-	"Approvals", "ApprovalChanges", "JudgeExchanges"}
 
 // NewRecorder returns a Recorder; now is the clock for parts that carry no
 // time of their own (nil means time.Now).
@@ -200,29 +183,7 @@ func NewRecorder(now func() time.Time) *Recorder {
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{now: now}
-	t := reflect.TypeFor[store.Change]()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() || isKnownField(f.Name) {
-			continue
-		}
-		typ := snake(f.Name)
-		if f.Type.Kind() == reflect.Slice {
-			typ = strings.TrimSuffix(typ, "s")
-		}
-		r.others = append(r.others, otherField{f, typ})
-	}
-	return r
-}
-
-func isKnownField(name string) bool {
-	for _, k := range knownChangeFields {
-		if k == name {
-			return true
-		}
-	}
-	return false
+	return &Recorder{now: now}
 }
 
 // statusContent is what a session update that is not part of a decision or
@@ -309,87 +270,15 @@ func (r *Recorder) Record(c *store.Change) ([]*store.EvidenceRecord, error) {
 	if err := recordApprovals(c, add); err != nil {
 		return nil, err
 	}
-	if len(r.others) > 0 {
-		if err := r.recordOthers(c, add); err != nil {
+	for _, b := range c.Behaviour {
+		if err := add(TypeBehaviour, Observed, b.SessionID, b.CreatedAt, b); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range c.Draws {
+		if err := add(TypeDraw, Observed, d.SessionID, d.CreatedAt, d); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
-}
-
-// recordOthers records Change fields added after this file was written:
-// one record per non-nil pointer or slice element, typed by the field's
-// name, with the session, origin and time taken from fields of those names
-// when the value has them.
-func (r *Recorder) recordOthers(c *store.Change, add func(string, string, string, time.Time, any) error) error {
-	v := reflect.ValueOf(c).Elem()
-	for _, f := range r.others {
-		fv := v.FieldByIndex(f.Index)
-		typ := f.typ
-		var items []reflect.Value
-		switch fv.Kind() {
-		case reflect.Pointer, reflect.Interface, reflect.Map:
-			if !fv.IsNil() {
-				items = append(items, fv)
-			}
-		case reflect.Slice:
-			for i := range fv.Len() {
-				items = append(items, fv.Index(i))
-			}
-		case reflect.Bool:
-			continue // flags qualify other fields
-		default:
-			if !fv.IsZero() {
-				items = append(items, fv)
-			}
-		}
-		for _, it := range items {
-			session, origin, at := describe(it)
-			if err := add(typ, origin, session, at, it.Interface()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// describe finds SessionID, Origin and CreatedAt fields in a struct value.
-func describe(v reflect.Value) (session, origin string, at time.Time) {
-	origin = Observed
-	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
-		if v.IsNil() {
-			return
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return
-	}
-	if f := v.FieldByName("SessionID"); f.IsValid() && f.Kind() == reflect.String {
-		session = f.String()
-	}
-	if f := v.FieldByName("Origin"); f.IsValid() && f.Kind() == reflect.String && f.String() == Reported {
-		origin = Reported
-	}
-	if f := v.FieldByName("CreatedAt"); f.IsValid() {
-		if t, ok := f.Interface().(time.Time); ok {
-			at = t
-		}
-	}
-	return
-}
-
-// snake turns a Go field name into a record type: ToolPins → tool_pins.
-func snake(name string) string {
-	var b strings.Builder
-	for i, r := range name {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -121,7 +121,9 @@ func TestRecordRejectsBadOrigin(t *testing.T) {
 
 // TestEveryChangeFieldIsRecorded fills every field of store.Change,
 // including any added after this package was written, and expects a
-// record for each: nothing committed may escape the log.
+// record for each: nothing committed may escape the log. The Recorder
+// names every field it records (there is no run-time fallback), so a
+// field added to store.Change fails here until Record handles it.
 func TestEveryChangeFieldIsRecorded(t *testing.T) {
 	c := &store.Change{}
 	v := reflect.ValueOf(c).Elem()
@@ -166,14 +168,6 @@ func TestEveryChangeFieldIsRecorded(t *testing.T) {
 			types = append(types, r.Type)
 		}
 		t.Errorf("%d records %v for %d filled fields", len(recs), types, want)
-	}
-}
-
-func TestSnake(t *testing.T) {
-	for in, want := range map[string]string{"ToolPins": "tool_pins", "Gap": "gap", "Approval": "approval"} {
-		if got := snake(in); got != want {
-			t.Errorf("snake(%s) = %s, want %s", in, got, want)
-		}
 	}
 }
 
