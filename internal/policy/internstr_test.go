@@ -74,17 +74,28 @@ func TestInternedReadsDoNotAllocate(t *testing.T) {
 	}
 	prg := mustProgram(t, env, `session.recent.exists(r, r.effect == "none" || r.kind == "none")`, benchProgramOpts...)
 	p := &Policy{adapter: env.CELTypeAdapter(), letIndex: map[string]int{}}
+	// The fewest of several runs: a collection during one run empties the
+	// pools CEL draws activations from, and a refilled pool costs an
+	// allocation that has nothing to do with boxing (CI under -race saw
+	// 113 against 144 once, a difference of 31).
 	allocs := func(effect, kind string) float64 {
 		in := &Input{}
 		for range 16 {
 			in.Session.Recent = append(in.Session.Recent, RecentDecision{Tool: "Bash", Kind: kind, Effect: effect})
 		}
-		return testing.AllocsPerRun(50, func() {
-			out, _, err := prg.Eval(newActivation(p, in))
-			if err != nil || out != types.False {
-				panic(fmt.Sprint(out, err))
+		least := -1.0
+		for range 5 {
+			n := testing.AllocsPerRun(50, func() {
+				out, _, err := prg.Eval(newActivation(p, in))
+				if err != nil || out != types.False {
+					panic(fmt.Sprint(out, err))
+				}
+			})
+			if least < 0 || n < least {
+				least = n
 			}
-		})
+		}
+		return least
 	}
 	words, others := allocs("deny", "execute"), allocs("denied", "executed")
 	if others-words < 32 {
