@@ -37,7 +37,6 @@ import (
 	"sync/atomic"
 
 	"github.com/mandate-dev/mandate/internal/secret"
-	"github.com/mandate-dev/mandate/internal/store"
 )
 
 // KeyFile is the redaction key's file in the data directory.
@@ -60,10 +59,12 @@ type Redactor struct {
 	// keys caches secret.SensitiveKey for the key names seen (bounded).
 	keys  sync.Map // string → bool
 	nkeys atomic.Int64
-	// changeFields are the store.Change fields Redact walks generically
-	// (all exported ones but the session, its flag and the evidence),
-	// listed once instead of by reflection on every change.
-	changeFields []changeField
+	// decisionKeys and observationKeys say which of the text fields
+	// change.go redacts by name sit under a key the scanner takes for a
+	// secret's (with the built-in lists, none), as the generic walk would
+	// have found from their JSON names.
+	decisionKeys    [len(decisionTextNames)]bool
+	observationKeys [len(observationTextNames)]bool
 	// clean remembers short texts the scanner found nothing in.
 	clean cleanTexts
 }
@@ -115,25 +116,6 @@ func (c *cleanTexts) add(s string) {
 	}
 }
 
-type changeField struct {
-	index int
-	name  string
-}
-
-// changeFieldsOf lists the fields of store.Change that Redact walks.
-func changeFieldsOf() []changeField {
-	var out []changeField
-	ct := reflect.TypeFor[store.Change]()
-	for i := range ct.NumField() {
-		f := ct.Field(i)
-		if !f.IsExported() || f.Name == "Session" || f.Name == "Evidence" || f.Name == "NewSession" {
-			continue
-		}
-		out = append(out, changeField{i, f.Name})
-	}
-	return out
-}
-
 // Option configures a Redactor.
 type Option func(*Redactor)
 
@@ -154,13 +136,18 @@ func New(key []byte, opts ...Option) (*Redactor, error) {
 		return nil, fmt.Errorf("redaction key is %d bytes, want at least 16", len(key))
 	}
 	r := &Redactor{
-		key:          append([]byte(nil), key...),
-		scan:         secret.Builtin(),
-		marker:       regexp.MustCompile(`\[REDACTED:[a-z0-9_]+:[0-9a-f]{32}\]`),
-		changeFields: changeFieldsOf(),
+		key:    append([]byte(nil), key...),
+		scan:   secret.Builtin(),
+		marker: regexp.MustCompile(`\[REDACTED:[a-z0-9_]+:[0-9a-f]{32}\]`),
 	}
 	for _, o := range opts {
 		o(r)
+	}
+	for i, name := range decisionTextNames {
+		r.decisionKeys[i] = r.sensitiveKey(name)
+	}
+	for i, name := range observationTextNames {
+		r.observationKeys[i] = r.sensitiveKey(name)
 	}
 	return r, nil
 }
@@ -311,39 +298,6 @@ func (r *Redactor) sensitiveKey(k string) bool {
 		}
 	}
 	return v
-}
-
-// Redact implements the engine's Redactor: it replaces the parts of c that
-// hold secrets with redacted copies.
-func (r *Redactor) Redact(c *store.Change) error {
-	if s := c.Session; s != nil {
-		if c.NewSession {
-			if v, changed, err := r.walk(reflect.ValueOf(s), false); err != nil {
-				return fmt.Errorf("session: %w", err)
-			} else if changed {
-				c.Session = v.Interface().(*store.Session)
-			}
-		} else if st, changed := r.Text(s.Status); changed {
-			// An update stores only the status, mandate version and
-			// counters (see store.Change); of those only the status is
-			// text.
-			cp := *s
-			cp.Status = st
-			c.Session = &cp
-		}
-	}
-	cv := reflect.ValueOf(c).Elem()
-	for _, f := range r.changeFields {
-		fv := cv.Field(f.index)
-		v, changed, err := r.walk(fv, false)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		if changed {
-			fv.Set(v)
-		}
-	}
-	return nil
 }
 
 // Value redacts any value, copying on write; it returns v itself when
