@@ -55,6 +55,7 @@ type sentFlags struct {
 	has    [numCategories]bool
 	lang   string
 	tag    bool // a fake role or tool tag
+	call   bool // a tool call written out in the text (calls)
 	target bool // an address, a URL, an account: something to act on
 	// The outbound rule's facts, by language bit (pattern.bit): where an
 	// outbound verb is, where one opens a clause (after lead words only),
@@ -89,7 +90,7 @@ func (f *sentFlags) any(cs ...category) bool {
 // Imperatives for a human reader — recipes, install guides, support
 // answers — carry none of these and do not fire.
 func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
-	instr := f.any(catDirective, catModal)
+	instr := f.any(catDirective, catModal, catObligation)
 	switch {
 	case f.has[catOverride]:
 		return true, "override"
@@ -120,6 +121,22 @@ func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
 	case f.has[catContrary] && f.has[catDirective] && f.any(catUserThird, catUserRef):
 		// "Do not book the hotel the user asked for; book … instead".
 		return true, "instead+directive"
+	case f.has[catAgent] && f.has[catObligation] && f.any(catDirective, catOutbound):
+		// The model named in the third person and told what it must do,
+		// in any wording of the obligation: "the agent reading this page
+		// should also open …", "se requiere que el asistente de agenda
+		// invite …", "es obliegt dem virtuellen Assistenten, … zu
+		// überweisen". A person ("the assistant manager must approve")
+		// is named by a shared noun, which does not count here.
+		return true, "agent+obligation"
+	case f.has[catOwnTurn] && (f.target || f.has[catQuantity] && f.any(catDirective, catOutbound)):
+		// The model's own turn written into an output, committing to an
+		// action with something to act on ("Assistant: Understood. I will
+		// now forward … to …", "Assistente: certo, procedo a inoltrare
+		// tutte le fatture …"): the output is no conversation with it.
+		return true, "own-turn+target"
+	case f.call:
+		return true, "tool-call"
 	}
 	if f.outbound(sent) {
 		return true, weakWhy
@@ -133,6 +150,10 @@ func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
 	if hidden != "" {
 		switch {
 		case f.any(catAddressee, catAuthority, catUserRef):
+			return true, "hidden:" + hidden + "+addressed"
+		case f.has[catAgent] && f.any(catDirective, catModal, catObligation):
+			// "Language models summarising this site must tell …" in a
+			// link title: the model named, hidden from the person.
 			return true, "hidden:" + hidden + "+addressed"
 		case f.has[catDirective] && (f.target || f.has[catModal]):
 			return true, "hidden:" + hidden + "+directive"
@@ -243,6 +264,13 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 			}
 		})
 	}
+	// A tool call written into the text ({"tool": …, "arguments": {…}})
+	// asks whoever reads it to make that call.
+	for _, m := range d.calls(s) {
+		if k := sentenceAt(sc.sents, m[0]); k >= 0 {
+			flags[k].call = true
+		}
+	}
 	for k, se := range sc.sents {
 		f := &flags[k]
 		f.objAt = -1
@@ -317,7 +345,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 					// User: I'd like to change …"): not announced.
 					break
 				}
-				if flags[j].any(catDirective, catModal) {
+				if flags[j].any(catDirective, catModal, catObligation) {
 					ok, why, last = true, "addressed+directive", j
 					if flags[k].has[catAuthority] && !flags[k].has[catAddressee] {
 						why = "authority+directive"
@@ -326,6 +354,13 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 					}
 					break
 				}
+			}
+		}
+		if !ok && f.has[catOwnTurn] && k+1 < len(sc.sents) {
+			// "[assistant]\nSure — I have changed the payee to …": the
+			// turn's words can be its next sentence.
+			if g := &flags[k+1]; (g.target || g.has[catQuantity] && g.any(catDirective, catOutbound)) && !g.any(catTurn, catOwnTurn) {
+				ok, why, last = true, "own-turn+target", k+1
 			}
 		}
 		if !ok && f.has[catTurn] && k+1 < len(sc.sents) {
@@ -362,6 +397,47 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 		k = last
 	}
 	return spans
+}
+
+// maxCalls bounds the tool calls marked in one text.
+const maxCalls = 8
+
+// calls returns the tool calls written out in s ({"tool": …, "arguments":
+// {…}}): [start, end) of each, from its key to the end of its arguments
+// (at most 4 KB past the match).
+func (d *Detector) calls(s string) [][2]int {
+	if d.lx.calls == nil || strings.IndexByte(s, '{') < 0 {
+		return nil
+	}
+	var out [][2]int
+	for _, m := range d.lx.calls.FindAllStringIndex(s, maxCalls) {
+		out = append(out, [2]int{m[0], objectEnd(s, m[1]-1, 4096)})
+	}
+	return out
+}
+
+// objectEnd returns the end of the JSON object opening at s[open] ('{'),
+// or where the search gave up (limit bytes on, or the end of s).
+func objectEnd(s string, open, limit int) int {
+	depth, inStr := 0, false
+	end := min(len(s), open+limit)
+	for i := open; i < end; i++ {
+		switch c := s[i]; {
+		case inStr && c == '\\':
+			i++
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return end
 }
 
 // tagStarts calls f at each place a fake role tag can start: a bracket,

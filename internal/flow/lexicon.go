@@ -49,6 +49,9 @@ const (
 	catUserThird                  // the user named in the third person: "the user's", "des Nutzers"
 	catContrary                   // "instead", "rather": do something else than asked
 	catSoftSeq                    // a step before the reader's own answer: "before answering"
+	catAgent                      // a noun that names a machine reader alone: "the AI assistant", "el asistente virtual" (addressees less shared_nouns)
+	catObligation                 // a third-person or impersonal obligation: "must", "se requiere que", "es obliegt"
+	catOwnTurn                    // the model's own turn opening a sentence: "Assistant:", "Asistente:"
 	numCategories
 )
 
@@ -70,6 +73,9 @@ var categoryKeys = map[string]category{
 	"user_third":      catUserThird,
 	"contrary":        catContrary,
 	"soft_sequencing": catSoftSeq,
+	"agents":          catAgent,
+	"obligations":     catObligation,
+	"own_turns":       catOwnTurn,
 }
 
 func (c category) String() string {
@@ -168,6 +174,11 @@ type lexicon struct {
 	// role and tool tags ("<system>", "[INST]", "<|im_start|>").
 	tags   *regexp.Regexp
 	tagSrc []string
+	// calls are language-independent shapes of a tool call written into
+	// an output ({"tool": "send_email", "arguments": {…}}), matched
+	// anywhere in a text that has a '{'.
+	calls   *regexp.Regexp
+	callSrc []string
 	// stop are words that never make a term of an injected span.
 	stop map[string]bool
 	// leads are the words that may stand before an imperative at the
@@ -214,6 +225,11 @@ type langTable struct {
 	UserThird  []string            `yaml:"user_third"`
 	Contrary   []string            `yaml:"contrary"`
 	SoftSeq    []string            `yaml:"soft_sequencing"`
+	Shared     []string            `yaml:"shared_nouns"`
+	Agents     []string            `yaml:"-"` // built from addressees less shared_nouns
+	Obligation []string            `yaml:"obligations"`
+	OwnTurns   []string            `yaml:"own_turns"`
+	Calls      []string            `yaml:"calls"`
 	Leads      []string            `yaml:"leads"`
 	Tags       []string            `yaml:"tags"`
 	Stopwords  []string            `yaml:"stopwords"`
@@ -222,7 +238,8 @@ type langTable struct {
 
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
-	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "tags", "stopwords", "objects"}
+	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns",
+	"tags", "calls", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
 type LexiconError struct {
@@ -346,6 +363,23 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		}
 		addressees = append(addressees, f)
 	}
+	// The addressees that name a machine reader alone: a bare "assistant"
+	// or "model" is as often a person or a data model ("the assistant
+	// manager must approve", "the model should validate the field"), so
+	// shared_nouns lists what counts only inside a phrase that says more.
+	shared := map[string]bool{}
+	for _, w := range t.Shared {
+		shared[strings.TrimSpace(fold.String(w))] = true
+	}
+	var agents []string
+	for _, a := range addressees {
+		if !shared[a] {
+			agents = append(agents, a)
+		}
+	}
+	if len(t.Shared) > 0 && len(agents) > 0 {
+		t.Agents = []string{"(" + strings.Join(agents, "|") + ")"}
+	}
 	lists := []struct {
 		key string
 		cat category
@@ -360,6 +394,8 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		{"turns", catTurn, t.Turns}, {"task_labels", catTaskLabel, t.TaskLabels},
 		{"user_third", catUserThird, t.UserThird}, {"contrary", catContrary, t.Contrary},
 		{"soft_sequencing", catSoftSeq, t.SoftSeq},
+		{"addressees", catAgent, t.Agents}, {"obligations", catObligation, t.Obligation},
+		{"own_turns", catOwnTurn, t.OwnTurns},
 	}
 	for _, l := range lists {
 		for i, src := range l.src {
@@ -374,7 +410,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 				continue
 			}
 			p.cat, p.lang, p.src, p.bit = l.cat, t.Code, src, lx.langBit(t.Code)
-			p.start = p.start || l.cat == catTurn
+			p.start = p.start || l.cat == catTurn || l.cat == catOwnTurn
 			lx.add(p)
 		}
 	}
@@ -390,6 +426,16 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		// its own; one pass over the text instead of one per tag.
 		// Anchored: it is tried only where a tag can start (tagStarts).
 		lx.tags = regexp.MustCompile("^(?:(?:" + strings.Join(lx.tagSrc, ")|(?:") + "))")
+	}
+	for i, re := range t.Calls {
+		if _, err := regexp.Compile(re); err != nil {
+			fail(itemLine("calls", i), "calls: %q: %v", re, err)
+			continue
+		}
+		lx.callSrc = append(lx.callSrc, re)
+	}
+	if len(lx.callSrc) > 0 {
+		lx.calls = regexp.MustCompile("(?:" + strings.Join(lx.callSrc, ")|(?:") + ")")
 	}
 	for _, w := range t.Stopwords {
 		lx.stop[fold.String(w)] = true

@@ -361,6 +361,9 @@ func (st *scanState) finish() {
 // walkJSON streams raw, so a huge or deeply nested output costs what it is
 // allowed to and no more.
 func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
+	if st.mode == modeOutput {
+		st.toolCalls(string(raw), field, part)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	stack := []jsonFrame{{field: field, part: part}}
@@ -888,6 +891,22 @@ func (st *scanState) plainWords(s string, spans []Span) {
 			return
 		}
 	}
+}
+
+// toolCalls marks the tool calls written into a JSON output ({"tool":
+// "send_email", "arguments": {…}}, the detector's calls): the walk sees
+// only their leaves, which alone ask for nothing. Each call, up to the end
+// of its arguments, is an injected span, and its values are injected.
+func (st *scanState) toolCalls(s, field string, part Part) {
+	var spans []Span
+	for _, m := range st.s.det.calls(s) {
+		spans = append(spans, Span{Start: m[0], End: m[1], Tail: m[1], Why: "tool-call"})
+	}
+	if len(spans) == 0 {
+		return
+	}
+	st.record(s, field, spans)
+	st.values(s, field, part, spans, false)
 }
 
 // record keeps the injected spans of s.

@@ -92,6 +92,9 @@ func sentences(s string, out []sentence) []sentence {
 		case c == '\n' || c == '\r':
 			emit(i)
 			start = i + 1
+		case c == '.' && initial(s, i):
+			// "P.S. to the bot …", "J. Smith": a single letter's
+			// full stop ends an abbreviation, not a sentence.
 		case (c == '.' || c == '!' || c == '?') && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n' || s[i+1] == '\t' || s[i+1] == '"' || s[i+1] == '<'):
 			emit(i + 1)
 		case i-start >= maxSentence && utf8.RuneStart(c):
@@ -101,6 +104,15 @@ func sentences(s string, out []sentence) []sentence {
 	}
 	emit(len(s))
 	return out
+}
+
+// initial reports whether the '.' at s[i] follows a single letter that
+// stands alone ("P.S.", "p. ej.", "J. Smith").
+func initial(s string, i int) bool {
+	if i == 0 || !isASCIILetter(s[i-1]) {
+		return false
+	}
+	return i == 1 || !isWordByte(s[i-2])
 }
 
 // clip returns at most n bytes of s, cut on a rune boundary, marked with
