@@ -125,24 +125,29 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 		decisions: newRowBuf("decisions", stInsertDecision, 7),
 		records:   newRowBuf("evidence records", stInsertEvidence, 7),
 	}
-	// Prepare on the pool before taking its only connection: the
-	// statements stay prepared on that connection, and each transaction
-	// reuses them instead of parsing SQL per row.
 	queries := []string{stGuardHead, stExpectState, stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg, stInsertApproval, stUpdateApproval, stInsertBudget, stDrawBudget, stDeleteBaseline, stUpsertBaseline, stUpsertCursor}
 	queries = append(queries, w.decisions.texts[:]...)
 	queries = append(queries, w.records.texts[:]...)
-	for _, q := range queries {
-		st, err := s.write.PrepareContext(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: prepare: %w", err)
-		}
-		w.stmts[q] = st
-	}
 	conn, err := s.write.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: writer connection: %w", err)
 	}
 	w.conn = conn
+	// The statements are prepared on the writer's own connection, and
+	// its transactions are BEGIN and COMMIT on it (connTx): a statement
+	// prepared on the pool had to be bound to each *sql.Tx again
+	// (Tx.StmtContext, about 2 allocations a statement a batch).
+	for _, q := range queries {
+		if w.stmts[q] != nil {
+			continue // a one-row chunk is the plain INSERT
+		}
+		st, err := conn.PrepareContext(ctx, q)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("sqlite: prepare: %w", err)
+		}
+		w.stmts[q] = st
+	}
 	// The next index is one seek down the primary key. A gap below it
 	// (records deleted) is not looked for here — COUNT(*) would read the
 	// whole table at every start —: the evidence log's rebuild at open
@@ -240,29 +245,53 @@ func (ws *walSyncer) sync() error {
 	return ws.f.Sync()
 }
 
-// txn is one transaction with the writer's statements bound to it.
+// txn is one transaction on the writer's connection.
 type txn struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	w     *writer
-	bound map[string]*sql.Stmt
+	ctx context.Context
+	tx  *connTx
+	w   *writer
 }
 
 func (t *txn) exec(q string, args ...any) (sql.Result, error) {
-	st, ok := t.bound[q]
-	if !ok {
-		st = t.tx.StmtContext(t.ctx, t.w.stmts[q])
-		t.bound[q] = st
+	return t.w.stmts[q].ExecContext(t.ctx, args...)
+}
+
+// connTx is a transaction as statements on the writer's connection: the
+// writer holds the connection for its life, so nothing else runs on it
+// between BEGIN and COMMIT.
+type connTx struct {
+	ctx  context.Context
+	conn *sql.Conn
+}
+
+func (x *connTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return x.conn.ExecContext(ctx, q, args...)
+}
+
+func (x *connTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return x.conn.QueryRowContext(ctx, q, args...)
+}
+
+func (x *connTx) Rollback() error {
+	_, err := x.conn.ExecContext(x.ctx, `ROLLBACK`)
+	return err
+}
+
+// Commit commits, or rolls back what a failed COMMIT left open.
+func (x *connTx) Commit() error {
+	if _, err := x.conn.ExecContext(x.ctx, `COMMIT`); err != nil {
+		x.Rollback()
+		return err
 	}
-	return st.ExecContext(t.ctx, args...)
+	return nil
 }
 
 func (w *writer) begin(ctx context.Context) (*txn, error) {
-	tx, err := w.conn.BeginTx(ctx, nil)
-	if err != nil {
+	// IMMEDIATE, as the store's _txlock: the write lock is taken at once.
+	if _, err := w.conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
-	return &txn{ctx: ctx, tx: tx, w: w, bound: map[string]*sql.Stmt{}}, nil
+	return &txn{ctx: ctx, tx: &connTx{ctx: ctx, conn: w.conn}, w: w}, nil
 }
 
 // commit applies a batch in one transaction. The fast path runs every
@@ -535,11 +564,7 @@ func (w *writer) guard(t *txn, c *store.Change) error {
 		return nil
 	}
 	state := func(id string) (string, int, error) {
-		st, ok := t.bound[stExpectState]
-		if !ok {
-			st = t.tx.StmtContext(t.ctx, w.stmts[stExpectState])
-			t.bound[stExpectState] = st
-		}
+		st := w.stmts[stExpectState]
 		var (
 			status  string
 			version int
