@@ -33,6 +33,15 @@ type Config struct {
 		// SharedSuffixes are public suffixes of more than one label: a
 		// host's registrable domain takes one label more under them.
 		SharedSuffixes []string `yaml:"shared_suffixes"`
+		// FamilyTypes are the destination types generalised into
+		// families (family.go); FamilyMembers is how many distinct
+		// members of a family a profile must have learned before a new
+		// member is no longer somewhere new.
+		FamilyTypes   []string `yaml:"family_types"`
+		FamilyMembers int      `yaml:"family_members"`
+		// TriedSessions is how many earlier sessions must have tried a
+		// destination, refused, before trying it again is like the agent.
+		TriedSessions int `yaml:"tried_sessions"`
 	} `yaml:"learning"`
 	Consequential []string `yaml:"consequential"`
 	RateKinds     []string `yaml:"rate_kinds"`
@@ -99,6 +108,7 @@ type Config struct {
 	reach         map[string]bool
 	readOnly      map[string]bool
 	readOnlyTypes map[string]bool
+	familyTypes   map[string]bool
 }
 
 // destTypes is a set of destination types from the file's key.
@@ -174,7 +184,7 @@ func (c *Config) check() error {
 		pos("lifecycle.min_sessions", c.Lifecycle.MinSessions), pos("lifecycle.min_session_calls", c.Lifecycle.MinSessionCalls),
 		pos("lifecycle.min_calls", c.Lifecycle.MinCalls), pos("learning.path_depth", l.PathDepth),
 		pos("learning.max_destinations", l.MaxDestinations), pos("learning.max_tools", l.MaxTools),
-		pos("learning.max_transitions", l.MaxTransitions), pos("learning.max_shapes", l.MaxShapes),
+		pos("learning.max_transitions", l.MaxTransitions), pos("learning.max_shapes", l.MaxShapes), pos("learning.family_members", l.FamilyMembers), pos("learning.tried_sessions", l.TriedSessions),
 		pos("signals.rate_min_sessions", s.RateMinSessions), pos("drift.min_sessions", d.MinSessions),
 		pos("signals.novelty_sessions", s.NoveltySessions), unit("signals.rare_transition_lift", s.RareTransitionLift),
 		nonneg("signals.rare_z", s.RareZ),
@@ -224,6 +234,14 @@ func (c *Config) check() error {
 	}
 	if c.reach, err = destTypes("reach_destinations", c.Reach); err != nil {
 		return err
+	}
+	if c.familyTypes, err = destTypes("learning.family_types", l.FamilyTypes); err != nil {
+		return err
+	}
+	for t := range c.familyTypes {
+		if c.strong[t] {
+			return fmt.Errorf("learning.family_types: %q names a party (a new recipient or account is never a member of a known family)", t)
+		}
 	}
 	c.readOnly = map[string]bool{}
 	for _, k := range c.ReadOnly {

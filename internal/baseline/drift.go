@@ -298,9 +298,21 @@ type newItem struct {
 
 func (c *Config) newItems(a, b *Profile) []newItem {
 	var out []newItem
+	// A destination of a family the old version used or tried (a pod, a
+	// numbered host, an address in a subnet, a dated directory: family.go)
+	// is another member of somewhere it went, not somewhere new.
+	oldFamilies := map[string]bool{}
+	for dest := range unionKeys(a.Destinations, a.Attempted) {
+		if f := c.family(dest); f != "" {
+			oldFamilies[f] = true
+		}
+	}
 	// Destinations count whether the calls were allowed or refused: a
 	// version that keeps trying somewhere new has changed either way.
 	for dest := range unionKeys(b.Destinations, b.Attempted) {
+		if f := c.family(dest); f != "" && oldFamilies[f] {
+			continue
+		}
 		use, known := b.DestUse[dest]
 		// A profile from before sessions were counted per destination
 		// (no DestUse at all) is judged on calls alone.

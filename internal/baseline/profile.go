@@ -54,6 +54,17 @@ type Profile struct {
 	// first-seen host or recipient inside a domain the agent already uses
 	// is a smaller step than one somewhere it never went.
 	Domains map[string]int `json:"domains,omitempty"`
+	// Families counts, per destination family (Config.family: a pod, a
+	// numbered host, an address's subnet, a date-stamped directory
+	// generalised), the distinct members learned: a new member of a
+	// family the agent rotates through is not somewhere new.
+	Families map[string]int `json:"families,omitempty"`
+	// TriedUse counts, in an agent's profile (Version ""), the sessions
+	// that tried each destination (its family, when it has one) in an
+	// asked or denied call, with the first of them: an agent whose ssh
+	// to the fleet is asked in every session never learns it, but trying
+	// it again is like itself. Bounded like Destinations.
+	TriedUse map[string]DestUse `json:"tried_use,omitempty"`
 	// DomainUse counts, in a version's profile, the sessions that used
 	// each registrable domain (allowed or tried; keys as Domains): a
 	// version that goes to a new organisation under a new host or
@@ -108,6 +119,8 @@ type Profile struct {
 type DestUse struct {
 	Sessions int `json:"s"`
 	Last     int `json:"l"`
+	// First is the ordinal of the first session (kept by TriedUse only).
+	First int `json:"f,omitempty"`
 	// Consequential is true once a call of a consequential kind used it.
 	Consequential bool `json:"c,omitempty"`
 	// ReadOnly is true while every call that used it was read-only
@@ -190,7 +203,7 @@ func NewProfile(agent, version string) *Profile {
 
 // init makes the maps of a profile decoded from storage usable.
 func (p *Profile) init() {
-	for _, m := range []*map[string]int{&p.Tools, &p.Kinds, &p.Destinations, &p.Attempted, &p.ToolNext, &p.KindNext, &p.ToolFrom, &p.KindFrom, &p.Domains, &p.TriedNext, &p.TriedFrom} {
+	for _, m := range []*map[string]int{&p.Tools, &p.Kinds, &p.Destinations, &p.Attempted, &p.ToolNext, &p.KindNext, &p.ToolFrom, &p.KindFrom, &p.Domains, &p.TriedNext, &p.TriedFrom, &p.Families} {
 		if *m == nil {
 			*m = map[string]int{}
 		}
@@ -270,6 +283,7 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		}
 		for _, d := range ev.Destinations {
 			bump(p.Attempted, d, c.Learning.MaxDestinations, &p.Dropped)
+			p.triedUse(c, s, d)
 			p.use(c, &p.DestUse, s, d, cons, ro)
 			if dom := c.domainKey(d); dom != "" {
 				p.use(c, &p.DomainUse, s, dom, cons, ro)
@@ -299,7 +313,14 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		s.Kinds[k]++
 	}
 	for _, d := range ev.Destinations {
-		if _, ok := p.Destinations[d]; !ok {
+		if _, ok := p.Destinations[d]; !ok && c.knownFamily(p, d) {
+			// A new member of a family the agent rotates through: counted
+			// as a member, not as the session's novelty.
+			bump(p.Families, c.family(d), c.Learning.MaxDestinations, &p.Dropped)
+		} else if !ok {
+			if f := c.family(d); f != "" {
+				bump(p.Families, f, c.Learning.MaxDestinations, &p.Dropped)
+			}
 			typ, _, _ := strings.Cut(d, ":")
 			if s.Novel == nil {
 				s.Novel = map[string]int{}
@@ -354,6 +375,53 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		p.tried(c, s, s.LastTried+">"+ev.Kind)
 	}
 	s.LastTool, s.LastKind, s.LastTried = ev.Tool, ev.Kind, ""
+}
+
+// triedUse counts, in an agent's profile, session s's refused use of
+// destination d (its family when it has one), once per session.
+func (p *Profile) triedUse(c *Config, s *Shape, d string) {
+	if p.Version != "" {
+		return
+	}
+	key := cmp.Or(c.family(d), d)
+	if p.TriedUse == nil {
+		p.TriedUse = map[string]DestUse{}
+	}
+	u, ok := p.TriedUse[key]
+	if !ok && len(p.TriedUse) >= c.Learning.MaxDestinations {
+		p.Dropped++
+		return
+	}
+	if !ok {
+		u.First = s.N
+	}
+	if u.Last != s.N || !ok {
+		u.Sessions++
+		u.Last = s.N
+	}
+	p.TriedUse[key] = u
+}
+
+// triedHabit reports whether the agent tried destination d (or its
+// family), refused, in at least learning.tried_sessions sessions before
+// this one (ordinal this), the first of them before its latest version
+// appeared: an agent that is asked every time it does its usual work is
+// still doing its usual work. A refused habit the latest version brought
+// is not one the agent had.
+func (c *Config) triedHabit(p *Profile, d string, this int) bool {
+	u, ok := p.TriedUse[cmp.Or(c.family(d), d)]
+	if !ok {
+		return false
+	}
+	earlier := u.Sessions
+	if u.Last == this {
+		earlier--
+	}
+	changed := 0 // the ordinal of the last session before the latest version
+	if len(p.Versions) > 1 {
+		changed = p.Sessions - p.SinceVersion
+	}
+	return earlier >= c.Learning.TriedSessions && (changed == 0 || u.First <= changed)
 }
 
 // tried counts a kind transition into or out of a refused call.

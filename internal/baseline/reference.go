@@ -48,7 +48,7 @@ func (ref *Profile) pool(c *Config, p *Profile) {
 	for _, m := range [][2]map[string]int{
 		{ref.Tools, p.Tools}, {ref.Kinds, p.Kinds}, {ref.Destinations, p.Destinations}, {ref.Attempted, p.Attempted},
 		{ref.ToolNext, p.ToolNext}, {ref.KindNext, p.KindNext}, {ref.ToolFrom, p.ToolFrom}, {ref.KindFrom, p.KindFrom},
-		{ref.Domains, p.Domains}, {ref.TriedNext, p.TriedNext}, {ref.TriedFrom, p.TriedFrom},
+		{ref.Domains, p.Domains}, {ref.TriedNext, p.TriedNext}, {ref.TriedFrom, p.TriedFrom}, {ref.Families, p.Families},
 	} {
 		for k, n := range m[1] {
 			m[0][k] += n

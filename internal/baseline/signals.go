@@ -109,7 +109,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	if p.Calls > 0 {
 		fresh := cur.Version != "" && len(p.Versions) > 1 && p.Versions[len(p.Versions)-1] == cur.Version && p.SinceVersion <= c.Lifecycle.MinSessions
 		this := -1 // this session's ordinal, once folded
-		if fresh {
+		if fresh || len(p.TriedUse) > 0 {
 			for i := len(p.Shapes) - 1; i >= 0; i-- {
 				if p.Shapes[i].Session == ev.Session {
 					this = p.Shapes[i].N
@@ -120,8 +120,10 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 		for _, d := range ev.Destinations {
 			switch {
 			case p.Destinations[d] == 0:
-				r.FirstSeen = append(r.FirstSeen, d)
 				if dom := c.domainKey(d); fresh && dom != "" && p.NewSinceChange[youngDomainKey(dom)] > 0 && p.NewSinceFirst[youngDomainKey(dom)] != this {
+					// A domain the new version brought: its family is
+					// no family the agent had (checked first).
+					r.FirstSeen = append(r.FirstSeen, d)
 					if youngDom == nil {
 						youngDom = map[string]bool{}
 					}
@@ -129,6 +131,15 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 					young = append(young, d)
 					continue
 				}
+				if c.knownFamily(p, d) || c.triedHabit(p, d, this) {
+					// Another member of a family the agent rotates
+					// through (a pod, a numbered host, an address in a
+					// subnet it reaches, a dated directory), or somewhere
+					// it tried, refused, in earlier sessions: not new
+					// to it.
+					continue
+				}
+				r.FirstSeen = append(r.FirstSeen, d)
 				firstOnly = append(firstOnly, d)
 			case fresh && p.NewSinceChange[d] > 0 && p.NewSinceFirst[d] != this:
 				young = append(young, d)
@@ -158,7 +169,7 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	if consequential && p.Calls > 0 {
 		for _, d := range ev.Destinations {
 			typ, _, _ := strings.Cut(d, ":")
-			if !c.readOnlyTypes[typ] && p.Destinations[d] > 0 && !slices.Contains(young, d) {
+			if !c.readOnlyTypes[typ] && (p.Destinations[d] > 0 || c.knownFamily(p, d)) && !slices.Contains(young, d) {
 				knownTarget = true
 				break
 			}
