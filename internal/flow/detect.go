@@ -65,6 +65,12 @@ type sentFlags struct {
 	objAt                           int
 	// dirImp: an agent-action directive opens a clause (imperativeAt).
 	dirImp bool
+	// agentAt is the token index of the last machine noun (catAgent),
+	// oblEnd the token index after the first obligation, -1 if none;
+	// passive: the obligation is a passive's ("the bot must be
+	// registered", "… registriert sein"), whose subject is acted on.
+	agentAt, oblEnd int
+	passive         bool
 }
 
 func (f *sentFlags) any(cs ...category) bool {
@@ -121,13 +127,16 @@ func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
 	case f.has[catContrary] && f.has[catDirective] && f.any(catUserThird, catUserRef):
 		// "Do not book the hotel the user asked for; book … instead".
 		return true, "instead+directive"
-	case f.has[catAgent] && f.has[catObligation] && f.any(catDirective, catOutbound):
+	case f.has[catAgent] && f.has[catObligation] && f.any(catDirective, catOutbound) && (!f.passive || f.agentAt > f.oblEnd):
 		// The model named in the third person and told what it must do,
 		// in any wording of the obligation: "the agent reading this page
 		// should also open …", "se requiere que el asistente de agenda
 		// invite …", "es obliegt dem virtuellen Assistenten, … zu
 		// überweisen". A person ("the assistant manager must approve")
-		// is named by a shared noun, which does not count here.
+		// is named by a shared noun, which does not count here. In a
+		// passive the machine must be the one that acts ("the invoices
+		// are to be paid by the virtual assistant"), not the one acted
+		// on ("the bot must be registered before you add it").
 		return true, "agent+obligation"
 	case f.has[catOwnTurn] && (f.target || f.has[catQuantity] && f.any(catDirective, catOutbound)):
 		// The model's own turn written into an output, committing to an
@@ -273,7 +282,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 	}
 	for k, se := range sc.sents {
 		f := &flags[k]
-		f.objAt = -1
+		f.objAt, f.agentAt, f.oblEnd = -1, -1, -1
 		f.target = hasTarget(s[se.start:se.end])
 		sc.toks = tokenize(s, se.start, se.end, sc.toks)
 		for i := range sc.toks {
@@ -319,16 +328,28 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 					}
 					continue
 				}
+				if p.cat == catAgent {
+					if p.matchAt(sc.toks, i) >= 0 {
+						f.has[p.cat], f.agentAt = true, i
+					}
+					continue
+				}
 				if f.has[p.cat] {
 					continue
 				}
-				if p.matchAt(sc.toks, i) >= 0 {
+				if end := p.matchAt(sc.toks, i); end >= 0 {
 					f.has[p.cat] = true
+					if p.cat == catObligation {
+						f.oblEnd = end
+					}
 					if f.lang == "" && p.cat != catDirective && p.cat != catModal {
 						f.lang = p.lang
 					}
 				}
 			}
+		}
+		if f.oblEnd >= 0 {
+			f.passive = d.lx.passiveAfter(sc.toks, f.oblEnd)
 		}
 	}
 	var spans []Span

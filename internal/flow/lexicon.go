@@ -184,6 +184,10 @@ type lexicon struct {
 	// leads are the words that may stand before an imperative at the
 	// start of a clause ("also", "please", "bitte", "por favor").
 	leads map[string]bool
+	// passive are the auxiliaries of a passive ("be", "ser", "essere",
+	// "être", "sein", "werden"): after an obligation they make its
+	// subject the one acted on (passiveAfter).
+	passive map[string]bool
 	// objects maps a folded word to the phrases starting with it that
 	// name a concept ("kontakte", "carnet d adresses" → contacts), for
 	// relating tool names to injected requests.
@@ -229,6 +233,7 @@ type langTable struct {
 	Agents     []string            `yaml:"-"` // built from addressees less shared_nouns
 	Obligation []string            `yaml:"obligations"`
 	OwnTurns   []string            `yaml:"own_turns"`
+	Passive    []string            `yaml:"passive_aux"`
 	Calls      []string            `yaml:"calls"`
 	Leads      []string            `yaml:"leads"`
 	Tags       []string            `yaml:"tags"`
@@ -238,7 +243,7 @@ type langTable struct {
 
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
-	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns",
+	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "passive_aux",
 	"tags", "calls", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
@@ -260,7 +265,7 @@ const maxLexiconFile = 1 << 20
 
 // loadLexicon reads the embedded tables and then each operator file.
 func loadLexicon(extra map[string][]byte) (*lexicon, error) {
-	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
+	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
 	ents, err := fs.ReadDir(langFS, "lang")
 	if err != nil {
 		return nil, fmt.Errorf("flow: reading the built-in lexicons: %w", err)
@@ -440,6 +445,9 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 	for _, w := range t.Stopwords {
 		lx.stop[fold.String(w)] = true
 	}
+	for _, w := range t.Passive {
+		lx.passive[fold.String(strings.TrimSpace(w))] = true
+	}
 	for _, w := range t.Leads {
 		for _, tk := range tokenize(fold.String(w), 0, len(fold.String(w)), nil) {
 			lx.leads[tk.text] = true
@@ -463,6 +471,23 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		}
 	}
 	return errs
+}
+
+// passiveAfter reports whether the obligation that ends at toks[end] is a
+// passive's: an auxiliary within two words of it ("must be registered",
+// "debe ser configurado"), or closing the clause ("muss … registriert
+// sein").
+func (lx *lexicon) passiveAfter(toks []tok, end int) bool {
+	// From the obligation's own last word: "is to be", "must be".
+	for j := max(end-1, 0); j < len(toks); j++ {
+		if !lx.passive[toks[j].text] {
+			continue
+		}
+		if j-end < 2 || j+1 == len(toks) || toks[j+1].text == "," {
+			return true
+		}
+	}
+	return false
 }
 
 // compilePattern reads a phrase: words separated by spaces, matched after
