@@ -108,6 +108,11 @@ func (d *Decider) DecideContext(ctx context.Context, in *Input) (res Result, err
 	res.Scope = m.CheckIn(&res.Action, mandate.Env{WorkDir: in.Call.WorkingDir, HomeDir: in.Call.HomeDir}, in.Now)
 	if in.Flow != nil {
 		res.Flow = in.Flow.Facts(&res.Action)
+		if res.Flow != nil && m.NeedsItems() {
+			// "but keep everything from my bank": who sent the items the
+			// call names is known only from the session's earlier outputs.
+			m.MeetItems(&res.Scope, &res.Action, listedItems(res.Flow))
+		}
 	}
 	var bl *policy.BaselineFacts
 	if in.Baseline != nil {
@@ -138,4 +143,18 @@ func (d *Decider) DecideContext(ctx context.Context, in *Input) (res Result, err
 // DenyInternal is the verdict for a call Mandate failed to decide.
 func DenyInternal() policy.Verdict {
 	return policy.Verdict{Effect: policy.Deny, Rules: []string{"engine.internal-error"}, Reasons: []string{InternalErrorReason}}
+}
+
+// listedItems are the items the call names by id as earlier outputs of the
+// session listed them, for the mandate's sender conditions. An item whose
+// name an injected text carries vouches for nothing.
+func listedItems(f *flow.Facts) []mandate.Item {
+	var out []mandate.Item
+	for _, it := range f.Items {
+		if it.Injected {
+			continue
+		}
+		out = append(out, mandate.Item{ID: it.ID, Senders: it.Senders()})
+	}
+	return out
 }

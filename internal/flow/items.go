@@ -61,7 +61,17 @@ type ItemFacts struct {
 	// Prepared: an earlier allowed cart addition or payment counted this
 	// item already (flow.prepared_spend has it).
 	Prepared bool `json:"prepared"`
+	// senders are the item's sender, author or owner fields as listed
+	// (folded), for the mandate's sender conditions (Senders); not a
+	// fact of its own for policy, which has SenderNamed and Excluded.
+	senders []string
 }
+
+// Senders returns the item's sender, author or owner fields as its
+// listing showed them, folded; none when the listing showed none. The
+// mandate's sender conditions ("but keep everything from my bank") are
+// checked against them.
+func (it ItemFacts) Senders() []string { return it.senders }
 
 // listedItem is an item as the table keeps it.
 type listedItem struct {
@@ -165,6 +175,7 @@ func (t *Table) itemFacts(f *Facts, sc *Scan) {
 			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded), Private: li.private,
 			SenderNamed: t.senderNamed(li), Excluded: t.itemExcluded(li),
 			Price: li.price, Currency: li.currency, Cost: li.price * max(sc.quantity, 1), Prepared: t.preparedIDs[v.Value],
+			senders: li.senders,
 		})
 	}
 }

@@ -30,8 +30,11 @@ type anchor struct {
 	// anyObject: the rest of the verb's clause names items of any sort
 	// ("delete everything in ~/tmp"), set by itemConditions.
 	anyObject bool
-	word, neg string // the words as written, for explanations
-	typoOf    string // the lexicon form, when matched as a likely typo
+	// anyMessages: it names messages of any sort ("my emails"), which a
+	// sender condition may restrict on its own.
+	anyMessages bool
+	word, neg   string // the words as written, for explanations
+	typoOf      string // the lexicon form, when matched as a likely typo
 	// noGrant marks a verb that asks for nothing: in a question ("how
 	// much did I spend?"), an embedded question ("tell me if there is an
 	// invoice to pay") or the user's own plan ("I'll send it myself").

@@ -186,6 +186,9 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			}
 			from, to := st.clauseOf(a.pos)
 			b.denyNarrow(action.Write, phrase, b.span(toks, from, to), why+": changing that one thing", narrowObject)
+			// "…, but leave the ISOs alone": some items are spared in
+			// words no condition holds, so no condition says enough.
+			b.spared = true
 			continue
 		}
 		from, to := st.clauseOf(a.pos)
@@ -444,7 +447,7 @@ func (b *build) qualify1(k action.Kind, phrase, verb string) {
 	if !ok {
 		q = qualification{phrase: phrase, verb: verb}
 	}
-	q.olderDays = 0 // a condition Mandate cannot check: always asked
+	q.checkable = false // a condition Mandate cannot check: always asked
 	b.qualified[k] = q
 }
 

@@ -198,6 +198,12 @@ type build struct {
 	// qualified are kinds a verb was asked for with an item condition
 	// the draft cannot check ("only files older than a year").
 	qualified map[action.Kind]qualification
+	// spared: the words spare some items in words the draft cannot hold
+	// ("leave the ISOs alone"): no item condition is all they say.
+	spared bool
+	// folderHeld are kinds asked only because a "don't" ruled them out
+	// for the folder of a file the words ask to change (settleFolderHeld).
+	folderHeld []action.Kind
 	// pendingAct are the conditional clauses of the sentence being read
 	// that stand in a segment of their own ("if the tests pass, …"):
 	// they qualify the next segment's verb.

@@ -5,28 +5,71 @@
 package mandate
 
 import (
+	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/fold"
 )
+
+// Item is what the session's earlier outputs showed of an item a call
+// names by its id (flow facts: a search listed the message with its
+// sender). Senders are the item's sender, author or owner fields as
+// listed; an item listed without them shows no sender.
+type Item struct {
+	ID      string
+	Senders []string
+}
 
 // ConditionsMet returns the texts of the item conditions the action is
 // shown to meet, when they cover every kind of it in Ask (and its other
 // kinds are allowed); otherwise nil. CheckIn reports the same as
-// Report.ConditionsMet.
+// Report.ConditionsMet. A sender condition is never met here: the call
+// alone does not show who sent its items (see ConditionsMetItems).
 func (m *Mandate) ConditionsMet(a *action.Action) []string {
 	if m == nil || a == nil {
 		return nil
 	}
-	return m.conditionsMet(a, actionKinds(a))
+	return m.conditionsMet(a, actionKinds(a), nil)
+}
+
+// ConditionsMetItems is ConditionsMet with what the session's earlier
+// outputs showed of the items the call names by id: a sender condition
+// ("but keep everything from my bank") holds when the call acts on as
+// many items as it names listed ones, and every one was listed with a
+// sender that meets it.
+func (m *Mandate) ConditionsMetItems(a *action.Action, items []Item) []string {
+	if m == nil || a == nil {
+		return nil
+	}
+	return m.conditionsMet(a, actionKinds(a), items)
+}
+
+// NeedsItems reports whether a condition of the mandate is on the items'
+// senders, which only the session's earlier outputs show.
+func (m *Mandate) NeedsItems() bool {
+	return m != nil && slices.ContainsFunc(m.Conditions, func(c ItemCondition) bool { return len(c.From)+len(c.NotFrom) > 0 })
+}
+
+// MeetItems updates a report CheckIn made for the action with what the
+// session's earlier outputs showed of its items: a call of an asked kind
+// whose sender conditions the items meet is no longer asked.
+func (m *Mandate) MeetItems(r *Report, a *action.Action, items []Item) {
+	if r == nil || !r.KindAsk || r.KindDenied || len(items) == 0 || !m.NeedsItems() {
+		return
+	}
+	if met := m.ConditionsMetItems(a, items); len(met) > 0 {
+		r.KindAsk, r.ConditionsMet = false, met
+	}
 }
 
 // conditionsMet returns the texts of the conditions the action is shown to
 // meet, when every kind of it in Ask has a condition and the action meets
 // them all, and every other kind is allowed; otherwise nil.
-func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind) []string {
+func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind, items []Item) []string {
 	var met []string
 	for _, k := range kinds {
 		if !slices.Contains(m.Ask, k) {
@@ -41,7 +84,7 @@ func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind) []string 
 				continue
 			}
 			found = true
-			if c.PreparesPayment && !prepares(a) || !c.PreparesPayment && !meetsAge(a, k, c.OlderThanDays) {
+			if c.PreparesPayment && !prepares(a) || !c.PreparesPayment && !meets(a, c, items) {
 				return nil
 			}
 			if !slices.Contains(met, c.Text) {
@@ -55,26 +98,82 @@ func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind) []string 
 	return met
 }
 
-// meetsAge reports whether every command of the action that changes
-// anything is a find that selects only items older than days and acts on
-// them itself (-delete, -exec rm …): `find DIR -mtime +N -delete` with N at
-// least days, or -mmin +M with M at least days×1440. A find whose
-// expression has an alternative or a negation (-o, !, -not, a comma,
-// parentheses) could select other items: not shown. A call without
-// commands (an MCP tool) shows nothing about its items' age.
-func meetsAge(a *action.Action, k action.Kind, days int) bool {
-	if days <= 0 || len(a.Commands) == 0 {
+// attributes counts the attributes of the items a condition states.
+func (c ItemCondition) attributes() int {
+	n := 0
+	for _, set := range []bool{c.OlderThanDays > 0, c.NewerThanDays > 0, c.LargerThanBytes > 0, c.SmallerThanBytes > 0,
+		len(c.Names) > 0, len(c.NotNames) > 0, len(c.From) > 0, len(c.NotFrom) > 0} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// fileAttributes reports whether the condition states an attribute only a
+// file has (age, size): a name or a sender alone can be shown otherwise.
+func (c ItemCondition) fileAttributes() bool {
+	return c.OlderThanDays > 0 || c.NewerThanDays > 0 || c.LargerThanBytes > 0 || c.SmallerThanBytes > 0
+}
+
+// meets reports whether the action shows that every item it acts on
+// meets the condition. Sender conditions are met by listed items only
+// (meetsSenders); the others by the call's own commands or paths
+// (meetsFiles). A condition on both is met by neither: no call shows a
+// file's sender.
+func meets(a *action.Action, c ItemCondition, items []Item) bool {
+	if c.attributes() == 0 {
 		return false
 	}
+	senders := len(c.From)+len(c.NotFrom) > 0
+	files := c.fileAttributes() || len(c.Names)+len(c.NotNames) > 0
+	switch {
+	case senders && files:
+		return false
+	case senders:
+		return meetsSenders(a, c, items)
+	}
+	return meetsFiles(a, c)
+}
+
+// meetsFiles: every command of the action that changes anything is a
+// find that tests the condition's attributes before it acts (-delete,
+// -exec rm …), with no alternative or negation in its expression but a
+// negated -iname of a not_names glob; or, for a condition on names alone,
+// an rm or mv of literal paths (no glob, no recursion) whose file names
+// meet it; or a tool call without a command line whose every path it
+// changes has such a name. A call without commands shows nothing of its
+// items' age or size.
+func meetsFiles(a *action.Action, c ItemCondition) bool {
+	namesOnly := !c.fileAttributes()
+	if len(a.Commands) == 0 {
+		if !namesOnly {
+			return false
+		}
+		changed := 0
+		for _, p := range a.Paths {
+			if p.Access == action.Read {
+				continue
+			}
+			if !nameMeets(p.Path, c) {
+				return false
+			}
+			changed++
+		}
+		return changed > 0
+	}
 	acting := 0
-	for _, c := range a.Commands {
-		if c.ReadOnly {
+	for _, cmd := range a.Commands {
+		if cmd.ReadOnly {
 			continue
 		}
-		if c.Name == "rm" && slices.Contains(c.Via, "find -exec") {
+		if cmd.Name == "rm" && slices.Contains(cmd.Via, "find -exec") {
 			continue // the find it stands in is checked itself
 		}
-		if c.Name != "find" || !findSelectsOlder(c.Argv, days) {
+		switch {
+		case cmd.Name == "find" && findSelects(cmd.Argv, c):
+		case namesOnly && (cmd.Name == "rm" || cmd.Name == "mv") && operandsMeet(cmd, c):
+		default:
 			return false
 		}
 		acting++
@@ -82,21 +181,97 @@ func meetsAge(a *action.Action, k action.Kind, days int) bool {
 	return acting > 0
 }
 
-// findSelectsOlder reports whether a find command line selects only items
-// older than days and acts on what it selects.
-func findSelectsOlder(argv []string, days int) bool {
-	old, acts := false, false
+// operandsMeet reports whether an rm or mv names its items literally —
+// no glob, no recursive flag — and each (for mv, each source) has a name
+// that meets the condition.
+func operandsMeet(cmd action.Command, c ItemCondition) bool {
+	var ops []string
+	opts := true
+	for _, arg := range cmd.Argv[1:] {
+		if opts && arg == "--" {
+			opts = false
+			continue
+		}
+		if opts && strings.HasPrefix(arg, "-") && arg != "-" {
+			if cmd.Name == "rm" && (strings.ContainsAny(strings.TrimPrefix(arg, "-"), "rR") && !strings.HasPrefix(arg, "--") || arg == "--recursive") {
+				return false // a folder's contents have names of their own
+			}
+			if cmd.Name == "mv" && (arg == "-t" || strings.HasPrefix(arg, "--target-directory")) {
+				return false // the sources are not where this reads them
+			}
+			continue
+		}
+		ops = append(ops, arg)
+	}
+	if cmd.Name == "mv" {
+		if len(ops) < 2 {
+			return false
+		}
+		ops = ops[:len(ops)-1] // the destination is where they go, not an item
+	}
+	if len(ops) == 0 {
+		return false
+	}
+	for _, o := range ops {
+		if strings.ContainsAny(o, "*?[]{}$`") || strings.HasSuffix(o, "/") || !nameMeets(o, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// nameMeets reports whether a path's last segment meets the condition's
+// names and not_names.
+func nameMeets(p string, c ItemCondition) bool {
+	base := path.Base(path.Clean(p))
+	if base == "." || base == "/" || base == ".." {
+		return false
+	}
+	if len(c.Names) > 0 && !slices.ContainsFunc(c.Names, func(g string) bool { ok, _ := path.Match(g, base); return ok }) {
+		return false
+	}
+	low := strings.ToLower(base)
+	return !slices.ContainsFunc(c.NotNames, func(g string) bool { ok, _ := path.Match(strings.ToLower(g), low); return ok })
+}
+
+// findSelects reports whether a find command line selects only items that
+// meet the condition and acts on what it selects: every attribute the
+// condition states is tested before the first action (find evaluates left
+// to right), with no alternative, comma or parentheses, and no negation
+// but "! -iname G" for a not_names glob G. A test of an attribute the
+// condition does not state only narrows the items further.
+func findSelects(argv []string, c ItemCondition) bool {
+	older, newer := c.OlderThanDays == 0, c.NewerThanDays == 0
+	larger, smaller := c.LargerThanBytes == 0, c.SmallerThanBytes == 0
+	named := len(c.Names) == 0
+	spared := map[string]bool{}
+	all := func() bool {
+		return older && newer && larger && smaller && named && len(spared) == len(c.NotNames)
+	}
+	acts := false
 	for i := 1; i < len(argv); i++ {
 		switch arg := argv[i]; arg {
-		case "-o", "-or", "!", "-not", ",", "(", ")", "\\(", "\\)":
+		case "-o", "-or", ",", "(", ")", "\\(", "\\)":
 			return false
+		case "!", "-not":
+			// "! -iname '*.pdf'" spares what not_names names; any other
+			// negation could select items the condition excludes.
+			if i+2 >= len(argv) || argv[i+1] != "-iname" {
+				return false
+			}
+			g := argv[i+2]
+			if !slices.ContainsFunc(c.NotNames, func(n string) bool { return strings.EqualFold(n, g) }) {
+				return false
+			}
+			spared[strings.ToLower(g)] = true
+			i += 2
 		case "-delete":
-			if !old {
-				return false // find acts left to right: this deletes before the age is tested
+			if !all() {
+				return false // this deletes before every attribute is tested
 			}
 			acts = true
 		case "-exec", "-execdir", "-ok", "-okdir":
-			if !old {
+			if !all() {
 				return false
 			}
 			acts = true
@@ -108,21 +283,146 @@ func findSelectsOlder(argv []string, days int) bool {
 				return false
 			}
 			i++
-			v, ok := strings.CutPrefix(argv[i], "+")
-			n, err := strconv.Atoi(v)
-			if !ok || err != nil {
-				return false // "-mtime -30", "-mtime 30": not older only
-			}
-			need := days
+			unit := 1
 			if arg == "-mmin" || arg == "-cmin" {
-				need = days * 1440
+				unit = 1440
 			}
-			if n >= need {
-				old = true
+			sign, n, ok := signed(argv[i])
+			switch {
+			case !ok:
+				return false
+			case sign > 0 && c.OlderThanDays > 0 && n >= c.OlderThanDays*unit:
+				older = true // -mtime +N: more than N days
+			case sign < 0 && c.NewerThanDays > 0 && n <= c.NewerThanDays*unit:
+				newer = true // -mtime -N: less than N days
+			}
+		case "-size":
+			if i+1 >= len(argv) {
+				return false
+			}
+			i++
+			sign, n, u, ok := findSize(argv[i])
+			switch {
+			case !ok:
+				return false
+			case sign > 0 && c.LargerThanBytes > 0 && int64(n)*u >= c.LargerThanBytes:
+				larger = true // -size +N: more than N units
+			case sign < 0 && c.SmallerThanBytes > 0 && int64(n-1)*u < c.SmallerThanBytes:
+				smaller = true // -size -N: at most N-1 units, rounded up
+			}
+		case "-name":
+			if i+1 >= len(argv) {
+				return false
+			}
+			i++
+			if slices.Contains(c.Names, argv[i]) {
+				named = true
 			}
 		}
 	}
-	return old && acts
+	return all() && acts
+}
+
+// signed reads find's "+N", "-N" or "N"; sign is 0 for an exact N.
+func signed(v string) (sign, n int, ok bool) {
+	switch {
+	case strings.HasPrefix(v, "+"):
+		sign, v = 1, v[1:]
+	case strings.HasPrefix(v, "-"):
+		sign, v = -1, v[1:]
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, 0, false
+	}
+	return sign, n, true
+}
+
+// findSize reads find's -size argument ("+10M", "-1k", "+2048c"): its
+// sign, count and unit in bytes (512-byte blocks without a suffix).
+func findSize(v string) (sign, n int, unit int64, ok bool) {
+	unit = 512
+	if v != "" {
+		switch v[len(v)-1] {
+		case 'c':
+			unit = 1
+		case 'w':
+			unit = 2
+		case 'b':
+			unit = 512
+		case 'k':
+			unit = 1 << 10
+		case 'M':
+			unit = 1 << 20
+		case 'G':
+			unit = 1 << 30
+		}
+		if v[len(v)-1] < '0' || v[len(v)-1] > '9' {
+			v = v[:len(v)-1]
+		}
+	}
+	sign, n, ok = signed(v)
+	if !ok || n > 1<<30 {
+		return 0, 0, 0, false
+	}
+	return sign, n, unit, true
+}
+
+// meetsSenders: the action is a tool call (a command line shows no
+// sender) that acts on as many items as the listed items it names, each
+// listed with a sender that has one of From's words and none of
+// NotFrom's.
+func meetsSenders(a *action.Action, c ItemCondition, items []Item) bool {
+	if len(a.Commands) > 0 || a.Items <= 0 {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, it := range items {
+		if seen[it.ID] {
+			continue
+		}
+		if len(it.Senders) == 0 {
+			continue // not a message (a label, a folder): it shows no sender
+		}
+		if !senderMeets(it.Senders, c) {
+			return false
+		}
+		seen[it.ID] = true
+	}
+	return len(seen) >= a.Items
+}
+
+// senderMeets reports whether an item's sender fields have a word of
+// From (when it states any) and no word of NotFrom.
+func senderMeets(senders []string, c ItemCondition) bool {
+	var words []string
+	for _, s := range senders {
+		words = append(words, senderWords(s)...)
+	}
+	has := func(list []string) bool {
+		return slices.ContainsFunc(list, func(w string) bool {
+			fw := senderWords(w)
+			if len(fw) == 0 {
+				return false
+			}
+			for i := 0; i+len(fw) <= len(words); i++ {
+				if slices.Equal(words[i:i+len(fw)], fw) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	return (len(c.From) == 0 || has(c.From)) && !has(c.NotFrom)
+}
+
+// senderWords splits a sender's display name and address into folded
+// words: "ING Bank <info@ing-bank.example>" is ing, bank, info, ing, bank,
+// example.
+func senderWords(s string) []string {
+	return strings.FieldsFunc(fold.String(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
 }
 
 // prepares reports whether the action can only be preparing a payment: a

@@ -71,7 +71,7 @@ func TestFindSelectsOlder(t *testing.T) {
 		{"find . ( -mtime +365 ) -delete", false},
 	} {
 		argv := strings.Fields(tc.cmd)
-		if got := findSelectsOlder(argv, 365); got != tc.want {
+		if got := findSelects(argv, ItemCondition{OlderThanDays: 365}); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.cmd, got, tc.want)
 		}
 	}
@@ -174,5 +174,257 @@ func TestRule16PreparesPayment(t *testing.T) {
 		Conditions: []ItemCondition{{Kind: action.Write, PreparesPayment: true, OlderThanDays: 3, Text: "buy"}}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "states one") {
 		t.Errorf("Validate = %v, want a condition stating both refused", err)
+	}
+}
+
+// TestFindSelects: each attribute of a condition is tested before find
+// acts, in the direction the condition states; a test the condition does
+// not state only narrows the items.
+func TestFindSelects(t *testing.T) {
+	mb := int64(1_000_000)
+	for _, tc := range []struct {
+		cmd  string
+		c    ItemCondition
+		want bool
+	}{
+		{"find ~/Downloads -type f -size +100M -delete", ItemCondition{LargerThanBytes: 100 * mb}, true},
+		{"find ~/Downloads -size +95M -delete", ItemCondition{LargerThanBytes: 100 * mb}, false}, // 99.6 MB
+		{"find ~/Downloads -size +100000k -delete", ItemCondition{LargerThanBytes: 100 * mb}, true},
+		{"find ~/Downloads -size -100M -delete", ItemCondition{LargerThanBytes: 100 * mb}, false}, // the other side
+		{"find ~/Downloads -size -10M -delete", ItemCondition{SmallerThanBytes: 10 * mb}, true},   // at most 9 MiB
+		{"find ~/Downloads -size -10000000c -delete", ItemCondition{SmallerThanBytes: 10 * mb}, true},
+		{"find ~/Downloads -size -10000001c -delete", ItemCondition{SmallerThanBytes: 10 * mb}, false}, // 10 MB itself
+		{"find ~/Downloads -size +1G -delete", ItemCondition{SmallerThanBytes: 10 * mb}, false},
+		{"find ~/Downloads -size +100M -delete", ItemCondition{LargerThanBytes: 100 * mb, OlderThanDays: 30}, false}, // age untested
+		{"find ~/Downloads -size +100M -mtime +60 -delete", ItemCondition{LargerThanBytes: 100 * mb, OlderThanDays: 30}, true},
+		{"find ~/tmp -mtime -7 -delete", ItemCondition{NewerThanDays: 7}, true},
+		{"find ~/tmp -mtime -8 -delete", ItemCondition{NewerThanDays: 7}, false},
+		{"find ~/tmp -mmin -60 -delete", ItemCondition{NewerThanDays: 1}, true},
+		{"find ~/tmp -newer ref -delete", ItemCondition{NewerThanDays: 7}, false}, // the reference's age is unknown
+		{"find ~/tmp -name *.tmp -delete", ItemCondition{Names: []string{"*.tmp"}}, true},
+		{"find ~/tmp -name *.log -delete", ItemCondition{Names: []string{"*.tmp"}}, false},
+		{"find ~/tmp -delete -name *.tmp", ItemCondition{Names: []string{"*.tmp"}}, false},
+		{"find ~/tmp -type f ! -iname *.pdf -delete", ItemCondition{NotNames: []string{"*.pdf"}}, true},
+		{"find ~/tmp -type f ! -name *.pdf -delete", ItemCondition{NotNames: []string{"*.pdf"}}, false}, // X.PDF goes too
+		{"find ~/tmp -type f -delete", ItemCondition{NotNames: []string{"*.pdf"}}, false},
+		{"find ~/tmp ! -iname *.pdf ! -iname *.doc -delete", ItemCondition{NotNames: []string{"*.pdf", "*.doc"}}, true},
+		{"find ~/tmp ! -iname *.pdf -delete", ItemCondition{NotNames: []string{"*.pdf", "*.doc"}}, false},
+	} {
+		if got := findSelects(strings.Fields(tc.cmd), tc.c); got != tc.want {
+			t.Errorf("%s under %+v: %v, want %v", tc.cmd, tc.c, got, tc.want)
+		}
+	}
+}
+
+// TestNameConditions: an rm or mv of literal paths, or a tool call's
+// paths, meet a condition on names when each item's name does; a glob, a
+// recursive rm or a folder shows nothing of the names inside.
+func TestNameConditions(t *testing.T) {
+	bash := func(argv ...string) *action.Action {
+		return &action.Action{Tool: "Bash", Kind: action.Delete, Kinds: []action.Kind{action.Delete},
+			Commands: []action.Command{{Name: argv[0], Argv: argv}}}
+	}
+	tmp := ItemCondition{Kind: action.Delete, Names: []string{"*.tmp"}, Text: "only the files named *.tmp"}
+	pdf := ItemCondition{Kind: action.Delete, NotNames: []string{"*.pdf"}, Text: "but keep the *.pdf files"}
+	for _, tc := range []struct {
+		a    *action.Action
+		c    ItemCondition
+		want bool
+	}{
+		{bash("rm", "~/tmp/a.tmp", "~/tmp/b.tmp"), tmp, true},
+		{bash("rm", "-f", "--", "~/tmp/a.tmp"), tmp, true},
+		{bash("rm", "~/tmp/a.tmp", "~/tmp/b.txt"), tmp, false},
+		{bash("rm", "~/tmp/*.tmp"), tmp, false}, // a glob: the shell picks the names
+		{bash("rm", "-r", "~/tmp/old.tmp"), tmp, false},
+		{bash("rm", "-rf", "~/tmp"), pdf, false},
+		{bash("rm", "~/tmp/a.txt", "~/tmp/b.csv"), pdf, true},
+		{bash("rm", "~/tmp/a.txt", "~/tmp/Scan.PDF"), pdf, false},
+		{bash("mv", "~/tmp/a.tmp", "~/trash/"), tmp, true},
+		{bash("mv", "~/tmp/a.txt", "~/trash/x.tmp"), tmp, false}, // the source is the item
+		{bash("mv", "-t", "~/trash", "~/tmp/a.tmp"), tmp, false},
+		{&action.Action{Tool: "delete_file", Kind: action.Delete, Kinds: []action.Kind{action.Delete},
+			Paths: []action.PathRef{{Path: "/home/u/tmp/a.tmp", Access: action.Delete}}}, tmp, true},
+		{&action.Action{Tool: "delete_file", Kind: action.Delete, Kinds: []action.Kind{action.Delete},
+			Paths: []action.PathRef{{Path: "/home/u/tmp/a.pdf", Access: action.Delete}}}, pdf, false},
+		{&action.Action{Tool: "delete_email", Kind: action.Delete, Kinds: []action.Kind{action.Delete}}, pdf, false},
+	} {
+		if got := meets(tc.a, tc.c, nil); got != tc.want {
+			t.Errorf("%s %+v %v under %q: %v, want %v", tc.a.Tool, tc.a.Commands, tc.a.Paths, tc.c.Text, got, tc.want)
+		}
+	}
+}
+
+// TestSenderConditions: "but keep everything from my bank" holds on a
+// delete of messages an earlier output listed with another sender, not on
+// the bank's, and not where a message's sender was never seen.
+func TestSenderConditions(t *testing.T) {
+	m := &Mandate{Allow: []action.Kind{action.Read}, Ask: []action.Kind{action.Delete},
+		Conditions: []ItemCondition{{Kind: action.Delete, NotFrom: []string{"bank", "sparkasse"}, Text: "but keep everything from my bank"}}}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	del := func(items int) *action.Action {
+		return &action.Action{Tool: "delete_email", Kind: action.Delete, Kinds: []action.Kind{action.Delete}, Items: items}
+	}
+	news := Item{ID: "m1", Senders: []string{"Weekly Digest <news@digest.example>"}}
+	bank := Item{ID: "m2", Senders: []string{"ING Bank <info@ing.example>"}}
+	spk := Item{ID: "m3", Senders: []string{"noreply@sparkasse.example"}}
+	label := Item{ID: "Label_9"}
+	for _, tc := range []struct {
+		name  string
+		a     *action.Action
+		items []Item
+		want  bool
+	}{
+		{"another sender", del(1), []Item{news}, true},
+		{"another sender, a label beside it", del(1), []Item{news, label}, true},
+		{"the bank", del(1), []Item{bank}, false},
+		{"the bank by its address", del(1), []Item{spk}, false},
+		{"one of two is the bank", del(2), []Item{news, bank}, false},
+		{"one of two never listed", del(2), []Item{news}, false},
+		{"nothing listed", del(1), nil, false},
+		{"a label only", del(1), []Item{label}, false},
+		{"a count it does not show", del(0), []Item{news}, false},
+	} {
+		r := m.CheckIn(tc.a, Env{}, time.Now())
+		m.MeetItems(&r, tc.a, tc.items)
+		if got := !r.KindAsk && len(r.ConditionsMet) == 1; got != tc.want {
+			t.Errorf("%s: met %v (kind_ask %v), want %v", tc.name, r.ConditionsMet, r.KindAsk, tc.want)
+		}
+	}
+	if m.ConditionsMet(del(1)) != nil {
+		t.Error("ConditionsMet without items met a sender condition")
+	}
+	from := ItemCondition{Kind: action.Delete, From: []string{"linkedin"}, Text: "the emails from LinkedIn"}
+	if !senderMeets([]string{"LinkedIn <messages-noreply@linkedin.com>"}, from) || senderMeets([]string{"Dana <dana@corp.example>"}, from) {
+		t.Error("from: linkedin misread")
+	}
+}
+
+// TestConditionValidation: every attribute in range, at least one, and
+// none beside prepares_payment.
+func TestConditionValidation(t *testing.T) {
+	for _, tc := range []struct {
+		c    ItemCondition
+		want string // "" valid
+	}{
+		{ItemCondition{LargerThanBytes: 10}, ""},
+		{ItemCondition{Names: []string{"*.tmp"}, NotFrom: []string{"bank"}}, ""},
+		{ItemCondition{}, "states no attribute"},
+		{ItemCondition{PreparesPayment: true, Names: []string{"*.x"}}, "prepares_payment and an attribute"},
+		{ItemCondition{Names: []string{"a/*.tmp"}}, "not a path"},
+		{ItemCondition{Names: []string{"[a"}}, "syntax error"},
+		{ItemCondition{From: []string{" "}}, "from[0]"},
+		{ItemCondition{OlderThanDays: 30, NewerThanDays: 7}, "no item is both"},
+		{ItemCondition{LargerThanBytes: 100, SmallerThanBytes: 50}, "no item is both"},
+		{ItemCondition{SmallerThanBytes: -1}, "smaller_than_bytes"},
+	} {
+		tc.c.Kind, tc.c.Text = action.Delete, "words"
+		m := &Mandate{Ask: []action.Kind{action.Delete}, Conditions: []ItemCondition{tc.c}}
+		err := m.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc.c, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
+		}
+	}
+}
+
+// TestSenderRoles: senders.yaml loads, and each role's words are folded
+// as the compiler and the check compare them.
+func TestSenderRoles(t *testing.T) {
+	roles, err := loadSenderRoles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"bank", "banque", "banco", "banca", "sparkasse"} {
+		r := roles[name]
+		if r == nil {
+			t.Fatalf("%q names no role", name)
+		}
+		if !slices.Contains(r.NotFrom, name) {
+			t.Errorf("%q: not_from %v lacks the word that names the role", name, r.NotFrom)
+		}
+	}
+}
+
+// TestCompiledSenderAndSize: the five languages' sizes and senders become
+// conditions; a sender or size said of more than the items ("the
+// newsletters", "the emails from last week") does not.
+func TestCompiledSenderAndSize(t *testing.T) {
+	for _, tc := range []struct {
+		text        string
+		larger      int64
+		from, notFr string // a word the condition must hold
+	}{
+		{"Delete everything in ~/Downloads bigger than 100 MB.", 100_000_000, "", ""},
+		{"Lösche in ~/Downloads alles, was größer als 100 MB ist.", 100_000_000, "", ""},
+		{"Supprime dans ~/tmp tout ce qui est plus gros que 50 Mo.", 50_000_000, "", ""},
+		{"Borra en ~/tmp los archivos más grandes que 500 MB.", 500_000_000, "", ""},
+		{"Cancella dalla cartella ~/Scaricati i file più grandi di 1 GB.", 1_000_000_000, "", ""},
+		{"Delete all emails from LinkedIn.", 0, "linkedin", ""},
+		{"Delete my emails, but keep everything from my bank.", 0, "", "sparkasse"},
+		{"Lösche meine Mails, aber behalte alles von meiner Bank.", 0, "", "bank"},
+		{"Borra mis correos, pero conserva todo lo de mi banco.", 0, "", "banco"},
+		{"Unsubscribe me from the newsletters, but keep everything from my bank.", 0, "", ""},
+		{"Delete the emails from last week.", 0, "", ""},
+		{"Elimina dalla cartella ~/Scaricati i file più grandi di 1 GB, ma lascia stare le ISO.", 0, "", ""},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			dr, err := Compile(tc.text, WithNow(testNow))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := dr.Mandate
+			if !slices.Contains(m.Ask, action.Delete) || slices.Contains(m.Allow, action.Delete) {
+				t.Fatalf("allow %v ask %v: deleting under a condition is asked", m.Allow, m.Ask)
+			}
+			var c ItemCondition
+			for _, x := range m.Conditions {
+				if x.Kind == action.Delete {
+					c = x
+				}
+			}
+			if c.LargerThanBytes != tc.larger || (tc.from == "") != (len(c.From) == 0) || (tc.notFr == "") != (len(c.NotFrom) == 0) ||
+				tc.from != "" && !slices.Contains(c.From, tc.from) || tc.notFr != "" && !slices.Contains(c.NotFrom, tc.notFr) {
+				t.Errorf("conditions %+v, want larger %d, from %q, not_from %q", m.Conditions, tc.larger, tc.from, tc.notFr)
+			}
+			if err := m.Validate(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestWriteOneNoteKeepTheRest: "do not change the notes" beside the one
+// note the words ask to write grants that write; the other notes are
+// outside the named paths.
+func TestWriteOneNoteKeepTheRest(t *testing.T) {
+	dr, err := Compile("Write the summary to notes/summary.md, do not change the notes.", WithNow(testNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := dr.Mandate
+	if !slices.Contains(m.Allow, action.Write) || !m.Scope.PathsOnly || !slices.Equal(m.Scope.Paths, []string{"notes/summary.md"}) {
+		t.Fatalf("allow %v, scope %+v: want write granted for notes/summary.md only", m.Allow, m.Scope)
+	}
+	env := Env{WorkDir: "/home/sam/site", HomeDir: "/home/sam"}
+	w := func(p string) *action.Action {
+		return &action.Action{Tool: "Write", Kind: action.Write, Kinds: []action.Kind{action.Write}, Paths: []action.PathRef{{Path: p, Access: action.Write}}}
+	}
+	if r := m.CheckIn(w("/home/sam/site/notes/summary.md"), env, testNow); len(r.PathsOutside) != 0 || !r.KindAllowed {
+		t.Errorf("the summary: %+v", r)
+	}
+	if r := m.CheckIn(w("/home/sam/site/notes/meeting-03.md"), env, testNow); len(r.PathsOutside) != 1 {
+		t.Errorf("another note is in scope: %+v", r)
+	}
+	// Without a file in the folder named, the denial stays a person's call.
+	dr, err = Compile("Write the summary to summary.md, do not change the notes.", WithNow(testNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(dr.Mandate.Allow, action.Write) {
+		t.Errorf("allow %v: the notes are not the folder of summary.md", dr.Mandate.Allow)
 	}
 }

@@ -250,7 +250,7 @@ func intersectConditions(parent, child *Mandate, asked []action.Kind) []ItemCond
 			continue
 		}
 		for _, c := range slices.Concat(parent.Conditions, child.Conditions) {
-			if c.Kind == k && !slices.Contains(out, c) {
+			if c.Kind == k && !slices.ContainsFunc(out, c.equal) {
 				out = append(out, c)
 			}
 		}
@@ -270,6 +270,11 @@ func (m *Mandate) clone() *Mandate {
 	out.Ask = slices.Clone(m.Ask)
 	out.Prohibitions = slices.Clone(m.Prohibitions)
 	out.Conditions = slices.Clone(m.Conditions)
+	for i := range out.Conditions {
+		c := &out.Conditions[i]
+		c.Names, c.NotNames = slices.Clone(c.Names), slices.Clone(c.NotNames)
+		c.From, c.NotFrom = slices.Clone(c.From), slices.Clone(c.NotFrom)
+	}
 	out.Notes = slices.Clone(m.Notes)
 	out.Scope = Scope{
 		Paths:      slices.Clone(m.Scope.Paths),
@@ -293,4 +298,13 @@ func (m *Mandate) clone() *Mandate {
 		out.ExpiresAt = new(*m.ExpiresAt)
 	}
 	return &out
+}
+
+// equal reports whether two conditions state the same.
+func (c ItemCondition) equal(o ItemCondition) bool {
+	return c.Kind == o.Kind && c.OlderThanDays == o.OlderThanDays && c.NewerThanDays == o.NewerThanDays &&
+		c.LargerThanBytes == o.LargerThanBytes && c.SmallerThanBytes == o.SmallerThanBytes &&
+		c.PreparesPayment == o.PreparesPayment && c.Text == o.Text &&
+		slices.Equal(c.Names, o.Names) && slices.Equal(c.NotNames, o.NotNames) &&
+		slices.Equal(c.From, o.From) && slices.Equal(c.NotFrom, o.NotFrom)
 }

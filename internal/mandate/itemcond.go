@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/mandate-dev/mandate/internal/action"
 )
@@ -19,13 +20,15 @@ import (
 // qualifier is one item condition in a segment.
 type qualifier struct {
 	from, to int // the phrase's tokens
-	// olderDays is the age an "older than" condition states, in days; 0
-	// when it states none Mandate can read.
-	olderDays int
-	keep      bool // a keep verb: only deleting and changing are qualified
-	only      bool // also a restrictor ("only"): with nothing but names after it, the scope holds it
-	except    bool // an exception with no entity after it
-	relative  bool // a relative clause on the items ("the files that …")
+	// cond holds the attributes a condition states that a call can be
+	// shown to meet ("older than a year": older_than_days 365; "but keep
+	// everything from my bank": not_from); none when the words state
+	// none Mandate can read.
+	cond     ItemCondition
+	keep     bool // a keep verb: only deleting and changing are qualified
+	only     bool // also a restrictor ("only"): with nothing but names after it, the scope holds it
+	except   bool // an exception with no entity after it
+	relative bool // a relative clause on the items ("the files that …")
 	// negation is a negation that reaches no verb, noun or entity, after
 	// a verb in its clause: "delete the files not in git".
 	negation bool
@@ -59,8 +62,15 @@ func (b *build) findItemConditions(st *segState, free func(i, n int) bool, mark 
 				continue // "tell me if there's an invoice": a question, not a condition
 			}
 			q := qualifier{from: i, to: i + n, keep: r == roleKeep, relative: r == roleRelative}
-			if e.cond == condOlder {
-				q.olderDays = b.age(st, i+n)
+			switch e.cond {
+			case condOlder:
+				q.cond.OlderThanDays = b.age(st, i+n)
+			case condNewer:
+				q.cond.NewerThanDays = b.age(st, i+n)
+			case condLarger:
+				q.cond.LargerThanBytes = b.size(st, i+n)
+			case condSmaller:
+				q.cond.SmallerThanBytes = b.size(st, i+n)
 			}
 			q.act = e.cond == condAct
 			if re, rn := b.at(toks, i, roleRestrictor); re != nil && rn == n {
@@ -86,6 +96,7 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 	for _, a := range st.anchors {
 		_, to := st.clauseOf(a.pos)
 		a.anyObject = b.anyItemsBetween(st, a.end, to)
+		a.anyMessages = b.anyMessagesBetween(st, a.end, to)
 	}
 	qs := slices.Clone(st.qualifiers)
 	for _, x := range st.exceptions {
@@ -165,38 +176,76 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 		// than the age after it in its clause. The age is all the words
 		// say of the items only when the verb's object names items of any
 		// sort: "delete the logs older than 30 days" says more.
-		checkable := q.olderDays > 0
-		if checkable {
+		held := b.namedItems(st, &q, a, to)
+		checkable := q.cond.attributes() > 0
+		senders := len(q.cond.From)+len(q.cond.NotFrom) > 0
+		if checkable && !held {
+			anyItems := b.anyItemsBetween
+			if senders {
+				anyItems = b.anyMessagesBetween
+			}
 			if slices.Contains(st.anchors, a) && a.passive && a.pos > q.from {
 				// "everything older than 30 days can be deleted": the
 				// passive's subject, before the condition, is its items.
-				checkable = b.anyItemsBetween(st, 0, q.from)
+				checkable = anyItems(st, 0, q.from)
 			} else if slices.Contains(st.anchors, a) {
-				checkable = a.pos < q.from && b.anyItemsBetween(st, a.end, q.from)
+				checkable = a.pos < q.from && anyItems(st, a.end, q.from)
 			} else {
-				checkable = a.anyObject && b.anyItemsBetween(st, 0, q.from)
+				checkable = (a.anyObject || senders && a.anyMessages) && anyItems(st, 0, q.from)
 			}
 		}
 		if q.only && slices.ContainsFunc(qs, func(o qualifier) bool {
-			return o.olderDays > 0 && o.from > q.from && o.from < to && b.anyItemsBetween(st, q.to, o.from)
+			return o.cond.attributes() > 0 && o.from > q.from && o.from < to && b.anyItemsBetween(st, q.to, o.from)
 		}) {
 			continue
 		}
 		for _, k := range kinds {
 			ql, ok := b.qualified[k]
-			if !ok {
-				ql = qualification{phrase: phrase, verb: a.word, olderDays: q.olderDays}
-			} else if !checkable || ql.olderDays == 0 {
-				ql.olderDays = 0 // another condition Mandate cannot check: always asked
-			} else {
-				ql.olderDays = max(ql.olderDays, q.olderDays)
-			}
-			if !checkable {
-				ql.olderDays = 0
+			switch {
+			case !ok:
+				ql = qualification{phrase: phrase, verb: a.word, checkable: checkable, cond: q.cond}
+			case !checkable || !ql.checkable:
+				ql.checkable = false // another condition Mandate cannot check: always asked
+			default:
+				ql.cond = mergeConditions(ql.cond, q.cond)
 			}
 			b.qualified[k] = ql
 		}
 	}
+}
+
+// mergeConditions is a condition that holds where both hold: the older
+// age, the newer bound, the larger lower and the smaller upper size, and
+// the lists together.
+func mergeConditions(a, c ItemCondition) ItemCondition {
+	a.OlderThanDays = max(a.OlderThanDays, c.OlderThanDays)
+	if c.NewerThanDays > 0 && (a.NewerThanDays == 0 || c.NewerThanDays < a.NewerThanDays) {
+		a.NewerThanDays = c.NewerThanDays
+	}
+	a.LargerThanBytes = max(a.LargerThanBytes, c.LargerThanBytes)
+	if c.SmallerThanBytes > 0 && (a.SmallerThanBytes == 0 || c.SmallerThanBytes < a.SmallerThanBytes) {
+		a.SmallerThanBytes = c.SmallerThanBytes
+	}
+	if len(a.Names) > 0 && len(c.Names) > 0 {
+		// Both name lists must hold: only a name in each is known to.
+		a.Names = slices.DeleteFunc(slices.Clone(a.Names), func(n string) bool { return !slices.Contains(c.Names, n) })
+		if len(a.Names) == 0 {
+			a.Names = []string{"\x00"} // no file name holds both
+		}
+	} else {
+		a.Names = append(a.Names, c.Names...)
+	}
+	a.NotNames = append(a.NotNames, c.NotNames...)
+	a.NotFrom = append(a.NotFrom, c.NotFrom...)
+	if len(a.From) > 0 && len(c.From) > 0 {
+		a.From = slices.DeleteFunc(slices.Clone(a.From), func(n string) bool { return !slices.Contains(c.From, n) })
+		if len(a.From) == 0 {
+			a.From = []string{"\x00"}
+		}
+	} else {
+		a.From = append(a.From, c.From...)
+	}
+	return a
 }
 
 // pendingPassive applies the sentence's pending item conditions to the
@@ -308,6 +357,16 @@ func (b *build) limitedDeletes(st *segState) {
 			e, n := b.at(st.toks, j, roleLimiting)
 			if e == nil || st.consumed[j] || !b.nounBefore(st, j, a) || !b.unreadBetween(st, j+n, to) || b.placeOnly(st, j+n, to) {
 				continue
+			}
+			if _, ok := b.qualified[action.Delete]; !ok && b.anyMessagesBetween(st, a.end, j) {
+				// "delete all emails from LinkedIn": the sender is all
+				// the words say of the messages, and an earlier output
+				// of the session can show it.
+				if words, ok := b.sender(st, j+n, to, true); ok {
+					b.qualified[action.Delete] = qualification{phrase: b.span(st.toks, j, to), verb: a.word, checkable: true,
+						cond: ItemCondition{From: words}}
+					break
+				}
 			}
 			b.qualifyLimited(action.Delete, b.span(st.toks, j, to), a.word)
 			break
@@ -453,7 +512,10 @@ func (b *build) unreadBetween(st *segState, i, j int) bool {
 // say (a call can be shown to meet it).
 type qualification struct {
 	phrase, verb string
-	olderDays    int
+	// checkable: cond is all the words say of the items, and a call can
+	// be shown to meet it.
+	checkable bool
+	cond      ItemCondition
 }
 
 // anyItemsBetween reports whether the words from i to j name items of any
@@ -480,6 +542,13 @@ const condOlder = "older"
 
 // condAct marks a condition on the act itself ("if the tests pass").
 const condAct = "act"
+
+// Item conditions on the items' newest age and size.
+const (
+	condNewer   = "newer"
+	condLarger  = "larger"
+	condSmaller = "smaller"
+)
 
 // age reads an age right after an "older than" phrase: an optional number
 // (a digit, a number word, or an article for one) and an age unit, within
@@ -601,11 +670,14 @@ func (b *build) settleQualified() {
 		if !slices.Contains(b.m.Ask, k) {
 			b.m.Ask = append(b.m.Ask, k)
 		}
-		if q.olderDays > 0 {
-			b.m.Conditions = append(b.m.Conditions, ItemCondition{Kind: k, OlderThanDays: q.olderDays, Text: q.phrase})
+		if q.checkable && q.cond.attributes() > 0 && !b.spared {
+			c := q.cond
+			c.Kind, c.Text = k, q.phrase
+			b.m.Conditions = append(b.m.Conditions, c)
+			shown := c.describe()
 			b.recognise(q.phrase, "ask "+string(k),
-				fmt.Sprintf("%q is a condition on the items %q acts on: a %s call that shows it acts only on items older than %d days (find -mtime +%d) is allowed, every other %s call is put to you", q.phrase, q.verb, k, q.olderDays, q.olderDays, k))
-			b.recognise(q.phrase, fmt.Sprintf("condition %s older than %d days", k, q.olderDays), "an age Mandate can check on the call")
+				fmt.Sprintf("%q is a condition on the items %q acts on: a %s call that shows every item it acts on is %s is allowed, every other %s call is put to you", q.phrase, q.verb, k, shown, k))
+			b.recognise(q.phrase, fmt.Sprintf("condition %s %s", k, shown), "a condition Mandate can check on the call")
 			continue
 		}
 		b.recognise(q.phrase, "ask "+string(k),
@@ -730,4 +802,208 @@ func (b *build) narrowByOnly(anchors, only []*anchor, before []action.Kind) {
 			}
 		}
 	}
+}
+
+// size reads a size right after a "larger than" phrase: a number and a
+// size unit ("100 MB", "2 Go"); it returns the bytes and marks the words
+// used, or 0.
+func (b *build) size(st *segState, i int) int64 {
+	if i+1 >= len(st.toks) || st.consumed[i] || st.consumed[i+1] || st.toks[i].kind != tokNumber {
+		return 0
+	}
+	e, n := b.at(st.toks, i+1, roleSizeUnit)
+	if e == nil || n != 1 {
+		return 0
+	}
+	v := int64(st.toks[i].n) * int64(e.n)
+	if st.toks[i].n <= 0 || v <= 0 || v > maxConditionBytes {
+		return 0 // not a size a mandate holds: the kind stays asked
+	}
+	st.consumed[i], st.consumed[i+1] = true, true
+	return v
+}
+
+// anyMessagesBetween is anyItemsBetween that also takes words for
+// messages of any sort ("emails", "Mails", "courriels").
+func (b *build) anyMessagesBetween(st *segState, i, j int) bool {
+	for k := i; k < j; k++ {
+		t := st.toks[k]
+		if (st.consumed[k] && b.anchorBetween(st, k, k+1)) || t.kind == tokEntity {
+			continue
+		}
+		if e, n := b.at(st.toks, k, roleAnyMessages); e != nil && t.kind == tokWord {
+			k += n - 1 // a word for messages, read as a noun or not
+			continue
+		}
+		if t.kind != tokWord || st.consumed[k] {
+			return false
+		}
+		if b.fillerAt(st, k) == 0 && !b.is(t, roleAnyItems) {
+			return false
+		}
+	}
+	return true
+}
+
+// namedItems reads what a condition names of the items beyond a
+// comparison: a file-name pattern the "only" verb's items are named by
+// ("only delete files named *.tmp": names), one a keep verb spares ("but
+// keep the *.pdf files": not_names), and a sender a keep verb spares
+// ("but keep everything from my bank": not_from). It reports whether
+// that is all the words say of the verb's items (then the condition is
+// checkable without more).
+func (b *build) namedItems(st *segState, q *qualifier, a *anchor, to int) bool {
+	if a == nil || q.cond.attributes() > 0 {
+		return false
+	}
+	switch {
+	case q.keep:
+		from := q.to
+		if g, ok := b.bareGlob(st, from, to); ok {
+			q.cond.NotNames = []string{g}
+			return b.objectOfAnyItems(st, a, q)
+		}
+		for j := from; j < to; j++ {
+			e, n := b.at(st.toks, j, roleLimiting)
+			if e == nil {
+				continue
+			}
+			if !b.anyMessagesBetween(st, from, j) {
+				return false
+			}
+			words, ok := b.sender(st, j+n, to, false)
+			if !ok {
+				return false
+			}
+			q.cond.NotFrom = words
+			return b.objectOfAnyMessages(st, a, q)
+		}
+	case q.only && slices.Contains(st.anchors, a) && a.pos >= q.to:
+		// "only delete files named *.tmp": the pattern after the verb.
+		if g, ok := b.bareGlob(st, a.end, to); ok {
+			q.cond.Names = []string{g}
+			return true
+		}
+	}
+	return false
+}
+
+// objectOfAnyItems reports whether the verb a keep verb spares items of
+// acts on items of any sort: "delete everything in ~/tmp, but keep …".
+func (b *build) objectOfAnyItems(st *segState, a *anchor, q *qualifier) bool {
+	if slices.Contains(st.anchors, a) {
+		return a.pos < q.from && b.anyItemsBetween(st, a.end, q.from)
+	}
+	return a.anyObject && b.anyItemsBetween(st, 0, q.from)
+}
+
+// objectOfAnyMessages is objectOfAnyItems for messages ("delete my
+// emails, but keep everything from my bank").
+func (b *build) objectOfAnyMessages(st *segState, a *anchor, q *qualifier) bool {
+	if slices.Contains(st.anchors, a) {
+		return a.pos < q.from && b.anyMessagesBetween(st, a.end, q.from)
+	}
+	return (a.anyObject || a.anyMessages) && b.anyMessagesBetween(st, 0, q.from)
+}
+
+// bareGlob finds, in tokens i to j, one path entity that is a file-name
+// pattern with no folder ("*.tmp", "report-*.csv") among function words,
+// words for items of any sort and name markers only; it returns the
+// pattern.
+func (b *build) bareGlob(st *segState, i, j int) (string, bool) {
+	glob := ""
+	for k := i; k < j; k++ {
+		t := st.toks[k]
+		if t.kind == tokEntity {
+			e := b.ents[t.ent]
+			g, ok := strings.CutPrefix(e.value, "**/")
+			if e.kind != entPath || !ok || glob != "" || !strings.ContainsAny(g, "*?") || strings.Contains(g, "/") {
+				return "", false
+			}
+			glob = g
+			continue
+		}
+		if t.kind != tokWord {
+			return "", false
+		}
+		if e, n := b.at(st.toks, k, roleNameMarker); e != nil {
+			k += n - 1
+			continue
+		}
+		if b.fillerAt(st, k) == 0 && !b.is(t, roleAnyItems) && !(st.consumed[k] && b.anchorBetween(st, k, k+1)) {
+			return "", false
+		}
+	}
+	return glob, glob != ""
+}
+
+// sender reads the sender named in tokens i to j ("my bank", "LinkedIn",
+// "news@shop.example", "der Sparkasse"): function words, and words that
+// name a role of senders.yaml, an address or domain, or a capitalised
+// word no lexicon knows. It returns the words a condition holds (for a
+// role, its from or not_from words), and marks them used.
+func (b *build) sender(st *segState, i, j int, from bool) ([]string, bool) {
+	var words []string
+	var used []int
+	for k := i; k < j; k++ {
+		t := st.toks[k]
+		switch {
+		case t.kind == tokEntity && (b.ents[t.ent].kind == entEmail || b.ents[t.ent].kind == entDomain):
+			words = append(words, strings.TrimPrefix(strings.TrimPrefix(b.ents[t.ent].value, "*@"), "@"))
+		case t.kind != tokWord:
+			return nil, false
+		case senderRole(t.text) != nil:
+			r := senderRole(t.text)
+			if from {
+				words = append(words, r.From...)
+			} else {
+				words = append(words, r.NotFrom...)
+			}
+			used = append(used, k)
+		case b.fillerAt(st, k) > 0 && !st.consumed[k]:
+		case b.unknownWord(st, k) && unicode.IsUpper([]rune(b.text[t.start:t.end])[0]):
+			words = append(words, t.text)
+			used = append(used, k)
+		default:
+			return nil, false
+		}
+	}
+	if len(words) == 0 || len(used) > 4 {
+		return nil, false
+	}
+	for _, k := range used {
+		st.consumed[k] = true
+	}
+	return slices.Compact(words), true
+}
+
+// describe says in words what a call must show of every item for the
+// condition to hold.
+func (c ItemCondition) describe() string {
+	var parts []string
+	if c.OlderThanDays > 0 {
+		parts = append(parts, fmt.Sprintf("older than %d days", c.OlderThanDays))
+	}
+	if c.NewerThanDays > 0 {
+		parts = append(parts, fmt.Sprintf("newer than %d days", c.NewerThanDays))
+	}
+	if c.LargerThanBytes > 0 {
+		parts = append(parts, fmt.Sprintf("larger than %d bytes", c.LargerThanBytes))
+	}
+	if c.SmallerThanBytes > 0 {
+		parts = append(parts, fmt.Sprintf("smaller than %d bytes", c.SmallerThanBytes))
+	}
+	if len(c.Names) > 0 {
+		parts = append(parts, "named "+strings.Join(c.Names, " or "))
+	}
+	if len(c.NotNames) > 0 {
+		parts = append(parts, "not named "+strings.Join(c.NotNames, " or "))
+	}
+	if len(c.From) > 0 {
+		parts = append(parts, "from a sender with "+strings.Join(c.From, " or "))
+	}
+	if len(c.NotFrom) > 0 {
+		parts = append(parts, fmt.Sprintf("from a sender an earlier output listed, with none of %d words (%s)", len(c.NotFrom), strings.Join(c.NotFrom[:min(3, len(c.NotFrom))], ", ")))
+	}
+	return strings.Join(parts, ", ")
 }

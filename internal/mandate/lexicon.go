@@ -183,6 +183,23 @@ type langTable struct {
 	OlderThan []string `yaml:"older_than"`
 	// AgeUnits are the words of an age, by their length in days.
 	AgeUnits map[int][]string `yaml:"age_units"`
+	// LargerThan, SmallerThan and NewerThan are item conditions on the
+	// items' size and age from the other side ("larger than", "kleiner
+	// als", "plus récents que"); followed by a size (a number and a
+	// size unit) or an age they become a condition a call can be shown
+	// to meet, like OlderThan.
+	LargerThan  []string `yaml:"larger_than"`
+	SmallerThan []string `yaml:"smaller_than"`
+	NewerThan   []string `yaml:"newer_than"`
+	// SizeUnits are the words of a size, by their length in bytes.
+	SizeUnits map[int][]string `yaml:"size_units"`
+	// NameMarkers say that a file-name pattern after them names the items
+	// ("named", "called", "matching"): "only delete files named *.tmp".
+	NameMarkers []string `yaml:"name_markers"`
+	// AnyMessages are words for messages of any sort ("emails", "Mails"):
+	// "delete my emails, but keep everything from my bank" restricts the
+	// messages by their sender alone; "the newsletters" says more.
+	AnyMessages []string `yaml:"any_messages"`
 	// AnyItems are words for items of any sort ("files", "everything"):
 	// "only delete files older than a year" restricts by age alone.
 	AnyItems []string `yaml:"any_items"`
@@ -244,6 +261,9 @@ const (
 	roleKeep          // "but keep …": some items are spared
 	roleAgeUnit       // "year", "Tage": the unit of an age, n days
 	roleAnyItems      // "files", "alles": items of any sort
+	roleSizeUnit      // "MB", "Go": the unit of a size, n bytes
+	roleNameMarker    // "named", "genannt": a file-name pattern follows
+	roleAnyMessages   // "emails", "Mails": messages of any sort
 	roleOnlyPair      // "ne … que": a negation word that, with its tail, means "only"
 	roleCopula        // "est", "is": a verb form right after it is a state
 	roleRelative      // "that", "qui": a relative clause restricting the items
@@ -555,6 +575,11 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.OnlyPairs, entry{role: roleOnlyPair}},
 		{t.OlderThan, entry{role: roleItemCondition, cond: condOlder}},
 		{t.AnyItems, entry{role: roleAnyItems}},
+		{t.LargerThan, entry{role: roleItemCondition, cond: condLarger}},
+		{t.SmallerThan, entry{role: roleItemCondition, cond: condSmaller}},
+		{t.NewerThan, entry{role: roleItemCondition, cond: condNewer}},
+		{t.NameMarkers, entry{role: roleNameMarker}},
+		{t.AnyMessages, entry{role: roleAnyMessages}},
 	} {
 		if err := addAll(group.list, group.e); err != nil {
 			return nil, err
@@ -604,6 +629,14 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		}
 		if !found {
 			return nil, fmt.Errorf("umbrella_verbs: %q is not in verbs", u)
+		}
+	}
+	for _, bytes := range slices.Sorted(maps.Keys(t.SizeUnits)) {
+		if bytes <= 0 {
+			return nil, fmt.Errorf("size_units: %d is not a number of bytes", bytes)
+		}
+		if err := addAll(t.SizeUnits[bytes], entry{role: roleSizeUnit, n: bytes}); err != nil {
+			return nil, err
 		}
 	}
 	for _, days := range slices.Sorted(maps.Keys(t.AgeUnits)) {

@@ -52,14 +52,39 @@ type Mandate struct {
 	Notes []string `json:"notes,omitempty" yaml:"notes,omitempty"`
 }
 
-// ItemCondition is a condition on the items one kind acts on. Mandate
-// version 1 of conditions knows one attribute, the items' age.
+// ItemCondition is a condition on the items one kind acts on. Version 1
+// of conditions knew the items' age; version 2 (ConditionsVersion) adds
+// a newest age, size, file name and sender. A
+// condition that states several attributes holds when every one holds;
+// a kind with several conditions needs them all. A call meets a condition
+// only when it shows every attribute for every item it acts on: where an
+// attribute is unknown, the call is asked.
 type ItemCondition struct {
 	Kind action.Kind `json:"kind" yaml:"kind"`
 	// OlderThanDays: every item was last modified more than this many
 	// days ago. A call meets it when it shows so — `find … -mtime +N
 	// -delete` with N at least this — and only then.
 	OlderThanDays int `json:"older_than_days,omitempty" yaml:"older_than_days,omitempty"`
+	// NewerThanDays: every item was last modified less than this many
+	// days ago (`find … -mtime -N`, N at most this).
+	NewerThanDays int `json:"newer_than_days,omitempty" yaml:"newer_than_days,omitempty"`
+	// LargerThanBytes, SmallerThanBytes: every item is larger (smaller)
+	// than this many bytes (`find … -size +10M`, `-size -1k`).
+	LargerThanBytes  int64 `json:"larger_than_bytes,omitempty" yaml:"larger_than_bytes,omitempty"`
+	SmallerThanBytes int64 `json:"smaller_than_bytes,omitempty" yaml:"smaller_than_bytes,omitempty"`
+	// Names: every item's file name (its last path segment) matches one
+	// of these globs ("*.tmp", "report-*.csv"). NotNames: none does,
+	// compared case-insensitively ("keep the *.pdf files" spares X.PDF too).
+	Names    []string `json:"names,omitempty" yaml:"names,omitempty"`
+	NotNames []string `json:"not_names,omitempty" yaml:"not_names,omitempty"`
+	// From: every item's sender, author or owner, as an earlier output of
+	// the session listed it, has one of these words (case and accents
+	// folded, whole words of its display name or address: "linkedin"
+	// holds for "LinkedIn <news@linkedin.com>"). NotFrom: none has any.
+	// A call meets them only when every item it names was listed with
+	// its sender.
+	From    []string `json:"from,omitempty" yaml:"from,omitempty"`
+	NotFrom []string `json:"not_from,omitempty" yaml:"not_from,omitempty"`
 	// PreparesPayment: the item is the purchase or transfer the user
 	// asked for, being prepared — a cart, a form, a quote, a payee. A call
 	// meets it when it is a tool call (no command line) that writes,
@@ -68,6 +93,13 @@ type ItemCondition struct {
 	// Text is the user's words that said so.
 	Text string `json:"text" yaml:"text"`
 }
+
+// ConditionsVersion is the version of the item conditions this package
+// reads and checks (docs/mandate.md, "Conditions on items"): 1 had
+// older_than_days and prepares_payment; 2 adds newer_than_days,
+// larger_than_bytes, smaller_than_bytes, names, not_names, from and
+// not_from. A mandate written for version 1 reads the same.
+const ConditionsVersion = 2
 
 // Instruction is the user's (or operator's) text, verbatim, with its source.
 type Instruction struct {

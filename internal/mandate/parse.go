@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"path"
 	"reflect"
 	"slices"
 	"strconv"
@@ -214,13 +215,7 @@ func (m *Mandate) Validate() error {
 		case !slices.Contains(m.Ask, c.Kind):
 			bad(f+".kind", "%s is not in ask; a condition says when a call of an asked kind may go without a person", c.Kind)
 		}
-		switch {
-		case c.PreparesPayment && c.OlderThanDays != 0:
-			bad(f, "states both older_than_days and prepares_payment; a condition states one")
-		case c.PreparesPayment:
-		case c.OlderThanDays <= 0 || c.OlderThanDays > 100_000:
-			bad(f+".older_than_days", "%d is not a number of days from 1 to 100000 (or state prepares_payment: true)", c.OlderThanDays)
-		}
+		validateCondition(c, f, bad)
 		if strings.TrimSpace(c.Text) == "" {
 			bad(f+".text", "empty: say which words stated the condition")
 		}
@@ -346,4 +341,67 @@ func kindList() string {
 // String renders a Money value as "84.20 EUR".
 func (m Money) String() string {
 	return strconv.FormatFloat(m.Amount, 'f', -1, 64) + " " + m.Currency
+}
+
+// maxConditionBytes bounds a size condition: a petabyte is past any file.
+const maxConditionBytes = 1 << 50
+
+// validateCondition reports what is wrong with one item condition: it
+// states prepares_payment alone, or at least one attribute, each in range.
+func validateCondition(c ItemCondition, f string, bad func(field, format string, args ...any)) {
+	attrs := c.attributes()
+	switch {
+	case c.PreparesPayment && attrs > 0:
+		bad(f, "states prepares_payment and an attribute of the items; a condition states one or the other")
+		return
+	case c.PreparesPayment:
+		return
+	case attrs == 0:
+		bad(f, "states no attribute of the items (older_than_days, newer_than_days, larger_than_bytes, smaller_than_bytes, names, not_names, from, not_from) and no prepares_payment")
+		return
+	}
+	days := func(field string, n int) {
+		if n < 0 || n > 100_000 {
+			bad(f+"."+field, "%d is not a number of days from 1 to 100000", n)
+		}
+	}
+	days("older_than_days", c.OlderThanDays)
+	days("newer_than_days", c.NewerThanDays)
+	if c.OlderThanDays > 0 && c.NewerThanDays > 0 && c.NewerThanDays <= c.OlderThanDays {
+		bad(f, "older than %d days and newer than %d days: no item is both", c.OlderThanDays, c.NewerThanDays)
+	}
+	size := func(field string, n int64) {
+		if n < 0 || n > maxConditionBytes {
+			bad(f+"."+field, "%d is not a number of bytes from 1 to 2^50", n)
+		}
+	}
+	size("larger_than_bytes", c.LargerThanBytes)
+	size("smaller_than_bytes", c.SmallerThanBytes)
+	if c.LargerThanBytes > 0 && c.SmallerThanBytes > 0 && c.SmallerThanBytes <= c.LargerThanBytes {
+		bad(f, "larger than %d and smaller than %d bytes: no item is both", c.LargerThanBytes, c.SmallerThanBytes)
+	}
+	globs := func(field string, list []string) {
+		for i, g := range list {
+			_, err := path.Match(g, "")
+			switch {
+			case strings.TrimSpace(g) == "":
+				bad(fmt.Sprintf("%s.%s[%d]", f, field, i), "empty: a file-name glob such as \"*.log\"")
+			case strings.Contains(g, "/"):
+				bad(fmt.Sprintf("%s.%s[%d]", f, field, i), "%q: a file name, not a path (the scope holds paths)", g)
+			case err != nil:
+				bad(fmt.Sprintf("%s.%s[%d]", f, field, i), "%q: %v", g, err)
+			}
+		}
+	}
+	globs("names", c.Names)
+	globs("not_names", c.NotNames)
+	words := func(field string, list []string) {
+		for i, w := range list {
+			if strings.TrimSpace(w) == "" {
+				bad(fmt.Sprintf("%s.%s[%d]", f, field, i), "empty: a word of a sender's name or address")
+			}
+		}
+	}
+	words("from", c.From)
+	words("not_from", c.NotFrom)
 }

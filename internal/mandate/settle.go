@@ -5,10 +5,14 @@ package mandate
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // Ways a denial is narrower than its kind.
@@ -110,6 +114,7 @@ func (b *build) finish() {
 		b.m.Scope.PathsOnly = true
 		b.recognise(b.nothingElse, "scope paths only", "restrictor with paths named: the working directory is not in scope beside them")
 	}
+	b.settleFolderHeld()
 	if !slices.Contains(b.m.Deny, action.Read) && !slices.Contains(b.m.Allow, action.Read) {
 		b.m.Allow = append(b.m.Allow, action.Read)
 		b.recognise("(implicit)", "allow read", "implicit: an agent must look before it acts")
@@ -166,6 +171,49 @@ func (b *build) settleConflict(k action.Kind) {
 	b.undecided = append(b.undecided, k)
 	b.recognise(b.denyBy[k], "ask "+string(k),
 		fmt.Sprintf("%s is asked for (by %q) and ruled out (by %q) for something the draft cannot tell apart: each such call is for a person to decide", k, b.allowBy[k], b.denyBy[k]))
+	if !slices.ContainsFunc(ds, func(d denial) bool { return d.narrow != narrowObject || b.namedFileFolder(d.clause) == "" }) {
+		b.folderHeld = append(b.folderHeld, k)
+	}
+}
+
+// namedFileFolder returns the folder of a file the scope names (notes of
+// notes/summary.md) when a word of the clause names it ("do not change
+// the notes"), or "".
+func (b *build) namedFileFolder(clause string) string {
+	words := strings.FieldsFunc(fold.String(clause), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for _, e := range b.ents {
+		if e.kind != entPath || !e.file {
+			continue
+		}
+		dir := path.Dir(strings.TrimPrefix(e.value, "~/"))
+		for _, seg := range strings.Split(dir, "/") {
+			if seg != "." && seg != "" && slices.Contains(words, fold.String(seg)) {
+				return seg
+			}
+		}
+	}
+	return ""
+}
+
+// settleFolderHeld grants again a kind put to a person only because "do
+// not change the notes" ruled it out for the folder of the one file the
+// words ask to change ("write the summary to notes/summary.md"): when
+// only the named paths are in scope, every other file of the folder is
+// outside it and asked (builtin.path-outside-scope), so the one write
+// asked for needs no person, and the rest of the notes stay protected.
+func (b *build) settleFolderHeld() {
+	for _, k := range b.folderHeld {
+		if !b.m.Scope.PathsOnly || !slices.Contains(b.m.Ask, k) || slices.Contains(b.m.Deny, k) {
+			continue
+		}
+		if _, q := b.qualified[k]; q {
+			continue
+		}
+		b.m.Ask = slices.DeleteFunc(b.m.Ask, func(x action.Kind) bool { return x == k })
+		b.m.Allow = append(b.m.Allow, k)
+		b.recognise(b.denyBy[k], "allow "+string(k),
+			fmt.Sprintf("%q rules out changing the folder of the file %q asks to change; only the named paths are in scope, so every other file there is put to you", b.denyBy[k], b.allowBy[k]))
+	}
 }
 
 // settleObjectDenial takes back the denial of a kind nothing asked for
