@@ -181,7 +181,14 @@ func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags
 	sessions.Toolset = g.ToolsetHash
 	err = g.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
+		err = nil
+	}
+	if err == nil {
+		// The client closed its end: its task is over. (A gateway that
+		// failed leaves the session as it was, to be taken up again.)
+		if eerr := sessions.End(ctx); eerr != nil {
+			log.Warn("mandate session not completed", "session", sessions.ID(), "err", eerr)
+		}
 	}
 	return err
 }
@@ -237,6 +244,7 @@ func mountMCP(ctx context.Context, srv *server.Server, a *app.App, c *mcpgw.Conf
 		return nil, err
 	}
 	sessions.OnEnd = g.Forget
+	sessions.OnEndError = func(id string, err error) { log.Warn("mandate session not completed", "session", id, "err", err) }
 	sessions.Toolset = g.ToolsetHash
 	srv.Handle("/mcp", g.HTTPHandler(func(r *http.Request) (auth.Principal, bool) { return server.PrincipalFrom(r.Context()) }), true)
 	names := make([]string, len(c.Upstreams))

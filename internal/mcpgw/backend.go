@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mandate-dev/mandate/api"
 	"github.com/mandate-dev/mandate/client"
@@ -29,6 +30,43 @@ type Backend interface {
 	Evaluate(ctx context.Context, sessionID, tool string, args json.RawMessage) (*api.Decision, error)
 	// Observe records a call's result against its decision.
 	Observe(ctx context.Context, decisionID string, output json.RawMessage) error
+}
+
+// SessionEnder is a Backend that can complete a session when its MCP
+// client went away: MCP has no session-completion event, so the end of
+// the transport (an HTTP MCP session deleted or expired, a stdio client's
+// input closed) stands for it, as Claude Code's SessionEnd hook does for
+// its sessions. Completing records the session's summary as evidence
+// (docs/behaviour.md). Only an active or idle session is completed: a
+// suspended or terminated one keeps its status.
+type SessionEnder interface {
+	EndSession(ctx context.Context, sessionID string) error
+}
+
+// endTimeout bounds completing a session whose client went away: nothing
+// waits for it but the gateway's own bookkeeping.
+const endTimeout = 30 * time.Second
+
+// endSession completes sessionID through b when b can, with a context
+// that outlives the request that created the session (its values — the
+// principal — kept, its cancellation not).
+func endSession(ctx context.Context, b Backend, sessionID string) error {
+	e, ok := b.(SessionEnder)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
+	defer cancel()
+	if err := e.EndSession(ctx, sessionID); err != nil {
+		return fmt.Errorf("complete session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// endable reports whether a session of this status is completed when its
+// client goes away.
+func endable(status string) bool {
+	return status == store.StatusActive || status == store.StatusIdle
 }
 
 // SessionSpec describes a session to create.
@@ -138,6 +176,19 @@ func (b *EngineBackend) Evaluate(ctx context.Context, sessionID, tool string, ar
 	return d.Wire(), nil
 }
 
+// EndSession implements SessionEnder.
+func (b *EngineBackend) EndSession(ctx context.Context, sessionID string) error {
+	sess, err := b.Engine.Store().GetSession(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if !endable(sess.Status) {
+		return nil
+	}
+	_, err = b.Engine.SetStatus(ctx, b.principal(ctx), sessionID, store.StatusCompleted)
+	return err
+}
+
 // Observe implements Backend.
 func (b *EngineBackend) Observe(ctx context.Context, decisionID string, output json.RawMessage) error {
 	_, err := b.Engine.Observe(ctx, b.principal(ctx), engine.ObserveRequest{DecisionID: decisionID, Output: output, Origin: "observed"})
@@ -198,4 +249,16 @@ func (b *ClientBackend) Evaluate(ctx context.Context, sessionID, tool string, ar
 // Observe implements Backend.
 func (b *ClientBackend) Observe(ctx context.Context, decisionID string, output json.RawMessage) error {
 	return b.Client.Observe(ctx, decisionID, output)
+}
+
+// EndSession implements SessionEnder.
+func (b *ClientBackend) EndSession(ctx context.Context, sessionID string) error {
+	s, err := b.Client.GetSession(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if s.Session == nil || !endable(s.Session.Status) {
+		return nil
+	}
+	return b.Client.SetStatus(ctx, sessionID, store.StatusCompleted)
 }

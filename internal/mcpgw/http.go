@@ -100,8 +100,11 @@ type HTTPSessions struct {
 	mu    sync.Mutex
 	slots map[string]*slot
 	// OnEnd, if set, is called with a Mandate session whose MCP session
-	// ended.
+	// ended, after the session was completed.
 	OnEnd func(sessionID string)
+	// OnEndError, if set, is told a session that could not be completed
+	// when its MCP session ended.
+	OnEndError func(sessionID string, err error)
 }
 
 type slot struct {
@@ -161,11 +164,19 @@ func (h *HTTPSessions) Session(ctx context.Context, req mcp.Request) (string, er
 	}
 	s.id = id
 	if !ok && explicit == "" && ss != nil {
+		// The Mandate session is this MCP session's own: when the MCP
+		// session ends (the client deleted it, or its transport closed)
+		// the task is over, and the session is completed so its summary
+		// is recorded. A session the request named is the caller's to
+		// end.
 		go func() {
 			ss.Wait()
 			h.mu.Lock()
 			delete(h.slots, key)
 			h.mu.Unlock()
+			if err := endSession(ctx, h.Backend, id); err != nil && h.OnEndError != nil {
+				h.OnEndError(id, err)
+			}
 			if h.OnEnd != nil {
 				h.OnEnd(id)
 			}

@@ -75,3 +75,15 @@ func (s *StdioSession) ID() string {
 	defer s.mu.Unlock()
 	return s.id
 }
+
+// End completes the session, if one was created, once the client went
+// away (its input closed): the stdio gateway serves one client for one
+// task, and MCP has no completion event. Completing records the session's
+// summary as evidence; a suspended or terminated session keeps its status.
+func (s *StdioSession) End(ctx context.Context) error {
+	id := s.ID()
+	if id == "" {
+		return nil
+	}
+	return endSession(ctx, s.Backend, id)
+}
