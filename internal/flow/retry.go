@@ -38,7 +38,22 @@ func Targets(a *action.Action) []Target {
 	if a == nil {
 		return nil
 	}
-	var out []Target
+	// Counted first, so that the list is one allocation (none for a
+	// call without targets): it is made for every decided call.
+	n := len(a.Recipients) + len(a.Accounts)
+	for _, p := range a.Paths {
+		if p.Access != action.Read && p.Path != "" {
+			n++
+		}
+	}
+	sends := sendsOrPays(a)
+	if sends {
+		n += len(a.Hosts)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Target, 0, n)
 	for _, p := range a.Paths {
 		if p.Access == action.Read || p.Path == "" {
 			continue
@@ -51,7 +66,7 @@ func Targets(a *action.Action) []Target {
 	for _, acc := range a.Accounts {
 		out = append(out, Target{Role: "account", Value: acc})
 	}
-	if sendsOrPays(a) {
+	if sends {
 		for _, h := range a.Hosts {
 			out = append(out, Target{Role: "host", Value: h})
 		}

@@ -43,6 +43,9 @@ type viewProvider struct {
 	// strs are the string fields of the other native types, whose
 	// getters return the interned words boxed once (internstr.go).
 	strs map[string]map[string]internField
+	// lists are their slice fields, whose getters return an empty list
+	// made once (emptyListGetter).
+	lists map[string]map[string]internField
 }
 
 // newViewProvider wraps base for the views of CEL types named by views,
@@ -54,8 +57,11 @@ func newViewProvider(base types.Provider, views map[string]reflect.Type, natives
 	for name, t := range views {
 		skip[name], skip[t.String()] = true, true
 	}
-	p.strs = nativeStringFields(natives, skip)
+	p.strs, p.lists = nativeStringFields(natives, skip)
 	for name, t := range views {
+		if l, ok := p.lists[t.String()]; ok {
+			p.lists[name] = l // the view's CEL name
+		}
 		c, ok := reflect.New(t).Interface().(fieldCacher)
 		if !ok {
 			return nil, fmt.Errorf("policy: view %s keeps no field cache", t)
@@ -112,9 +118,23 @@ func (p *viewProvider) FindStructFieldType(structType, fieldName string) (*types
 			wrapped.GetFrom = internGetter(f, ft.GetFrom)
 			return &wrapped, true
 		}
+		if f, ok := p.lists[structType][fieldName]; ok && ft.Type != nil && ft.Type.Kind() == types.ListKind {
+			get, err := emptyListGetter(f, ft.GetFrom)
+			if err != nil {
+				return ft, ok
+			}
+			wrapped := *ft
+			wrapped.GetFrom = get
+			return &wrapped, true
+		}
 		return ft, ok
 	}
 	get := ft.GetFrom
+	if f, ok := p.lists[structType][fieldName]; ok && ft.Type != nil && ft.Type.Kind() == types.ListKind {
+		if g, err := emptyListGetter(f, get); err == nil {
+			get = g
+		}
+	}
 	wrapped := *ft
 	wrapped.GetFrom = func(obj any) (any, error) {
 		c, ok := obj.(fieldCacher)

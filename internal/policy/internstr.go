@@ -84,11 +84,13 @@ func newInternField(t reflect.Type, i int) internField {
 }
 
 // nativeStringFields lists the top-level string fields named in
-// internedFields, by CEL type name
-// and field name, of the struct types reachable from roots (their fields,
-// elements and pointers), under the names ext.NativeTypes gives them.
-func nativeStringFields(roots []reflect.Type, skip map[string]bool) map[string]map[string]internField {
+// internedFields, and the slice fields (lists), by CEL type name and field
+// name, of the struct types reachable from roots (their fields, elements
+// and pointers), under the names ext.NativeTypes gives them. The string
+// fields of the types skip names (the views) are left out.
+func nativeStringFields(roots []reflect.Type, skip map[string]bool) (strs, lists map[string]map[string]internField) {
 	out := map[string]map[string]internField{}
+	lists = map[string]map[string]internField{}
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
@@ -102,7 +104,7 @@ func nativeStringFields(roots []reflect.Type, skip map[string]bool) map[string]m
 			return
 		}
 		seen[t] = true
-		fields := map[string]internField{}
+		fields, slices := map[string]internField{}, map[string]internField{}
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if !f.IsExported() {
@@ -119,15 +121,23 @@ func nativeStringFields(roots []reflect.Type, skip map[string]bool) map[string]m
 			if f.Type.Kind() == reflect.String && !f.Anonymous && internedFields[tag] {
 				fields[tag] = newInternField(t, i)
 			}
+			if f.Type.Kind() == reflect.Slice && !f.Anonymous {
+				slices[tag] = newInternField(t, i)
+			}
 		}
 		if name := t.String(); !skip[name] && len(fields) > 0 {
 			out[name] = fields
+		}
+		// A view keeps a list once read, but it is a new view each
+		// evaluation: its empty lists are worth sharing too.
+		if len(slices) > 0 {
+			lists[t.String()] = slices
 		}
 	}
 	for _, r := range roots {
 		walk(r)
 	}
-	return out
+	return out, lists
 }
 
 // internGetter wraps get, CEL's getter of the string field f: a word of
@@ -145,4 +155,41 @@ func internGetter(f internField, get func(any) (any, error)) func(any) (any, err
 		}
 		return get(obj)
 	}
+}
+
+// An empty list field of a native struct (a call's programs, reads or
+// hosts, a step's targets, most of the time) got a new list wrapper on every
+// read too. emptyListGetter wraps get, CEL's getter of the slice field f:
+// an empty field returns the list get made, once, for an empty (or a nil)
+// slice of the field's type; CEL lists are immutable values, so one serves
+// every read. A non-empty field goes to get.
+func emptyListGetter(f internField, get func(any) (any, error)) (func(any) (any, error), error) {
+	made := func(nilSlice bool) (any, error) {
+		v := reflect.New(f.typ)
+		if !nilSlice {
+			fv := v.Elem().Field(f.index)
+			fv.Set(reflect.MakeSlice(fv.Type(), 0, 0))
+		}
+		return get(v.Interface())
+	}
+	emptyNil, err := made(true)
+	if err != nil {
+		return nil, err
+	}
+	empty, err := made(false)
+	if err != nil {
+		return nil, err
+	}
+	return func(obj any) (any, error) {
+		if e := (*eface)(unsafe.Pointer(&obj)); (e.typ == f.structTW || e.typ == f.ptrTW) && e.data != nil {
+			// Every slice has the header of a []byte.
+			if l := (*[]byte)(unsafe.Add(e.data, f.offset)); len(*l) == 0 {
+				if *l == nil {
+					return emptyNil, nil
+				}
+				return empty, nil
+			}
+		}
+		return get(obj)
+	}, nil
 }

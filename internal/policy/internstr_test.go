@@ -102,3 +102,64 @@ func TestInternedReadsDoNotAllocate(t *testing.T) {
 		t.Errorf("16 entries, two fields each: %v allocations with vocabulary words, %v with others; want at least 32 fewer", words, others)
 	}
 }
+
+// TestEmptyListGettersMatchCEL reads every list field the provider shares
+// empty lists for, nil, empty and with one element, through the wrapped
+// getter and CEL's own, handed a pointer and a struct, and requires the
+// same list: equal, of the same type and size, converting back to a nil
+// or an empty slice as the field was.
+func TestEmptyListGettersMatchCEL(t *testing.T) {
+	env, err := newEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := newEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vp := env.CELTypeProvider().(*viewProvider)
+	raw := base.CELTypeProvider().(*viewProvider).Provider
+	checked := map[string]bool{}
+	for typeName, fields := range vp.lists {
+		for fieldName, f := range fields {
+			got, ok := vp.FindStructFieldType(typeName, fieldName)
+			want, ok2 := raw.FindStructFieldType(typeName, fieldName)
+			if !ok || !ok2 {
+				continue // a view under its Go name: CEL knows it by its own
+			}
+			checked[typeName] = true
+			ft := f.typ.Field(f.index).Type
+			for _, n := range []int{-1, 0, 1} {
+				ptr := reflect.New(f.typ)
+				if n >= 0 {
+					ptr.Elem().Field(f.index).Set(reflect.MakeSlice(ft, n, n))
+				}
+				for _, obj := range []any{ptr.Interface(), ptr.Elem().Interface()} {
+					g, err1 := got.GetFrom(obj)
+					w, err2 := want.GetFrom(obj)
+					if err1 != nil || err2 != nil {
+						t.Fatalf("%s.%s (%d): errors %v, %v", typeName, fieldName, n, err1, err2)
+					}
+					gl, wl := g.(ref.Val), w.(ref.Val)
+					if gl.Equal(wl) != types.True || gl.Type() != wl.Type() {
+						t.Errorf("%s.%s (%d, %T): shared getter gives %v, CEL's %v", typeName, fieldName, n, obj, g, w)
+						continue
+					}
+					gn, err1 := gl.ConvertToNative(ft)
+					wn, err2 := wl.ConvertToNative(ft)
+					if err1 != nil || err2 != nil {
+						continue // lists of objects CEL cannot convert back either way
+					}
+					if reflect.ValueOf(gn).IsNil() != reflect.ValueOf(wn).IsNil() {
+						t.Errorf("%s.%s (%d, %T): converts back to nil %v, CEL's to nil %v", typeName, fieldName, n, obj, reflect.ValueOf(gn).IsNil(), reflect.ValueOf(wn).IsNil())
+					}
+				}
+			}
+		}
+	}
+	for _, want := range []string{stepCallType, "policy.SessionFacts", actionType, mandateType} {
+		if !checked[want] {
+			t.Errorf("%s: no list field checked", want)
+		}
+	}
+}

@@ -66,30 +66,47 @@ func NewStepCall(a *action.Action, sessionID string, at time.Time) StepCall {
 		return s
 	}
 	s.Tool, s.Kind, s.Sensitive = a.Tool, string(a.Kind), a.Sensitive
+	// The four lists share one array, each with room for all it may hold
+	// (at most maxStepList but the kinds): one allocation where appending
+	// to each made one or more apiece.
+	nk, np, nr, nh := len(a.Kinds), min(len(a.Commands), maxStepList), min(len(a.Paths), maxStepList), min(len(a.Hosts), maxStepList)
+	if n := nk + np + nr + nh; n > 0 {
+		buf := make([]string, 0, n)
+		s.Kinds = buf[0:0:nk]
+		s.Programs = buf[nk : nk : nk+np]
+		s.Reads = buf[nk+np : nk+np : nk+np+nr]
+		s.Hosts = buf[nk+np+nr : nk+np+nr : n]
+	}
 	for _, k := range a.Kinds {
 		s.Kinds = append(s.Kinds, string(k))
 	}
 	for _, c := range a.Commands {
-		if c.Name != "" && !slices.Contains(s.Programs, c.Name) && len(s.Programs) < 16 {
+		if c.Name != "" && !slices.Contains(s.Programs, c.Name) && len(s.Programs) < maxStepList {
 			s.Programs = append(s.Programs, c.Name)
 		}
 	}
 	for _, p := range a.Paths {
 		s.Sensitive = s.Sensitive || p.Sensitive
-		if p.Access == action.Read && len(s.Reads) < 16 {
+		if p.Access == action.Read && len(s.Reads) < maxStepList {
 			s.Reads = append(s.Reads, p.Path)
 		}
 	}
-	for _, t := range flow.Targets(a) {
-		s.Targets = append(s.Targets, StepTarget{Role: t.Role, Value: flow.NormTarget(t), Access: t.Access})
+	if targets := flow.Targets(a); len(targets) > 0 {
+		s.Targets = make([]StepTarget, 0, len(targets))
+		for _, t := range targets {
+			s.Targets = append(s.Targets, StepTarget{Role: t.Role, Value: flow.NormTarget(t), Access: t.Access})
+		}
 	}
 	for _, h := range a.Hosts {
-		if len(s.Hosts) < 16 {
+		if len(s.Hosts) < maxStepList {
 			s.Hosts = append(s.Hosts, strings.ToLower(h))
 		}
 	}
 	return s
 }
+
+// maxStepList bounds a step call's programs, reads and hosts.
+const maxStepList = 16
 
 // Bounds of a group's sequence state.
 const (
