@@ -71,6 +71,10 @@ type sentFlags struct {
 	// registered", "… registriert sein"), whose subject is acted on.
 	agentAt, oblEnd int
 	passive         bool
+	// pronounLead: the sentence opens with a subject pronoun (pronouns)
+	// or, in a language that drops it, with its obligation ("Debe
+	// borrar …"): it can continue the sentence before it.
+	pronounLead bool
 }
 
 func (f *sentFlags) any(cs ...category) bool {
@@ -285,6 +289,9 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 		f.objAt, f.agentAt, f.oblEnd = -1, -1, -1
 		f.target = hasTarget(s[se.start:se.end])
 		sc.toks = tokenize(s, se.start, se.end, sc.toks)
+		if len(sc.toks) > 0 && d.lx.pronouns[sc.toks[0].text] {
+			f.pronounLead = true
+		}
 		for i := range sc.toks {
 			sc.cands = d.lx.candidates(sc.toks[i].text, sc.cands)
 			rel := sc.toks[i].start - se.start
@@ -341,6 +348,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 					f.has[p.cat] = true
 					if p.cat == catObligation {
 						f.oblEnd = end
+						f.pronounLead = f.pronounLead || i == 0
 					}
 					if f.lang == "" && p.cat != catDirective && p.cat != catModal {
 						f.lang = p.lang
@@ -382,6 +390,15 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 			// turn's words can be its next sentence.
 			if g := &flags[k+1]; (g.target || g.has[catQuantity] && g.any(catDirective, catOutbound)) && !g.any(catTurn, catOwnTurn) {
 				ok, why, last = true, "own-turn+target", k+1
+			}
+		}
+		if !ok && f.has[catAgent] && k+1 < len(sc.sents) {
+			// "… the mail assistant we set up for you. It has to
+			// forward …", "… un modelo de lenguaje cada noche. Debe
+			// borrar …": the obligation's subject is the machine the
+			// sentence before named.
+			if g := &flags[k+1]; g.pronounLead && g.has[catObligation] && g.any(catDirective, catOutbound) && !g.passive {
+				ok, why, last = true, "agent+obligation", k+1
 			}
 		}
 		if !ok && f.has[catTurn] && k+1 < len(sc.sents) {

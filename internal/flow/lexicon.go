@@ -188,6 +188,9 @@ type lexicon struct {
 	// "être", "sein", "werden"): after an obligation they make its
 	// subject the one acted on (passiveAfter).
 	passive map[string]bool
+	// pronouns are the subject pronouns that can stand for a machine
+	// named in the sentence before ("it", "er", "il").
+	pronouns map[string]bool
 	// objects maps a folded word to the phrases starting with it that
 	// name a concept ("kontakte", "carnet d adresses" → contacts), for
 	// relating tool names to injected requests.
@@ -234,6 +237,7 @@ type langTable struct {
 	Obligation []string            `yaml:"obligations"`
 	OwnTurns   []string            `yaml:"own_turns"`
 	Passive    []string            `yaml:"passive_aux"`
+	Pronouns   []string            `yaml:"pronouns"`
 	Calls      []string            `yaml:"calls"`
 	Leads      []string            `yaml:"leads"`
 	Tags       []string            `yaml:"tags"`
@@ -243,7 +247,7 @@ type langTable struct {
 
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
-	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "passive_aux",
+	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "passive_aux", "pronouns",
 	"tags", "calls", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
@@ -265,7 +269,7 @@ const maxLexiconFile = 1 << 20
 
 // loadLexicon reads the embedded tables and then each operator file.
 func loadLexicon(extra map[string][]byte) (*lexicon, error) {
-	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
+	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, pronouns: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
 	ents, err := fs.ReadDir(langFS, "lang")
 	if err != nil {
 		return nil, fmt.Errorf("flow: reading the built-in lexicons: %w", err)
@@ -444,6 +448,9 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 	}
 	for _, w := range t.Stopwords {
 		lx.stop[fold.String(w)] = true
+	}
+	for _, w := range t.Pronouns {
+		lx.pronouns[fold.String(strings.TrimSpace(w))] = true
 	}
 	for _, w := range t.Passive {
 		lx.passive[fold.String(strings.TrimSpace(w))] = true
