@@ -120,6 +120,20 @@ func serve(ctx context.Context, env Env, log *slog.Logger, inst instanceFlags, l
 	bg, stopBackground := context.WithCancel(ctx)
 	defer runApprovals(bg, a, notifier, log)()
 	defer stopBackground()
+	// A session completed just before a stop may lack its recorded
+	// summary (two commits): record what is missing, in the background.
+	summaries := make(chan struct{})
+	go func() {
+		defer close(summaries)
+		n, err := a.Engine.RecordMissingSummaries(bg)
+		if err != nil {
+			log.Error("recording missing session summaries", "err", err)
+		}
+		if n > 0 {
+			log.Info("recorded missing session summaries", "sessions", n)
+		}
+	}()
+	defer func() { stopBackground(); <-summaries }()
 	if gw, err := mountMCP(ctx, srv, a, file.MCP, inst.maxArgs, log); err != nil {
 		return err
 	} else if gw != nil {

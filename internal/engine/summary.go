@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mandate-dev/mandate/api"
@@ -39,11 +40,18 @@ var _ SessionEvidence = store.Store(nil)
 // The status change has committed already, so a failure is logged and the
 // summary stays computable on demand.
 func (e *Engine) recordSummary(ctx context.Context, id string) {
+	if _, err := e.summaryOnce(ctx, id); err != nil {
+		e.log.Error("session summary not recorded on completion", "session", id, "err", err)
+	}
+}
+
+// summaryOnce records session id's summary unless the summary recorded
+// last for it holds the same facts; it reports whether it recorded one.
+func (e *Engine) summaryOnce(ctx context.Context, id string) (bool, error) {
 	ctx = context.WithoutCancel(ctx) // the caller's request may end; the record should not
 	sum, err := e.summarize(ctx, id)
 	if err != nil {
-		e.log.Error("session summary not computed on completion", "session", id, "err", err)
-		return
+		return false, fmt.Errorf("summary of session %s: %w", id, err)
 	}
 	facts := mustJSON(sum)
 	prev, err := e.recordedSummary(ctx, id)
@@ -53,10 +61,50 @@ func (e *Engine) recordSummary(ctx context.Context, id string) {
 	if prev != nil {
 		prev.Recorded = nil
 		if bytes.Equal(mustJSON(prev), facts) {
-			return
+			return false, nil
 		}
 	}
-	e.beh.record(ctx, &store.BehaviourRecord{Type: summaryType, Agent: sum.AgentID, Version: sum.Version, SessionID: id, Detail: facts})
+	r := &store.BehaviourRecord{Type: summaryType, Agent: sum.AgentID, Version: sum.Version, SessionID: id, Detail: facts, CreatedAt: e.now().UTC()}
+	if err := e.commit(ctx, &store.Change{Behaviour: []*store.BehaviourRecord{r}}); err != nil {
+		return false, fmt.Errorf("summary of session %s: %w", id, err)
+	}
+	return true, nil
+}
+
+// catchUpSummaries bounds the completed sessions RecordMissingSummaries
+// looks at: the newest ones, where a crash can have left a gap.
+const catchUpSummaries = 500
+
+// RecordMissingSummaries records the summary of each of the newest
+// completed sessions (at most 500) whose summary was not recorded, or was
+// recorded with other facts: the status change and the summary's record
+// are two commits, so a process that stopped between them left a
+// completed session without its record. It is idempotent — a session
+// whose recorded summary holds its facts is left alone — and returns how
+// many it recorded. `mandate serve` runs it at start-up. A session
+// completed before summaries were recorded gets one too.
+func (e *Engine) RecordMissingSummaries(ctx context.Context) (int, error) {
+	sessions, err := e.store.ListSessions(ctx, store.SessionFilter{Status: store.StatusCompleted, Limit: catchUpSummaries})
+	if err != nil {
+		return 0, fmt.Errorf("completed sessions: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, s := range sessions {
+		if ctx.Err() != nil {
+			// Stopping: what is left is recorded at the next start.
+			break
+		}
+		ok, err := e.summaryOnce(ctx, s.ID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
 }
 
 // recordedSummary returns the summary recorded last for session id, nil
