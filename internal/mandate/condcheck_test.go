@@ -367,6 +367,11 @@ func TestCompiledSenderAndSize(t *testing.T) {
 		{"Delete my emails, but keep everything from my bank.", 0, "", "sparkasse"},
 		{"Lösche meine Mails, aber behalte alles von meiner Bank.", 0, "", "bank"},
 		{"Borra mis correos, pero conserva todo lo de mi banco.", 0, "", "banco"},
+		{"Supprime mes mails, mais garde tout ce qui vient de ma banque.", 0, "", "banque"},
+		{"Cancella le mail, ma tieni tutto quello della mia banca.", 0, "", "banca"},
+		{"Lösche alle Mails von LinkedIn.", 0, "linkedin", ""},
+		{"Cancella tutte le mail di LinkedIn.", 0, "linkedin", ""},
+		{"Delete all emails from news@shop.example.", 0, "news@shop.example", ""},
 		{"Unsubscribe me from the newsletters, but keep everything from my bank.", 0, "", ""},
 		{"Delete the emails from last week.", 0, "", ""},
 		{"Elimina dalla cartella ~/Scaricati i file più grandi di 1 GB, ma lascia stare le ISO.", 0, "", ""},
@@ -394,6 +399,36 @@ func TestCompiledSenderAndSize(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestCompiledNames: a file-name pattern the "only" clause names, or the
+// keep verb spares, becomes names / not_names.
+func TestCompiledNames(t *testing.T) {
+	for _, tc := range []struct {
+		text       string
+		names, not string
+	}{
+		{"In ~/tmp, only delete files named *.tmp.", "*.tmp", ""},
+		{"Löschen Sie in ~/tmp nur Dateien namens *.bak.", "*.bak", ""},
+		{"Delete everything in ~/tmp, but keep the *.pdf files.", "", "*.pdf"},
+	} {
+		dr, err := Compile(tc.text, WithNow(testNow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c ItemCondition
+		for _, x := range dr.Mandate.Conditions {
+			if x.Kind == action.Delete {
+				c = x
+			}
+		}
+		if got := strings.Join(c.Names, ","); got != tc.names {
+			t.Errorf("%q: names %q, want %q", tc.text, got, tc.names)
+		}
+		if got := strings.Join(c.NotNames, ","); got != tc.not {
+			t.Errorf("%q: not_names %q, want %q", tc.text, got, tc.not)
+		}
 	}
 }
 

@@ -355,7 +355,24 @@ func (b *build) limitedDeletes(st *segState) {
 		}
 		for j := a.end; j < to; j++ {
 			e, n := b.at(st.toks, j, roleLimiting)
-			if e == nil || st.consumed[j] || !b.nounBefore(st, j, a) || !b.unreadBetween(st, j+n, to) || b.placeOnly(st, j+n, to) {
+			if e == nil || st.consumed[j] || !b.nounBefore(st, j, a) {
+				continue
+			}
+			if !b.unreadBetween(st, j+n, to) && b.addressOnly(st, j+n, to) && b.anyMessagesBetween(st, a.end, j) {
+				// "delete all emails from news@shop.example": no scope
+				// entry holds a sender, and the delete granted as a
+				// whole would remove everyone else's mail too.
+				if _, ok := b.qualified[action.Delete]; !ok {
+					if words, ok := b.sender(st, j+n, to, true); ok {
+						b.qualified[action.Delete] = qualification{phrase: b.span(st.toks, j, to), verb: a.word, checkable: true,
+							cond: ItemCondition{From: words}}
+						break
+					}
+				}
+				b.qualifyLimited(action.Delete, b.span(st.toks, j, to), a.word)
+				break
+			}
+			if !b.unreadBetween(st, j+n, to) || b.placeOnly(st, j+n, to) {
 				continue
 			}
 			if _, ok := b.qualified[action.Delete]; !ok && b.anyMessagesBetween(st, a.end, j) {
@@ -838,7 +855,11 @@ func (b *build) anyMessagesBetween(st *segState, i, j int) bool {
 		if t.kind != tokWord || st.consumed[k] {
 			return false
 		}
-		if b.fillerAt(st, k) == 0 && !b.is(t, roleAnyItems) {
+		if e, n := b.at(st.toks, k, roleAnyItems); e != nil {
+			k += n - 1 // "tout ce qui vient", "tutto quello"
+			continue
+		}
+		if b.fillerAt(st, k) == 0 {
 			return false
 		}
 	}
@@ -878,9 +899,10 @@ func (b *build) namedItems(st *segState, q *qualifier, a *anchor, to int) bool {
 			q.cond.NotFrom = words
 			return b.objectOfAnyMessages(st, a, q)
 		}
-	case q.only && slices.Contains(st.anchors, a) && a.pos >= q.to:
-		// "only delete files named *.tmp": the pattern after the verb.
-		if g, ok := b.bareGlob(st, a.end, to); ok {
+	case q.only && slices.Contains(st.anchors, a):
+		// "only delete files named *.tmp", "lösche nur Dateien namens
+		// *.bak": the pattern after the verb and the "only".
+		if g, ok := b.bareGlob(st, max(a.end, q.to), to); ok {
 			q.cond.Names = []string{g}
 			return true
 		}
@@ -1006,4 +1028,21 @@ func (c ItemCondition) describe() string {
 		parts = append(parts, fmt.Sprintf("from a sender an earlier output listed, with none of %d words (%s)", len(c.NotFrom), strings.Join(c.NotFrom[:min(3, len(c.NotFrom))], ", ")))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// addressOnly reports whether tokens i to j are function words and at
+// least one e-mail address or domain: a sender named by its address.
+func (b *build) addressOnly(st *segState, i, j int) bool {
+	named := false
+	for k := i; k < j; k++ {
+		t := st.toks[k]
+		switch {
+		case t.kind == tokEntity && (b.ents[t.ent].kind == entEmail || b.ents[t.ent].kind == entDomain):
+			named = true
+		case t.kind == tokWord && b.fillerAt(st, k) > 0:
+		default:
+			return false
+		}
+	}
+	return named
 }
