@@ -128,6 +128,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 	queries := []string{stGuardHead, stExpectState, stInsertSession, stUpdateSession, stInsertMandate, stInsertDecision, stInsertObserve, stInsertEvidence, stInsertToolPin, stInsertToolChg, stInsertApproval, stUpdateApproval, stInsertBudget, stDrawBudget, stDeleteBaseline, stUpsertBaseline, stUpsertCursor}
 	queries = append(queries, w.decisions.texts[:]...)
 	queries = append(queries, w.records.texts[:]...)
+	queries = append(queries, txStatements[:]...)
 	conn, err := s.write.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: writer connection: %w", err)
@@ -256,15 +257,27 @@ func (t *txn) exec(q string, args ...any) (sql.Result, error) {
 	return t.w.stmts[q].ExecContext(t.ctx, args...)
 }
 
+// txStatements are the transaction's own statements, prepared like the
+// others: run as text, each was parsed again (and a driver statement made)
+// every time, twice a batch at least.
+var txStatements = [...]string{`BEGIN IMMEDIATE`, `COMMIT`, `ROLLBACK`,
+	`SAVEPOINT fold`, `ROLLBACK TO fold`, `RELEASE fold`,
+	`SAVEPOINT change`, `ROLLBACK TO change`, `RELEASE change`}
+
 // connTx is a transaction as statements on the writer's connection: the
 // writer holds the connection for its life, so nothing else runs on it
 // between BEGIN and COMMIT.
 type connTx struct {
-	ctx  context.Context
-	conn *sql.Conn
+	ctx   context.Context
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
 }
 
+// ExecContext runs q, prepared when it is one of the writer's statements.
 func (x *connTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := x.stmts[q]; st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return x.conn.ExecContext(ctx, q, args...)
 }
 
@@ -273,13 +286,13 @@ func (x *connTx) QueryRowContext(ctx context.Context, q string, args ...any) *sq
 }
 
 func (x *connTx) Rollback() error {
-	_, err := x.conn.ExecContext(x.ctx, `ROLLBACK`)
+	_, err := x.ExecContext(x.ctx, `ROLLBACK`)
 	return err
 }
 
 // Commit commits, or rolls back what a failed COMMIT left open.
 func (x *connTx) Commit() error {
-	if _, err := x.conn.ExecContext(x.ctx, `COMMIT`); err != nil {
+	if _, err := x.ExecContext(x.ctx, `COMMIT`); err != nil {
 		x.Rollback()
 		return err
 	}
@@ -288,10 +301,11 @@ func (x *connTx) Commit() error {
 
 func (w *writer) begin(ctx context.Context) (*txn, error) {
 	// IMMEDIATE, as the store's _txlock: the write lock is taken at once.
-	if _, err := w.conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+	x := &connTx{ctx: ctx, conn: w.conn, stmts: w.stmts}
+	if _, err := x.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
-	return &txn{ctx: ctx, tx: &connTx{ctx: ctx, conn: w.conn}, w: w}, nil
+	return &txn{ctx: ctx, tx: x, w: w}, nil
 }
 
 // commit applies a batch in one transaction. The fast path runs every
