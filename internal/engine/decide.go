@@ -109,8 +109,10 @@ func (d *Decider) DecideContext(ctx context.Context, in *Input) (res Result, err
 	if in.Flow != nil {
 		res.Flow = in.Flow.Facts(&res.Action)
 		if res.Flow != nil && m.NeedsItems() {
-			// "but keep everything from my bank": who sent the items the
-			// call names is known only from the session's earlier outputs.
+			// "but keep everything from my bank", "the emails in the
+			// Promotions label": who sent the items the call names, and
+			// where they are filed, is known only from the session's
+			// earlier outputs.
 			m.MeetItems(&res.Scope, &res.Action, listedItems(res.Flow))
 		}
 	}
@@ -154,7 +156,7 @@ func listedItems(f *flow.Facts) []mandate.Item {
 		if it.Injected {
 			continue
 		}
-		out = append(out, mandate.Item{ID: it.ID, Senders: it.Senders()})
+		out = append(out, mandate.Item{ID: it.ID, Senders: it.Senders(), Labels: it.Labels()})
 	}
 	return out
 }

@@ -65,7 +65,12 @@ type ItemFacts struct {
 	// (folded), for the mandate's sender conditions (Senders); not a
 	// fact of its own for policy, which has SenderNamed and Excluded.
 	senders []string
+	labels  []string
 }
+
+// Labels returns the labels, folders or tags the item's listing filed it
+// under (item_label_keys), folded; none when it showed none.
+func (it ItemFacts) Labels() []string { return it.labels }
 
 // Senders returns the item's sender, author or owner fields as its
 // listing showed them, folded; none when the listing showed none. The
@@ -80,6 +85,7 @@ type listedItem struct {
 	folded     string
 	private    bool
 	senders    []string // folded sender, author or organiser fields
+	labels     []string // folded labels, folders or tags
 	within     []string // the places the listing call read (a channel's id)
 	tool       string
 	decisionID string
@@ -102,7 +108,7 @@ func (t *Table) addItems(sc *Scan, info DecisionInfo) {
 		if t.items == nil {
 			t.items = map[string]*listedItem{}
 		}
-		li := &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, within: info.Within, tool: info.Tool, decisionID: info.ID, trust: info.Trust,
+		li := &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, labels: it.labels, within: info.Within, tool: info.Tool, decisionID: info.ID, trust: info.Trust,
 			price: it.price, currency: it.currency}
 		t.items[it.ID] = li
 		for _, p := range it.parents {
@@ -175,7 +181,7 @@ func (t *Table) itemFacts(f *Facts, sc *Scan) {
 			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded), Private: li.private,
 			SenderNamed: t.senderNamed(li), Excluded: t.itemExcluded(li),
 			Price: li.price, Currency: li.currency, Cost: li.price * max(sc.quantity, 1), Prepared: t.preparedIDs[v.Value],
-			senders: li.senders,
+			senders: li.senders, labels: li.labels,
 		})
 	}
 }

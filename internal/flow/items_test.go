@@ -220,3 +220,32 @@ func TestContainerOfNamedItem(t *testing.T) {
 		t.Errorf("a parent given as parentId, of an item the user did not name: %+v", f.Containers)
 	}
 }
+
+// TestItemSendersAndLabels: a listed item carries its sender fields and
+// its labels (an array such as labelIds, or one field such as folder) to a
+// later call that names it by id, for the mandate's conditions.
+func TestItemSendersAndLabels(t *testing.T) {
+	ss := newSession(t, "delete the emails in the Promotions folder")
+	ss.observe("search_emails", "mail", TrustOpen, `{"messages":[`+
+		`{"id":"p01","from":"Deals <deals@shop.example>","subject":"Sale","labelIds":["CATEGORY_PROMOTIONS","UNREAD"]},`+
+		`{"labelIds":["INBOX"],"id":"p02","from":"dana@corp.example","subject":"Q3"},`+
+		`{"id":"p03","folder":"Work","subject":"Plan"},`+
+		`{"id":"p04","subject":"No labels"}]}`)
+	del := &action.Action{Tool: "batch_delete_emails", Kind: action.Delete, Kinds: []action.Kind{action.Delete}, Family: "mail"}
+	f := ss.facts(del, map[string]any{"messageIds": []any{"p01", "p02", "p03", "p04"}})
+	got := map[string]string{}
+	for _, it := range f.Items {
+		got[it.ID] = strings.Join(it.Senders(), ",") + "|" + strings.Join(it.Labels(), ",")
+	}
+	want := map[string]string{
+		"p01": "deals <deals@shop.example>|category_promotions,unread",
+		"p02": "dana@corp.example|inbox",
+		"p03": "|work",
+		"p04": "|",
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("%s: senders|labels %q, want %q", id, got[id], w)
+		}
+	}
+}

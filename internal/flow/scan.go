@@ -258,6 +258,9 @@ type Item struct {
 	// senders are the item's own sender, author or organiser fields,
 	// folded (a mail's "from"): whom a reply to the item goes to.
 	senders []string
+	// labels are the labels, folders or tags the item is filed under
+	// (item_label_keys), folded.
+	labels []string
 	// price and currency are the item's first money field, anywhere in
 	// it ({"price":{"amount":329,"currency":"EUR"}}, "price": "21,95 €"),
 	// and the currency beside it or in it ("" when none says).
@@ -342,7 +345,7 @@ func (st *scanState) finish() {
 	st.namedRefs()
 	for n := 1; n <= st.nListed && len(st.listed) > 0; n++ {
 		it := st.listed[n]
-		if it == nil || it.ID == "" || (it.Name == "" && len(it.senders) == 0 && it.price == 0) {
+		if it == nil || it.ID == "" || (it.Name == "" && len(it.senders) == 0 && len(it.labels) == 0 && it.price == 0) {
 			continue
 		}
 		var words []string
@@ -407,6 +410,9 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 				if d == '[' && top.obj && top.listed != 0 && st.s.voc.role(top.key)&roleParent != 0 {
 					fr.parentOf = top.listed
 				}
+				if d == '[' && top.obj && top.listed != 0 && st.s.voc.role(top.key)&roleLabel != 0 {
+					fr.labelsOf = top.listed
+				}
 				if d == '{' && !top.obj && len(stack) > 1 && st.mode == modeOutput && st.nListed < maxItems {
 					// An object right in a list is a listed item
 					// (a folder's file, a workspace's channel).
@@ -442,6 +448,9 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 		if !top.obj && top.parentOf != 0 {
 			st.itemField(top.parentOf, stack[len(stack)-2].key, t)
 		}
+		if !top.obj && top.labelsOf != 0 {
+			st.itemLabel(top.labelsOf, t)
+		}
 		if top.obj && st.nListed > 0 {
 			st.itemMoney(stack, key, t)
 		}
@@ -458,11 +467,34 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 	}
 }
 
+// maxLabels bounds the labels kept of one item.
+const maxLabels = 16
+
+// itemLabel notes one label of a listed item's label list.
+func (st *scanState) itemLabel(n int, t json.Token) {
+	v, ok := t.(string)
+	if !ok || strings.TrimSpace(v) == "" {
+		return
+	}
+	it := st.listed[n]
+	if it == nil {
+		if st.listed == nil {
+			st.listed = map[int]*Item{}
+		}
+		it = &Item{}
+		st.listed[n] = it
+	}
+	if len(it.labels) >= maxLabels {
+		return
+	}
+	it.labels = append(it.labels, fold.String(clip(strings.TrimSpace(v), 200)))
+}
+
 // itemField notes a field of the listed item being walked, when it is the
 // item's id, its name or a private flag.
 func (st *scanState) itemField(n int, key string, t json.Token) {
 	r := st.s.voc.role(key)
-	if r&(roleID|roleItemName|rolePrivateFlag|roleHeader|roleParent) == 0 {
+	if r&(roleID|roleItemName|rolePrivateFlag|roleHeader|roleParent|roleLabel) == 0 {
 		return
 	}
 	it := st.listed[n]
@@ -499,6 +531,11 @@ func (st *scanState) itemField(n int, key string, t json.Token) {
 	case r&roleHeader != 0 && v != "" && len(it.senders) < maxSenders:
 		it.senders = append(it.senders, fold.String(clip(v, 200)))
 	}
+	if r&roleLabel != 0 && r&roleID == 0 && v != "" && len(it.labels) < maxLabels {
+		// A label field is the item's label even where it also names it
+		// ("label": "Promotions" of a mail; a folder's own "label").
+		it.labels = append(it.labels, fold.String(clip(v, 200)))
+	}
 }
 
 // jsonFrame is an object or array being walked.
@@ -507,10 +544,12 @@ type jsonFrame struct {
 	// listed is the number of the listed item this object is (0: none);
 	// parentOf, of an array, the listed item whose parents it lists.
 	listed, parentOf int
-	key              string
-	field            string
-	part             Part
-	idx              int
+	// labelsOf, of an array, is the listed item whose labels it lists.
+	labelsOf int
+	key      string
+	field    string
+	part     Part
+	idx      int
 }
 
 // childField is the field path and part of the value at the top frame's

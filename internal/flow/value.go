@@ -225,6 +225,7 @@ type knowledge struct {
 	WindowEndKeys   []string         `yaml:"window_end_keys"`
 	PrivateFlagKeys []string         `yaml:"private_flag_keys"`
 	ParentKeys      []string         `yaml:"parent_keys"`
+	LabelKeys       []string         `yaml:"item_label_keys"`
 	PrivateWords    []string         `yaml:"private_words"`
 	TLDs            []string         `yaml:"tlds"`
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
@@ -265,6 +266,7 @@ const (
 	roleParent
 	roleWindowStart
 	roleWindowEnd
+	roleLabel
 )
 
 // vocabulary is the compiled knowledge.
@@ -305,7 +307,7 @@ func loadVocabulary() (*vocabulary, error) {
 		{k.SelectorKeys, roleSelector}, {k.ContentKeys, roleContent},
 		{k.ItemNameKeys, roleItemName}, {k.PrivateFlagKeys, rolePrivateFlag}, {k.ContainerKeys, roleContainer},
 		{k.ParentKeys, roleParent}, {k.WindowStartKeys, roleWindowStart}, {k.WindowEndKeys, roleWindowEnd},
-		{k.QuantityKeys, roleQuantity},
+		{k.QuantityKeys, roleQuantity}, {k.LabelKeys, roleLabel},
 	} {
 		for _, key := range l.keys {
 			v.roles[normKey(key)] |= l.r

@@ -22,6 +22,8 @@ import (
 type Item struct {
 	ID      string
 	Senders []string
+	// Labels are the labels, folders or tags it was listed under.
+	Labels []string
 }
 
 // ConditionsMet returns the texts of the item conditions the action is
@@ -49,9 +51,15 @@ func (m *Mandate) ConditionsMetItems(a *action.Action, items []Item) []string {
 }
 
 // NeedsItems reports whether a condition of the mandate is on the items'
-// senders, which only the session's earlier outputs show.
+// senders or labels, which only the session's earlier outputs show.
 func (m *Mandate) NeedsItems() bool {
-	return m != nil && slices.ContainsFunc(m.Conditions, func(c ItemCondition) bool { return len(c.From)+len(c.NotFrom) > 0 })
+	return m != nil && slices.ContainsFunc(m.Conditions, ItemCondition.listed)
+}
+
+// listed reports whether the condition states an attribute only a
+// listing of the items shows: a sender or a label.
+func (c ItemCondition) listed() bool {
+	return len(c.From)+len(c.NotFrom)+len(c.Labels)+len(c.NotLabels) > 0
 }
 
 // MeetItems updates a report CheckIn made for the action with what the
@@ -102,7 +110,7 @@ func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind, items []I
 func (c ItemCondition) attributes() int {
 	n := 0
 	for _, set := range []bool{c.OlderThanDays > 0, c.NewerThanDays > 0, c.LargerThanBytes > 0, c.SmallerThanBytes > 0,
-		len(c.Names) > 0, len(c.NotNames) > 0, len(c.From) > 0, len(c.NotFrom) > 0} {
+		len(c.Names) > 0, len(c.NotNames) > 0, len(c.From) > 0, len(c.NotFrom) > 0, len(c.Labels) > 0, len(c.NotLabels) > 0} {
 		if set {
 			n++
 		}
@@ -125,13 +133,13 @@ func meets(a *action.Action, c ItemCondition, items []Item) bool {
 	if c.attributes() == 0 {
 		return false
 	}
-	senders := len(c.From)+len(c.NotFrom) > 0
+	listed := c.listed()
 	files := c.fileAttributes() || len(c.Names)+len(c.NotNames) > 0
 	switch {
-	case senders && files:
+	case listed && files:
 		return false
-	case senders:
-		return meetsSenders(a, c, items)
+	case listed:
+		return meetsListed(a, c, items)
 	}
 	return meetsFiles(a, c)
 }
@@ -368,23 +376,29 @@ func findSize(v string) (sign, n int, unit int64, ok bool) {
 	return sign, n, unit, true
 }
 
-// meetsSenders: the action is a tool call (a command line shows no
+// meetsListed: the action is a tool call (a command line shows no
 // sender) that acts on as many items as the listed items it names, each
 // listed with a sender that has one of From's words and none of
-// NotFrom's.
-func meetsSenders(a *action.Action, c ItemCondition, items []Item) bool {
+// NotFrom's, where the condition states a sender, and with labels that
+// have one of Labels' words and none of NotLabels', where it states a
+// label.
+func meetsListed(a *action.Action, c ItemCondition, items []Item) bool {
 	if len(a.Commands) > 0 || a.Items <= 0 {
 		return false
 	}
+	senders, labels := len(c.From)+len(c.NotFrom) > 0, len(c.Labels)+len(c.NotLabels) > 0
 	seen := map[string]bool{}
 	for _, it := range items {
 		if seen[it.ID] {
 			continue
 		}
-		if len(it.Senders) == 0 {
-			continue // not a message (a label, a folder): it shows no sender
+		if len(it.Senders) == 0 && len(it.Labels) == 0 {
+			continue // not a message (a label, a folder): it shows neither
 		}
-		if !senderMeets(it.Senders, c) {
+		if senders && (len(it.Senders) == 0 || !senderMeets(it.Senders, c)) {
+			return false
+		}
+		if labels && (len(it.Labels) == 0 || !wordsMeet(it.Labels, c.Labels, c.NotLabels)) {
 			return false
 		}
 		seen[it.ID] = true
@@ -395,8 +409,14 @@ func meetsSenders(a *action.Action, c ItemCondition, items []Item) bool {
 // senderMeets reports whether an item's sender fields have a word of
 // From (when it states any) and no word of NotFrom.
 func senderMeets(senders []string, c ItemCondition) bool {
+	return wordsMeet(senders, c.From, c.NotFrom)
+}
+
+// wordsMeet reports whether fields (a sender's, labels) have, as whole
+// words in order, one of want (when it holds any) and none of avoid.
+func wordsMeet(fields, want, avoid []string) bool {
 	var words []string
-	for _, s := range senders {
+	for _, s := range fields {
 		words = append(words, senderWords(s)...)
 	}
 	has := func(list []string) bool {
@@ -413,7 +433,7 @@ func senderMeets(senders []string, c ItemCondition) bool {
 			return false
 		})
 	}
-	return (len(c.From) == 0 || has(c.From)) && !has(c.NotFrom)
+	return (len(want) == 0 || has(want)) && !has(avoid)
 }
 
 // senderWords splits a sender's display name and address into folded

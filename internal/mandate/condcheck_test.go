@@ -463,3 +463,75 @@ func TestWriteOneNoteKeepTheRest(t *testing.T) {
 		t.Errorf("allow %v: the notes are not the folder of summary.md", dr.Mandate.Allow)
 	}
 }
+
+// TestLabelConditions: "delete the emails in the Promotions folder" holds
+// on messages listed under that label, not on others, nor on one listed
+// without labels; "but keep everything in the Work folder" the other way.
+func TestLabelConditions(t *testing.T) {
+	del := func(items int) *action.Action {
+		return &action.Action{Tool: "batch_delete_emails", Kind: action.Delete, Kinds: []action.Kind{action.Delete}, Items: items}
+	}
+	promo := Item{ID: "m1", Senders: []string{"shop <deals@shop.example>"}, Labels: []string{"category_promotions", "unread"}}
+	work := Item{ID: "m2", Senders: []string{"dana@corp.example"}, Labels: []string{"inbox", "work"}}
+	bare := Item{ID: "m3", Senders: []string{"x@y.example"}}
+	in := ItemCondition{Kind: action.Delete, Labels: []string{"promotions"}, Text: "in the Promotions folder"}
+	keep := ItemCondition{Kind: action.Delete, NotLabels: []string{"work"}, Text: "keep everything in the Work folder"}
+	for _, tc := range []struct {
+		name  string
+		c     ItemCondition
+		items []Item
+		n     int
+		want  bool
+	}{
+		{"listed under the label", in, []Item{promo}, 1, true},
+		{"another label", in, []Item{work}, 1, false},
+		{"listed without labels", in, []Item{bare}, 1, false},
+		{"one of two elsewhere", in, []Item{promo, work}, 2, false},
+		{"keep: another label", keep, []Item{promo}, 1, true},
+		{"keep: the label kept", keep, []Item{work}, 1, false},
+		{"keep: labels unknown", keep, []Item{bare}, 1, false},
+	} {
+		m := &Mandate{Allow: []action.Kind{action.Read}, Ask: []action.Kind{action.Delete}, Conditions: []ItemCondition{tc.c}}
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		a := del(tc.n)
+		r := m.CheckIn(a, Env{}, time.Now())
+		m.MeetItems(&r, a, tc.items)
+		if got := !r.KindAsk; got != tc.want {
+			t.Errorf("%s: met %v, want %v", tc.name, r.ConditionsMet, tc.want)
+		}
+	}
+}
+
+// TestCompiledLabels: a label named beside a label word, in the five
+// languages, is a labels condition; kept, a not_labels one.
+func TestCompiledLabels(t *testing.T) {
+	for _, tc := range []struct{ text, labels, not string }{
+		{"Delete the emails in the Promotions folder.", "promotions", ""},
+		{"Lösche die Mails im Ordner Werbung.", "werbung", ""},
+		{"Supprime les mails du dossier Promotions.", "promotions", ""},
+		{"Borra los correos de la carpeta Promociones.", "promociones", ""},
+		{"Cancella le mail nella cartella Promozioni.", "promozioni", ""},
+		{"Delete my emails, but keep everything in the Work folder.", "", "work"},
+		{"Supprime le dossier 'Brouillons 2021' de mon OneDrive, je n'en ai plus besoin.", "", ""}, // the folder is the object
+	} {
+		dr, err := Compile(tc.text, WithNow(testNow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := dr.Mandate
+		if tc.labels+tc.not != "" && slices.Contains(m.Allow, action.Delete) {
+			t.Errorf("%q: delete granted as a whole", tc.text)
+		}
+		var c ItemCondition
+		for _, x := range m.Conditions {
+			if x.Kind == action.Delete {
+				c = x
+			}
+		}
+		if strings.Join(c.Labels, ",") != tc.labels || strings.Join(c.NotLabels, ",") != tc.not {
+			t.Errorf("%q: conditions %+v, want labels %q, not_labels %q", tc.text, m.Conditions, tc.labels, tc.not)
+		}
+	}
+}

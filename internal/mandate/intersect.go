@@ -274,6 +274,7 @@ func (m *Mandate) clone() *Mandate {
 		c := &out.Conditions[i]
 		c.Names, c.NotNames = slices.Clone(c.Names), slices.Clone(c.NotNames)
 		c.From, c.NotFrom = slices.Clone(c.From), slices.Clone(c.NotFrom)
+		c.Labels, c.NotLabels = slices.Clone(c.Labels), slices.Clone(c.NotLabels)
 	}
 	out.Notes = slices.Clone(m.Notes)
 	out.Scope = Scope{
@@ -306,5 +307,6 @@ func (c ItemCondition) equal(o ItemCondition) bool {
 		c.LargerThanBytes == o.LargerThanBytes && c.SmallerThanBytes == o.SmallerThanBytes &&
 		c.PreparesPayment == o.PreparesPayment && c.Text == o.Text &&
 		slices.Equal(c.Names, o.Names) && slices.Equal(c.NotNames, o.NotNames) &&
-		slices.Equal(c.From, o.From) && slices.Equal(c.NotFrom, o.NotFrom)
+		slices.Equal(c.From, o.From) && slices.Equal(c.NotFrom, o.NotFrom) &&
+		slices.Equal(c.Labels, o.Labels) && slices.Equal(c.NotLabels, o.NotLabels)
 }

@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/mandate-dev/mandate/internal/action"
+	"github.com/mandate-dev/mandate/internal/fold"
 )
 
 // qualifier is one item condition in a segment.
@@ -111,6 +112,7 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 		}
 	}
 	qs = append(qs, b.danglingNegations(st)...)
+	b.labelledDeletes(st)
 	b.limitedDeletes(st)
 	b.pendingCondition(st)
 	b.pendingPassive(st)
@@ -237,6 +239,15 @@ func mergeConditions(a, c ItemCondition) ItemCondition {
 	}
 	a.NotNames = append(a.NotNames, c.NotNames...)
 	a.NotFrom = append(a.NotFrom, c.NotFrom...)
+	a.NotLabels = append(a.NotLabels, c.NotLabels...)
+	if len(a.Labels) > 0 && len(c.Labels) > 0 {
+		a.Labels = slices.DeleteFunc(slices.Clone(a.Labels), func(n string) bool { return !slices.Contains(c.Labels, n) })
+		if len(a.Labels) == 0 {
+			a.Labels = []string{"\x00"}
+		}
+	} else {
+		a.Labels = append(a.Labels, c.Labels...)
+	}
 	if len(a.From) > 0 && len(c.From) > 0 {
 		a.From = slices.DeleteFunc(slices.Clone(a.From), func(n string) bool { return !slices.Contains(c.From, n) })
 		if len(a.From) == 0 {
@@ -880,6 +891,11 @@ func (b *build) namedItems(st *segState, q *qualifier, a *anchor, to int) bool {
 	switch {
 	case q.keep:
 		from := q.to
+		if names, ok := b.labelled(st, from, to); ok {
+			// "but keep everything in the Work folder"
+			q.cond.NotLabels = names
+			return b.objectOfAnyMessages(st, a, q)
+		}
 		if g, ok := b.bareGlob(st, from, to); ok {
 			q.cond.NotNames = []string{g}
 			return b.objectOfAnyItems(st, a, q)
@@ -1024,6 +1040,12 @@ func (c ItemCondition) describe() string {
 	if len(c.From) > 0 {
 		parts = append(parts, "from a sender with "+strings.Join(c.From, " or "))
 	}
+	if len(c.Labels) > 0 {
+		parts = append(parts, "filed, as an earlier output listed it, under a label with "+strings.Join(c.Labels, " or "))
+	}
+	if len(c.NotLabels) > 0 {
+		parts = append(parts, "filed, as an earlier output listed it, under no label with "+strings.Join(c.NotLabels, " or "))
+	}
 	if len(c.NotFrom) > 0 {
 		parts = append(parts, fmt.Sprintf("from a sender an earlier output listed, with none of %d words (%s)", len(c.NotFrom), strings.Join(c.NotFrom[:min(3, len(c.NotFrom))], ", ")))
 	}
@@ -1045,4 +1067,90 @@ func (b *build) addressOnly(st *segState, i, j int) bool {
 		}
 	}
 	return named
+}
+
+// labelledDeletes reads a delete of messages filed under a label the
+// words name ("delete the emails in the Promotions folder", "lösche die
+// Mails im Ordner Werbung"): granted as a whole, the delete would remove
+// every other folder's mail too. The label is all the words say of the
+// messages, and an earlier output of the session can show it, so the
+// delete is asked under a labels condition.
+func (b *build) labelledDeletes(st *segState) {
+	if _, ok := b.qualified[action.Delete]; ok {
+		return
+	}
+	for _, a := range st.anchors {
+		if !granting(a) || !slices.Contains(a.kinds, action.Delete) {
+			continue
+		}
+		_, to := st.clauseOf(a.pos)
+		for _, o := range st.anchors {
+			if o.pos > a.pos && o.pos < to && !o.noun {
+				to = o.pos
+			}
+		}
+		for j := a.end; j < to; j++ {
+			if !b.anyMessagesBetween(st, a.end, j) {
+				break
+			}
+			if !b.messagesBetween(st, a.end, j) {
+				continue // "supprime le dossier 'Brouillons'": the folder itself is the object
+			}
+			names, ok := b.labelled(st, j, to)
+			if !ok {
+				continue
+			}
+			b.qualified[action.Delete] = qualification{phrase: b.span(st.toks, j, to), verb: a.word, checkable: true,
+				cond: ItemCondition{Labels: names}}
+			b.recognise(b.span(st.toks, j, to), "label "+strings.Join(names, " "), "a label or folder the messages are filed under")
+			return
+		}
+	}
+}
+
+// labelled reads tokens i to j as a label the words name: function
+// words, one label word, and one to three capitalised words no lexicon
+// knows (or a quoted name) beside it — "in the Promotions folder", "im
+// Ordner Werbung", "dans le dossier « Factures »". It returns the label's
+// folded words, joined as one, and marks them used.
+func (b *build) labelled(st *segState, i, j int) ([]string, bool) {
+	var name []string
+	var used []int
+	word := false
+	for k := i; k < j; k++ {
+		t := st.toks[k]
+		switch {
+		case t.kind == tokEntity && b.ents[t.ent].kind == entQuote:
+			name = append(name, fold.String(b.ents[t.ent].value))
+		case t.kind != tokWord:
+			return nil, false
+		case b.is(t, roleLabelWord) && !word:
+			word = true
+			used = append(used, k)
+		case b.unknownWord(st, k) && unicode.IsUpper([]rune(b.text[t.start:t.end])[0]):
+			name = append(name, t.text)
+			used = append(used, k)
+		case b.fillerAt(st, k) > 0 && !st.consumed[k]:
+		default:
+			return nil, false
+		}
+	}
+	if !word || len(name) == 0 || len(name) > 3 {
+		return nil, false
+	}
+	for _, k := range used {
+		st.consumed[k] = true
+	}
+	return []string{strings.Join(name, " ")}, true
+}
+
+// messagesBetween reports whether tokens i to j hold a word for messages
+// ("emails", "Mails"): the object is messages, not the folder they are in.
+func (b *build) messagesBetween(st *segState, i, j int) bool {
+	for k := i; k < j; k++ {
+		if e, _ := b.at(st.toks, k, roleAnyMessages); e != nil && st.toks[k].kind == tokWord {
+			return true
+		}
+	}
+	return false
 }

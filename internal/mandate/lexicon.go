@@ -196,6 +196,10 @@ type langTable struct {
 	// NameMarkers say that a file-name pattern after them names the items
 	// ("named", "called", "matching"): "only delete files named *.tmp".
 	NameMarkers []string `yaml:"name_markers"`
+	// LabelWords name where messages are filed ("label", "folder",
+	// "Ordner", "dossier"): with a name beside them ("the Promotions
+	// folder", "im Ordner Werbung") they say which messages.
+	LabelWords []string `yaml:"label_words"`
 	// AnyMessages are words for messages of any sort ("emails", "Mails"):
 	// "delete my emails, but keep everything from my bank" restricts the
 	// messages by their sender alone; "the newsletters" says more.
@@ -264,6 +268,7 @@ const (
 	roleSizeUnit      // "MB", "Go": the unit of a size, n bytes
 	roleNameMarker    // "named", "genannt": a file-name pattern follows
 	roleAnyMessages   // "emails", "Mails": messages of any sort
+	roleLabelWord     // "label", "Ordner": where messages are filed
 	roleOnlyPair      // "ne … que": a negation word that, with its tail, means "only"
 	roleCopula        // "est", "is": a verb form right after it is a state
 	roleRelative      // "that", "qui": a relative clause restricting the items
@@ -580,6 +585,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.NewerThan, entry{role: roleItemCondition, cond: condNewer}},
 		{t.NameMarkers, entry{role: roleNameMarker}},
 		{t.AnyMessages, entry{role: roleAnyMessages}},
+		{t.LabelWords, entry{role: roleLabelWord}},
 	} {
 		if err := addAll(group.list, group.e); err != nil {
 			return nil, err

@@ -54,7 +54,7 @@ type Mandate struct {
 
 // ItemCondition is a condition on the items one kind acts on. Version 1
 // of conditions knew the items' age; version 2 (ConditionsVersion) adds
-// a newest age, size, file name and sender. A
+// a newest age, size, file name, sender and label. A
 // condition that states several attributes holds when every one holds;
 // a kind with several conditions needs them all. A call meets a condition
 // only when it shows every attribute for every item it acts on: where an
@@ -85,6 +85,13 @@ type ItemCondition struct {
 	// its sender.
 	From    []string `json:"from,omitempty" yaml:"from,omitempty"`
 	NotFrom []string `json:"not_from,omitempty" yaml:"not_from,omitempty"`
+	// Labels: every item is filed, as an earlier output of the session
+	// listed it, under a label, folder or tag with one of these words
+	// ("promotions" holds for "CATEGORY_PROMOTIONS" and "Promotions").
+	// NotLabels: under none with any. Like From, met only by items
+	// listed with their labels.
+	Labels    []string `json:"labels,omitempty" yaml:"labels,omitempty"`
+	NotLabels []string `json:"not_labels,omitempty" yaml:"not_labels,omitempty"`
 	// PreparesPayment: the item is the purchase or transfer the user
 	// asked for, being prepared — a cart, a form, a quote, a payee. A call
 	// meets it when it is a tool call (no command line) that writes,
@@ -97,8 +104,9 @@ type ItemCondition struct {
 // ConditionsVersion is the version of the item conditions this package
 // reads and checks (docs/mandate.md, "Conditions on items"): 1 had
 // older_than_days and prepares_payment; 2 adds newer_than_days,
-// larger_than_bytes, smaller_than_bytes, names, not_names, from and
-// not_from. A mandate written for version 1 reads the same.
+// larger_than_bytes, smaller_than_bytes, names, not_names, from,
+// not_from, labels and not_labels. A mandate written for version 1 reads
+// the same.
 const ConditionsVersion = 2
 
 // Instruction is the user's (or operator's) text, verbatim, with its source.
