@@ -345,7 +345,7 @@ func (st *scanState) finish() {
 	st.namedRefs()
 	for n := 1; n <= st.nListed && len(st.listed) > 0; n++ {
 		it := st.listed[n]
-		if it == nil || it.ID == "" || (it.Name == "" && len(it.senders) == 0 && len(it.labels) == 0 && it.price == 0) {
+		if it == nil || it.ID == "" || (it.Name == "" && len(it.senders) == 0 && it.price == 0) {
 			continue
 		}
 		var words []string
