@@ -375,6 +375,7 @@ func TestCompiledSenderAndSize(t *testing.T) {
 		{"Unsubscribe me from the newsletters, but keep everything from my bank.", 0, "", ""},
 		{"Delete the emails from last week.", 0, "", ""},
 		{"Elimina dalla cartella ~/Scaricati i file più grandi di 1 GB, ma lascia stare le ISO.", 0, "", ""},
+		{"Delete everything in ~/Downloads bigger than 500 MB, but not the videos.", 0, "", ""},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			dr, err := Compile(tc.text, WithNow(testNow))
@@ -412,6 +413,7 @@ func TestCompiledNames(t *testing.T) {
 		{"In ~/tmp, only delete files named *.tmp.", "*.tmp", ""},
 		{"Löschen Sie in ~/tmp nur Dateien namens *.bak.", "*.bak", ""},
 		{"Delete everything in ~/tmp, but keep the *.pdf files.", "", "*.pdf"},
+		{"Delete the *.iso files in ~/Downloads bigger than 1 GB.", "*.iso", ""}, // the pattern is part of what is said of the items
 	} {
 		dr, err := Compile(tc.text, WithNow(testNow))
 		if err != nil {

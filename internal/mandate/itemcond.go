@@ -112,6 +112,12 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 		}
 	}
 	qs = append(qs, b.danglingNegations(st)...)
+	if len(st.negBef)+len(st.negAft) > 0 && !slices.ContainsFunc(st.toks, func(t token) bool { return t.kind == tokEntity }) {
+		// "…, but not the videos", "nothing from 2024": a negation that
+		// names no resource may spare items in words no condition
+		// holds, so no condition says all the words do.
+		b.spared = true
+	}
 	b.labelledDeletes(st)
 	b.limitedDeletes(st)
 	b.pendingCondition(st)
@@ -701,6 +707,11 @@ func (b *build) settleQualified() {
 		if q.checkable && q.cond.attributes() > 0 && !b.spared {
 			c := q.cond
 			c.Kind, c.Text = k, q.phrase
+			if !c.listed() && len(c.Names) == 0 {
+				// "delete the *.iso files bigger than 1 GB": the pattern
+				// named is part of what the words say of the items.
+				c.Names = b.bareGlobs(c.NotNames)
+			}
 			b.m.Conditions = append(b.m.Conditions, c)
 			shown := c.describe()
 			b.recognise(q.phrase, "ask "+string(k),
@@ -1153,4 +1164,20 @@ func (b *build) messagesBetween(st *segState, i, j int) bool {
 		}
 	}
 	return false
+}
+
+// bareGlobs are the file-name patterns the words name with no folder
+// ("*.iso", "report-*.csv"), less those in except.
+func (b *build) bareGlobs(except []string) []string {
+	var out []string
+	for _, e := range b.ents {
+		g, ok := strings.CutPrefix(e.value, "**/")
+		if e.kind != entPath || !ok || !strings.ContainsAny(g, "*?") || strings.Contains(g, "/") {
+			continue
+		}
+		if !slices.Contains(except, g) && !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
