@@ -134,7 +134,11 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			b.pendingAct = append(b.pendingAct, b.span(st.toks, q.from, to))
 			continue
 		}
-		if q.only {
+		if q.only || q.except {
+			// "räum den Posteingang auf: alles außer den Mails von der
+			// Bank löschen": an exception narrows like "only" — the
+			// excepting verb is what the sentence asks of an umbrella
+			// verb before it.
 			if a := b.qualifiedAnchor(st, q, from, to, inherited); a != nil {
 				st.onlyVerbs = append(st.onlyVerbs, a)
 			}
