@@ -59,6 +59,9 @@ type anchor struct {
 	// me before deleting anything"): treated as ruled out for something
 	// the draft cannot name, so a person decides those calls.
 	askFirst bool
+	// askedAbout marks a verb inside an indirect question ("tell me
+	// what would change"), see indirectQuestions.
+	askedAbout bool
 	// held marks a granting verb whose object is named resources only,
 	// which the scope holds (objectHeld).
 	held bool

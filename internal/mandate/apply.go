@@ -255,6 +255,17 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			b.recognise(phrase, "nothing granted", fmt.Sprintf("verb %q (%s), but %s", phrase, kindsString(a.kinds), a.noGrantW))
 			continue
 		}
+		if a.askedAbout {
+			for _, k := range a.kinds {
+				if k != action.Read && k != action.Fetch {
+					if _, ok := b.askedAbout[k]; !ok {
+						b.askedAbout[k] = phrase
+					}
+				}
+			}
+			b.recognise(phrase, "nothing granted", fmt.Sprintf("verb %q (%s) stands in an indirect question: asked about, not asked for", phrase, kindsString(a.kinds)))
+			continue
+		}
 		why := fmt.Sprintf("verb %q", phrase)
 		if a.light && a.object != "" {
 			why = fmt.Sprintf("verb %q with object %q", phrase, a.object)

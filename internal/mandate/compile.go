@@ -198,6 +198,10 @@ type build struct {
 	// qualified are kinds a verb was asked for with an item condition
 	// the draft cannot check ("only files older than a year").
 	qualified map[action.Kind]qualification
+	// askedAbout are the kinds verbs inside an indirect question name
+	// ("dimmi cosa cambia"), with the verb: asked, never granted
+	// (settleAskedAbout).
+	askedAbout map[action.Kind]string
 	// spared: the words spare some items in words the draft cannot hold
 	// ("leave the ISOs alone"): no item condition is all they say.
 	spared bool
@@ -249,9 +253,10 @@ func (c *compiler) compile(text string, now time.Time) *Draft {
 			Allow:        []action.Kind{},
 			Deny:         []action.Kind{},
 		},
-		allowBy:   map[action.Kind]string{},
-		denyBy:    map[action.Kind]string{},
-		qualified: map[action.Kind]qualification{},
+		allowBy:    map[action.Kind]string{},
+		denyBy:     map[action.Kind]string{},
+		qualified:  map[action.Kind]qualification{},
+		askedAbout: map[action.Kind]string{},
 	}
 	b.ents = c.lx.extractEntities(text, c.re)
 	toks := c.lx.tokenize(text, b.ents)

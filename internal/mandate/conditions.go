@@ -6,6 +6,8 @@ package mandate
 
 import (
 	"fmt"
+
+	"github.com/mandate-dev/mandate/internal/action"
 	"slices"
 	"time"
 )
@@ -14,6 +16,7 @@ import (
 // marker in their clause, or with the user as their subject) and verbs
 // that move money.
 func (b *build) qualify(st *segState) {
+	b.indirectQuestions(st)
 	for _, a := range st.anchors {
 		from, _ := st.clauseOf(a.pos)
 		for _, e := range st.embedded {
@@ -75,6 +78,43 @@ func (b *build) qualify(st *segState) {
 			}
 		}
 	}
+}
+
+// indirectQuestions marks the verbs of an indirect question: a question
+// word right after a verb that only reads ("dimmi cosa cambia", "find
+// out how much it would cost to upgrade", "dime cuánto costaría pagar")
+// opens it, and the verbs after it in the clause are what the user asks
+// about, not what they ask for. One word may stand between ("tell me
+// why"). As the words might still mean the act, their kinds are put to a
+// person, never granted (settleAskedAbout).
+func (b *build) indirectQuestions(st *segState) {
+	for _, r := range st.anchors {
+		if !granting(r) || !readsOnly(r.kinds) {
+			continue
+		}
+		for j := r.end; j <= r.end+1 && j < len(st.toks); j++ {
+			if e, _ := b.at(st.toks, j, roleQuestion); e == nil {
+				continue
+			}
+			_, to := st.clauseOf(j)
+			for _, a := range st.anchors {
+				if a.pos > j && a.pos < to && granting(a) && !readsOnly(a.kinds) {
+					a.askedAbout = true
+				}
+			}
+			break
+		}
+	}
+}
+
+// readsOnly reports whether kinds grant nothing consequential.
+func readsOnly(kinds []action.Kind) bool {
+	for _, k := range kinds {
+		if k != action.Read && k != action.Fetch {
+			return false
+		}
+	}
+	return len(kinds) > 0
 }
 
 // subordinatorBefore reports whether a subordinator of several words

@@ -28,3 +28,35 @@ var exceptionNarrowsCases = []compileCase{
 }
 
 func TestRuleExceptionNarrowsLikeOnly(t *testing.T) { runCompileCases(t, exceptionNarrowsCases) }
+
+// A question word right after a verb that only reads opens an indirect
+// question ("dimmi cosa cambia", "find out how much it would cost to
+// upgrade", "dime cuánto costaría pagar"): its verbs are what is asked
+// about, so their kinds are asked, never granted, in every language.
+// Before the rule each of these granted the kind (dev-cmp-wider12-it-005).
+var indirectQuestionCases = []compileCase{
+	{text: "Confronta le due versioni del contratto in ~/Documenti/contratti e dimmi cosa cambia.", lang: "it",
+		allow: []action.Kind{r}, ask: []action.Kind{w}, paths: []string{"~/Documenti/contratti/**"}},
+	{text: "Find out how much it would cost to upgrade the plan.", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{w}},
+	{text: "Dime cuánto costaría pagar la factura.", lang: "es",
+		allow: []action.Kind{r}, ask: []action.Kind{p}},
+	{text: "Dis-moi combien il faudrait payer pour renouveler.", lang: "fr",
+		allow: []action.Kind{r}, ask: []action.Kind{p}},
+	{text: "Sag mir, welche Mails ich löschen soll.", lang: "de",
+		allow: []action.Kind{r}},
+	// A verb asked for outright keeps its grant…
+	{text: "Fix the bug in ./lib and tell me what changed.", lang: "en",
+		allow: []action.Kind{r, w}, paths: []string{"lib/**"}},
+	// …and so does a verb of its own after "and".
+	{text: "Check why the build fails in ./lib and fix it.", lang: "en",
+		allow: []action.Kind{r, w}, paths: []string{"lib/**"}},
+	// A general "don't" of the kind still denies it.
+	{text: "Confronta le due versioni e dimmi cosa cambia, ma non modificare niente.", lang: "it",
+		allow: []action.Kind{r}, deny: []action.Kind{w}},
+	// A denial of one operation ("no apply") leaves the kind asked.
+	{text: "run a terraform plan for staging and tell me what would change. no apply", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{w, x}},
+}
+
+func TestRuleIndirectQuestionAsks(t *testing.T) { runCompileCases(t, indirectQuestionCases) }

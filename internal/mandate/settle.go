@@ -101,6 +101,7 @@ func (b *build) finish() {
 		}
 	}
 	b.settleQualified()
+	b.settleAskedAbout()
 	b.settleRoles()
 	for _, k := range b.undecided {
 		if !slices.Contains(b.m.Allow, k) && !slices.Contains(b.m.Deny, k) && !slices.Contains(b.m.Ask, k) {
@@ -256,4 +257,30 @@ func roundCents(v float64) float64 {
 		return v
 	}
 	return r
+}
+
+// settleAskedAbout puts to a person the kinds only an indirect question
+// names ("dimmi cosa cambia": write): no verb asked for them, but the
+// words may mean the act, so a call of that kind is neither allowed nor,
+// unless the words rule the whole kind out, denied. A denial narrower
+// than the kind ("no apply") leaves it asked, as when it is asked for.
+func (b *build) settleAskedAbout() {
+	for _, k := range action.AllKinds() {
+		verb, ok := b.askedAbout[k]
+		if !ok || slices.Contains(b.m.Allow, k) || slices.Contains(b.m.Ask, k) {
+			continue
+		}
+		if slices.Contains(b.m.Deny, k) {
+			if slices.ContainsFunc(b.denials, func(d denial) bool { return d.kind == k && d.narrow == "" }) {
+				continue // "don't change anything": the denial holds
+			}
+			b.m.Deny = slices.DeleteFunc(b.m.Deny, func(x action.Kind) bool { return x == k })
+			b.m.Prohibitions = slices.DeleteFunc(b.m.Prohibitions, func(p Prohibition) bool {
+				return p.Kind == k && p.Target == "" && slices.ContainsFunc(b.denials, func(d denial) bool { return d.kind == k && d.clause == p.Text })
+			})
+		}
+		b.m.Ask = append(b.m.Ask, k)
+		b.recognise(verb, "ask "+string(k),
+			fmt.Sprintf("%q is what an indirect question asks about: each %s call is put to you", verb, k))
+	}
 }

@@ -105,8 +105,8 @@ func (b *build) unrecognised(st *segState, i, end, from, to int) {
 func (b *build) unknownEffect(st *segState, from, to int) string {
 	var grants, denies []string
 	for _, a := range st.anchors {
-		if a.pos < from || a.pos >= to || a.noGrant || a.self {
-			continue
+		if a.pos < from || a.pos >= to || a.noGrant || a.self || a.askedAbout {
+			continue // "dime cuánto costaría pagar": asked about, no grant
 		}
 		switch {
 		case a.negated:
