@@ -107,6 +107,37 @@ func (b *build) indirectQuestions(st *segState) {
 	}
 }
 
+// readsInto reports whether the segment's last verb only reads and
+// nothing but its particle follows it ("Schau nach", "find out"), so
+// that a next segment opening with a question word (", welche Rechnungen
+// … bezahlt werden müssen") is an indirect question.
+func (b *build) readsInto(st *segState) bool {
+	if len(st.anchors) == 0 {
+		return false
+	}
+	a := st.anchors[len(st.anchors)-1]
+	return granting(a) && readsOnly(a.kinds) && len(st.toks)-a.end <= 1
+}
+
+// indirectAfter marks the verbs of a segment that opens with a question
+// word, after a segment ending with a reading verb (readsInto): "Schau
+// nach, welche Rechnungen noch bezahlt werden müssen" asks about paying.
+// A preposition may stand first ("sag mir, auf welche Mails …").
+func (b *build) indirectAfter(st *segState) {
+	for j := 0; j <= 1 && j < len(st.toks); j++ {
+		if e, _ := b.at(st.toks, j, roleQuestion); e == nil {
+			continue
+		}
+		_, to := st.clauseOf(j)
+		for _, a := range st.anchors {
+			if a.pos > j && a.pos < to && granting(a) && !readsOnly(a.kinds) {
+				a.askedAbout = true
+			}
+		}
+		return
+	}
+}
+
 // readsOnly reports whether kinds grant nothing consequential.
 func readsOnly(kinds []action.Kind) bool {
 	for _, k := range kinds {

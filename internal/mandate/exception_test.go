@@ -45,6 +45,12 @@ var indirectQuestionCases = []compileCase{
 		allow: []action.Kind{r}, ask: []action.Kind{p}},
 	{text: "Sag mir, welche Mails ich löschen soll.", lang: "de",
 		allow: []action.Kind{r}},
+	// German puts a comma before the question: the indirect question is
+	// the segment after the reading verb.
+	{text: "Schau nach, welche Rechnungen noch bezahlt werden müssen.", lang: "de",
+		allow: []action.Kind{r}, ask: []action.Kind{p}},
+	{text: "Schau nach, ob die Rechnung bezahlt ist, und bezahl sie dann.", lang: "de",
+		allow: []action.Kind{r, p}, ask: []action.Kind{w}},
 	// A verb asked for outright keeps its grant…
 	{text: "Fix the bug in ./lib and tell me what changed.", lang: "en",
 		allow: []action.Kind{r, w}, paths: []string{"lib/**"}},

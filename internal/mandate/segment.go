@@ -251,10 +251,15 @@ func (b *build) sentence(sent sentence) {
 	before := slices.Clone(b.m.Allow)
 	b.pendingAct, b.pendingItems = nil, nil
 	var reportsInto *anchor // a send verb and its addressee ending the segment before
+	readsInto := false      // a reading verb ending the segment before ("Schau nach, …")
 	for si, seg := range segs {
 		st := b.analyse(seg.toks, si == len(segs)-1)
 		b.reportedAfter(st, reportsInto)
 		reportsInto = b.reportsInto(st)
+		if readsInto {
+			b.indirectAfter(st)
+		}
+		readsInto = b.readsInto(st)
 		st.butExcept = seg.butExcept && len(st.anchors) == 0 && len(st.negBef)+len(st.negAft) == 0
 		if question != "" {
 			for _, a := range st.anchors {
