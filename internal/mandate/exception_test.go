@@ -66,3 +66,26 @@ var indirectQuestionCases = []compileCase{
 }
 
 func TestRuleIndirectQuestionAsks(t *testing.T) { runCompileCases(t, indirectQuestionCases) }
+
+// "…, but only in ./docs" restricts the verb before it to what it names:
+// it is no "but" that spares something ("delete everything but the
+// config files"). Before the rule the English sentence prohibited writing
+// in ./docs and left every other path open ("but" is the one break word
+// that can mean "except"); the other languages read it right already.
+var butOnlyCases = []compileCase{
+	{text: "Fix the lint errors, but only in ./docs.", lang: "en",
+		allow: []action.Kind{r, w}, paths: []string{"docs/**"}},
+	{text: "Korrigiere die Tippfehler, aber nur in ./docs.", lang: "de",
+		allow: []action.Kind{r, w}, paths: []string{"docs/**"}},
+	{text: "Corrige les fautes, mais seulement dans ./docs.", lang: "fr",
+		allow: []action.Kind{r, w}, paths: []string{"docs/**"}},
+	{text: "Corrige las erratas, pero solo en ./docs.", lang: "es",
+		allow: []action.Kind{r, w}, paths: []string{"docs/**"}},
+	{text: "Correggi i refusi, ma solo in ./docs.", lang: "it",
+		allow: []action.Kind{r, w}, paths: []string{"docs/**"}},
+	// A "but" with nothing restricting still spares.
+	{text: "Delete everything in ~/tmp but the config files.", lang: "en",
+		allow: []action.Kind{r}, ask: []action.Kind{d}, paths: []string{"~/tmp/**"}},
+}
+
+func TestRuleButOnlyRestricts(t *testing.T) { runCompileCases(t, butOnlyCases) }

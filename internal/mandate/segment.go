@@ -260,7 +260,9 @@ func (b *build) sentence(sent sentence) {
 			b.indirectAfter(st)
 		}
 		readsInto = b.readsInto(st)
-		st.butExcept = seg.butExcept && len(st.anchors) == 0 && len(st.negBef)+len(st.negAft) == 0
+		// "…, but only in ./docs": "but only" restricts, it spares nothing.
+		onlyHere := slices.ContainsFunc(st.qualifiers, func(q qualifier) bool { return q.only })
+		st.butExcept = seg.butExcept && len(st.anchors) == 0 && len(st.negBef)+len(st.negAft) == 0 && !onlyHere
 		if question != "" {
 			for _, a := range st.anchors {
 				if !a.noGrant {
