@@ -69,6 +69,9 @@ func TestCompileRestAlonePathsOnly(t *testing.T) {
 	for _, text := range []string{
 		"Wipe the cache in ./node_modules/.cache but leave everything else alone.",
 		"Cancella la cache in ./node_modules/.cache e non toccare altro.",
+		// "the rest, no": a verbless "nothing else" (before it, Edit of
+		// any file in the project was allowed).
+		"Modifica solo i file in ./docs, il resto no.",
 	} {
 		d, err := Compile(text)
 		if err != nil {
