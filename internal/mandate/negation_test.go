@@ -35,3 +35,23 @@ func TestRule06NegationByPronoun(t *testing.T) {
 		{text: "Non rispondere a nessuno, riassumi le email.", lang: "it", allow: ks(r), deny: ks(s)},
 	})
 }
+
+// Rule 6, "I don't want you to X": the construction prohibits X in every
+// language, as a plain "don't X" does — the subjunctive or second-person
+// form of the verb after it included ("que tu supprimes", "dass du
+// löschst").
+func TestRule06DontWantYouTo(t *testing.T) {
+	runCompileCases(t, []compileCase{
+		{text: "I don't want you to delete anything.", lang: "en", allow: ks(r), deny: ks(d)},
+		{text: "Ich will nicht, dass du etwas löschst.", lang: "de", allow: ks(r), deny: ks(d)},
+		{text: "Je ne veux pas que tu supprimes.", lang: "fr", allow: ks(r), deny: ks(d)},
+		{text: "No quiero que borres nada.", lang: "es", allow: ks(r), deny: ks(d)},
+		{text: "Non voglio che tu cancelli nulla.", lang: "it", allow: ks(r), deny: ks(d)},
+		{text: "I don't want you to pay.", lang: "en", allow: ks(r), deny: ks(p)},
+		{text: "Ich will nicht, dass du bezahlst.", lang: "de", allow: ks(r), deny: ks(p)},
+		{text: "Je ne veux pas que tu paies.", lang: "fr", allow: ks(r), deny: ks(p)},
+		{text: "No quiero que pagues.", lang: "es", allow: ks(r), deny: ks(p)},
+		{text: "Non voglio che tu paghi.", lang: "it", allow: ks(r), deny: ks(p)},
+		{text: "Ich möchte nicht, dass du etwas schickst.", lang: "de", allow: ks(r), deny: ks(s)},
+	})
+}
