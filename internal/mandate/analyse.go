@@ -97,6 +97,7 @@ type segState struct {
 	self         [][2]int // the user speaking of themself ("I'll", "ich")
 	needless     [][2]int // "no need to", "pas besoin de"
 	askFirst     [][2]int // "ask me before", "frag mich, bevor"
+	askAfter     [][2]int // "without asking me first", "ohne mich zu fragen"
 	exceptions   [][2]int // "outside", "except", "außer"
 	today        [][2]int // "today" phrases, settled once anchors are known
 	// qualifiers are item conditions ("only", "older than", "except" with
@@ -146,6 +147,7 @@ func (b *build) analyse(toks []token, last bool) *segState {
 		}
 	}
 	scan(roleAskFirst, func(_ *entry, i, n int) { st.askFirst = append(st.askFirst, [2]int{i, i + n}) })
+	scan(roleAskAfter, func(_ *entry, i, n int) { st.askAfter = append(st.askAfter, [2]int{i, i + n}) })
 	scan(roleIgnore, func(*entry, int, int) {})
 	scan(roleNeedless, func(_ *entry, i, n int) { st.needless = append(st.needless, [2]int{i, i + n}) })
 	// The longer phrase decides: "no toques nada más" and "ne touche à rien

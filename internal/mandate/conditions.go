@@ -17,6 +17,7 @@ import (
 // that move money.
 func (b *build) qualify(st *segState) {
 	b.indirectQuestions(st)
+	b.askAfter(st)
 	for _, a := range st.anchors {
 		from, _ := st.clauseOf(a.pos)
 		for _, e := range st.embedded {
@@ -276,4 +277,37 @@ func (b *build) unknownWord(st *segState, i int) bool {
 		}
 	}
 	return true
+}
+
+// askAfter marks the verb each "ask after" phrase qualifies: the last one
+// before it in its sentence, so that a clause holding no verb of its own
+// ("…, aber nicht ohne mich zu fragen") qualifies the one before. As with
+// "ask me before", the verb is asked, whether a negation stands before it
+// or not: "don't send it without asking me first" asks each send.
+func (b *build) askAfter(st *segState) {
+	if len(st.askAfter) == 0 {
+		return
+	}
+	stop := make([]int, len(st.toks)+1) // stop[i]: 1 + the last sentence end before i
+	for i, t := range st.toks {
+		stop[i+1] = stop[i]
+		if t.kind == tokStop {
+			stop[i+1] = i + 1
+		}
+	}
+	for _, af := range st.askAfter {
+		var best *anchor
+		for _, a := range st.anchors {
+			if a.noun || a.end > af[0] || a.pos < stop[af[0]] {
+				continue
+			}
+			if best == nil || a.end > best.end {
+				best = a
+			}
+		}
+		if best != nil {
+			best.askFirst, best.negated, best.negStart, best.negEnd = true, true, af[0], af[1]
+			best.neg = b.span(st.toks, af[0], af[1])
+		}
+	}
 }

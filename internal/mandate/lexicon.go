@@ -149,6 +149,11 @@ type langTable struct {
 	// AskFirst are phrases after which a verb needs the user's say-so
 	// ("ask me before deleting", "frag mich, bevor du …").
 	AskFirst []string `yaml:"ask_first"`
+	// AskAfter are phrases after the verb they qualify that need the
+	// user's say-so for it ("don't send it without asking me first",
+	// "…, aber nicht ohne mich zu fragen"): the verb is asked, whether
+	// a negation stands before it or not.
+	AskAfter []string `yaml:"ask_after"`
 	// HandsOff are phrases that say "don't touch" with no negation word,
 	// their object inside them ("leave … alone", "lass … in Ruhe").
 	HandsOff []string `yaml:"hands_off"`
@@ -260,6 +265,7 @@ const (
 	roleSay
 	roleHandsOff
 	roleAskFirst
+	roleAskAfter
 	roleItemCondition // "only", "older than": the verb acts on some items only
 	roleWhether       // "ask", "check": a conditional word after them is "whether"
 	roleKeep          // "but keep …": some items are spared
@@ -571,6 +577,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.Bookings.Objects, entry{role: roleFreeBooking}},
 		{t.HandsOff, entry{role: roleHandsOff}},
 		{t.AskFirst, entry{role: roleAskFirst}},
+		{t.AskAfter, entry{role: roleAskAfter}},
 		{t.ItemConditions, entry{role: roleItemCondition}},
 		{t.DateConditions, entry{role: roleItemCondition}},
 		{t.ActConditions, entry{role: roleItemCondition, cond: condAct}},

@@ -55,3 +55,18 @@ func TestRule06DontWantYouTo(t *testing.T) {
 		{text: "Ich möchte nicht, dass du etwas schickst.", lang: "de", allow: ks(r), deny: ks(s)},
 	})
 }
+
+// "Without asking me first" after a verb asks it, as "ask me before" does
+// before one — with a "don't" before the verb too, and for the verb of the
+// clause before when its own clause has none ("…, aber nicht ohne mich zu
+// fragen" asks the paying, not a send).
+func TestRuleAskAfter(t *testing.T) {
+	runCompileCases(t, []compileCase{
+		{text: "Draft a reply to Anna, but don't send it without asking me first.", lang: "en", allow: ks(r, w), ask: ks(s)},
+		{text: "Bezahl die Rechnung von Stefan, aber nicht ohne mich zu fragen.", lang: "de", allow: ks(r), ask: ks(p)},
+		{text: "Prépare la réponse à Anna, mais ne l'envoie pas sans me demander.", lang: "fr", allow: ks(r, w), ask: ks(s)},
+		{text: "Prepara la respuesta a Ana, pero no la envíes sin preguntarme.", lang: "es", allow: ks(r, w), ask: ks(s)},
+		{text: "Prepara la risposta ad Anna, ma non mandarla senza chiedermi.", lang: "it", allow: ks(r, w), ask: ks(s)},
+		{text: "Draft a reply to Anna. Don't send it.", lang: "en", allow: ks(r, w), deny: ks(s)},
+	})
+}
