@@ -182,6 +182,12 @@ func TestShell(t *testing.T) {
 		{"kubectl get secret", "kubectl get secret db -o yaml", expect{kind: Credential, sensitive: yes()}},
 		{"terraform apply", "terraform apply -auto-approve", expect{kind: Execute, kinds: []Kind{Write}, external: yes()}},
 		{"terraform destroy", "terraform destroy", expect{kind: Delete, destructive: yes(), external: yes()}},
+		// plan reads state and the providers' APIs: read, unless -out writes a
+		// plan file; init downloads providers into .terraform and may write
+		// .terraform.lock.hcl, a file kept in version control: an install.
+		{"terraform plan without -out", "terraform plan -input=false -no-color", expect{kind: Read, readOnly: yes()}},
+		{"terraform plan -out", "terraform plan -input=false -out=/tmp/staging.tfplan", expect{kind: Write, paths: []string{"/tmp/staging.tfplan:write"}}},
+		{"terraform init", "terraform init -input=false -upgrade=false", expect{kind: Write, kinds: []Kind{Fetch}, readOnly: no()}},
 		{"terraform apply -destroy", "terraform apply -destroy", expect{kind: Delete, destructive: yes()}},
 		{"helm uninstall", "helm uninstall web", expect{kind: Delete, destructive: yes()}},
 		{"helm install", "helm install web ./chart", expect{kind: Write, external: yes()}},
