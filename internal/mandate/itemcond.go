@@ -59,6 +59,9 @@ func (b *build) findItemConditions(st *segState, free func(i, n int) bool, mark 
 			if r == roleRelative && !b.relativeHere(st, i) {
 				continue
 			}
+			if b.inNegation(toks, i) {
+				continue // "ne supprime quoi que ce soit": the negation's "que", not a relative clause
+			}
 			if e.cond == condAct && b.inEmbedded(toks, i) {
 				continue // "tell me if there's an invoice": a question, not a condition
 			}
@@ -499,6 +502,20 @@ func (b *build) danglingNegations(st *segState) []qualifier {
 		out = append(out, qualifier{from: n[0], to: n[1], negation: true})
 	}
 	return out
+}
+
+// inNegation reports whether token i lies inside a negation phrase that
+// begins before it ("quoi que ce soit", "à qui que ce soit"): the longer
+// phrase decides, as everywhere in the scan.
+func (b *build) inNegation(toks []token, i int) bool {
+	for j := max(i-4, 0); j < i; j++ {
+		for _, r := range []role{roleNegBefore, roleNegAfter} {
+			if e, n := b.at(toks, j, r); e != nil && j+n > i {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (b *build) clauseStart(st *segState, i int) int {

@@ -21,6 +21,17 @@ func (b *build) negate(st *segState) {
 			}
 		}
 		if !a.negated {
+			// "delete no files", "borra ningún archivo": a negative
+			// determiner before items of any sort, as the verb's whole
+			// object, negates the verb as "delete nothing" does.
+			for _, n := range st.negBef {
+				if k := b.noItems(st, n); k > 0 && n[0] >= a.end && n[0]-a.end <= 1 && !b.anchorBetween(st, a.end, n[0]) {
+					a.negated, a.negStart, a.negEnd, a.negAfter = true, n[0], n[0]+k, true
+					break
+				}
+			}
+		}
+		if !a.negated {
 			for _, n := range st.negAft {
 				if n[1] <= to && n[0] >= a.end && n[0]-a.end <= 3 && !b.anchorBetween(st, a.end, n[0]) && !b.negatesForward(st, n) {
 					a.negated, a.negStart, a.negEnd, a.negAfter = true, n[0], n[1], true
@@ -32,6 +43,15 @@ func (b *build) negate(st *segState) {
 		}
 		if a.negated {
 			a.neg = b.span(st.toks, a.negStart, a.negEnd)
+			// "ne supprime aucun fichier": the items no one may touch are
+			// read, as "rien" is.
+			for _, n := range append(slices.Clone(st.negBef), st.negAft...) {
+				if k := b.noItems(st, n); k > 0 && n[0] >= from && n[0] < to {
+					for j := n[0]; j < n[0]+k; j++ {
+						st.consumed[j] = true
+					}
+				}
+			}
 		}
 		if a.negated && b.unneeded(st, a) {
 			// "no message needed": no need for it, which rules nothing out
@@ -151,6 +171,10 @@ func (b *build) hasObject(st *segState, a *anchor) bool {
 		from = a.negEnd
 	}
 	for j := from; j < to; j++ {
+		if k := b.noItemsAt(st, j); k > 0 {
+			j += k - 1 // "ne supprime aucun fichier": no items, the whole kind
+			continue
+		}
 		t := st.toks[j]
 		if (j >= a.pos && j < a.end) || (j >= a.negStart && j < a.negEnd) || st.consumed[j] {
 			continue
@@ -163,6 +187,38 @@ func (b *build) hasObject(st *segState, a *anchor) bool {
 		}
 	}
 	return false
+}
+
+// noItems is the length of the words a negation n and items of any sort
+// right after it make ("no files", "keine Dateien", "aucun fichier",
+// "ningún archivo", "nessun file") when they are the rest of the clause:
+// no items at all, a quantifier like "nothing", not a description of some
+// items ("no files older than a year" says more). It is 0 otherwise.
+func (b *build) noItems(st *segState, n [2]int) int {
+	e, k := b.at(st.toks, n[1], roleAnyItems)
+	if e == nil {
+		return 0
+	}
+	_, to := st.clauseOf(n[0])
+	for j := n[1] + k; j < to; j++ {
+		if t := st.toks[j]; t.kind == tokWord && !b.is(t, roleMarker) && !b.is(t, roleDeterminer) && !b.is(t, roleCue) {
+			return 0
+		}
+	}
+	return n[1] + k - n[0]
+}
+
+// noItemsAt is noItems for a negation that starts at token j, 0 where none
+// does.
+func (b *build) noItemsAt(st *segState, j int) int {
+	for _, n := range append(slices.Clone(st.negBef), st.negAft...) {
+		if n[0] == j {
+			if k := b.noItems(st, n); k > 0 {
+				return k
+			}
+		}
+	}
+	return 0
 }
 
 // negKinds is what a negated anchor denies: a negated web verb ("don't

@@ -70,3 +70,28 @@ func TestRuleAskAfter(t *testing.T) {
 		{text: "Draft a reply to Anna. Don't send it.", lang: "en", allow: ks(r, w), deny: ks(s)},
 	})
 }
+
+// Rule 6, quantifiers: a negative determiner before items of any sort as
+// the verb's whole object ("delete no files", "ne supprime aucun fichier")
+// and "anything" after a negated verb ("don't delete anything", "ne
+// supprime quoi que ce soit") rule out the verb's kind as a whole, in every
+// language, as "delete nothing" does. Items described further ("no files
+// older than a year") are some items, and stay asked.
+func TestRule06NegationByQuantifier(t *testing.T) {
+	runCompileCases(t, []compileCase{
+		{text: "Tidy the repo but delete no files.", lang: "en", allow: ks(r, w), deny: ks(d)},
+		{text: "Tidy the repo but don't delete anything.", lang: "en", allow: ks(r, w), deny: ks(d)},
+		{text: "Räum das Repo auf, aber lösche keine Dateien.", lang: "de", allow: ks(r, w), deny: ks(d)},
+		{text: "Räum das Repo auf, aber lösche nichts.", lang: "de", allow: ks(r, w), deny: ks(d)},
+		{text: "Range le dépôt, mais ne supprime aucun fichier.", lang: "fr", allow: ks(r, w), deny: ks(d)},
+		{text: "Range le dépôt, mais ne supprime quoi que ce soit.", lang: "fr", allow: ks(r, w), deny: ks(d)},
+		{text: "Range le dépôt, mais je ne veux pas que tu supprimes quoi que ce soit.", lang: "fr", allow: ks(r, w), deny: ks(d)},
+		{text: "Range le dépôt, mais ne supprime rien.", lang: "fr", allow: ks(r, w), deny: ks(d)},
+		{text: "Ordena el repositorio, pero no borres ningún archivo.", lang: "es", allow: ks(r, w), deny: ks(d)},
+		{text: "Ordena el repositorio, pero no borres nada.", lang: "es", allow: ks(r, w), deny: ks(d)},
+		{text: "Riordina il repository, ma non cancellare nessun file.", lang: "it", allow: ks(r, w), deny: ks(d)},
+		{text: "Riordina il repository, ma non cancellare niente.", lang: "it", allow: ks(r, w), deny: ks(d)},
+		{text: "Riordina il repository, ma non cancellare nulla.", lang: "it", allow: ks(r, w), deny: ks(d)},
+		{text: "Tidy the repo but delete no files older than a year.", lang: "en", allow: ks(r, w), ask: ks(d)},
+	})
+}
