@@ -93,5 +93,9 @@ func TestRule06NegationByQuantifier(t *testing.T) {
 		{text: "Riordina il repository, ma non cancellare niente.", lang: "it", allow: ks(r, w), deny: ks(d)},
 		{text: "Riordina il repository, ma non cancellare nulla.", lang: "it", allow: ks(r, w), deny: ks(d)},
 		{text: "Tidy the repo but delete no files older than a year.", lang: "en", allow: ks(r, w), ask: ks(d)},
+		// Spanish negative imperatives of writing verbs are verbs too.
+		{text: "Lee los logs y no modifiques ningún archivo.", lang: "es", allow: ks(r), deny: ks(w)},
+		{text: "Lee los logs y no cambies nada.", lang: "es", allow: ks(r), deny: ks(w)},
+		{text: "Lee el README y no edites ningún archivo.", lang: "es", allow: ks(r), deny: ks(w)},
 	})
 }
