@@ -451,6 +451,20 @@ func builtinCases() []builtinCase {
 		})), want: Ask, fired: []string{"builtin.admin-grant", "builtin.granted"}, reason: "Bash would grant administrator-level access"},
 		{name: "a narrow grant is no admin grant", in: in(write, readWrite), want: Allow, notFired: []string{"builtin.admin-grant"}},
 
+		// target-unnamed
+		{name: "a change in a project other than the named one asks", in: in(write, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Mandate.Instructions = []mandate.Instruction{{Text: "stop the dev VMs in project tally-dev", Source: "user"}}
+			i.Action.Commands = []action.Command{{Name: "gcloud", Kind: write, Argv: []string{"gcloud", "compute", "instances", "stop", "etl-1", "--project", "tally-analytics"}}}
+		})), want: Ask, fired: []string{"builtin.target-unnamed"}, reason: "Bash acts in a project or cluster context other than the one the user named"},
+		{name: "a change in the named project", in: in(write, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Mandate.Instructions = []mandate.Instruction{{Text: "stop the dev VMs in project tally-dev", Source: "user"}}
+			i.Action.Commands = []action.Command{{Name: "gcloud", Kind: write, Argv: []string{"gcloud", "compute", "instances", "stop", "dev-1", "--project=tally-dev"}}}
+		})), want: Allow, notFired: []string{"builtin.target-unnamed"}},
+		{name: "listing another project only reads", in: in(write, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Mandate.Instructions = []mandate.Instruction{{Text: "stop the dev VMs in project tally-dev", Source: "user"}}
+			i.Action.Commands = []action.Command{{Name: "gcloud", Kind: read, ReadOnly: true, Argv: []string{"gcloud", "compute", "instances", "list", "--project", "tally-analytics"}}}
+		})), want: Allow, notFired: []string{"builtin.target-unnamed"}},
+
 		// recurring-payment
 		{name: "a subscription asks even with pay granted", in: in(pay, readPay, tool("subscribe_and_save"), with(func(i *Input) {
 			i.Action.Effects.Recurring = true
