@@ -465,6 +465,16 @@ func builtinCases() []builtinCase {
 			i.Action.Commands = []action.Command{{Name: "gcloud", Kind: read, ReadOnly: true, Argv: []string{"gcloud", "compute", "instances", "list", "--project", "tally-analytics"}}}
 		})), want: Allow, notFired: []string{"builtin.target-unnamed"}},
 
+		// context-unstated
+		{name: "kubectl with no context when the user named the cluster asks", in: in(write, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Mandate.Instructions = []mandate.Instruction{{Text: "apply the overlay to the staging cluster", Source: "user"}}
+			i.Action.Commands = []action.Command{{Name: "kubectl", Kind: write, Argv: []string{"kubectl", "apply", "-k", "k8s/overlays/staging"}}}
+		})), want: Ask, fired: []string{"builtin.context-unstated"}, reason: "Bash runs kubectl in whichever context is active"},
+		{name: "kubectl naming its context", in: in(write, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Mandate.Instructions = []mandate.Instruction{{Text: "apply the overlay to the staging cluster", Source: "user"}}
+			i.Action.Commands = []action.Command{{Name: "kubectl", Kind: write, Argv: []string{"kubectl", "--context=staging", "apply", "-k", "k8s/overlays/staging"}}}
+		})), want: Allow, notFired: []string{"builtin.context-unstated"}},
+
 		// recurring-payment
 		{name: "a subscription asks even with pay granted", in: in(pay, readPay, tool("subscribe_and_save"), with(func(i *Input) {
 			i.Action.Effects.Recurring = true
