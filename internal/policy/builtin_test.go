@@ -475,6 +475,14 @@ func builtinCases() []builtinCase {
 			i.Action.Commands = []action.Command{{Name: "kubectl", Kind: write, Argv: []string{"kubectl", "--context=staging", "apply", "-k", "k8s/overlays/staging"}}}
 		})), want: Allow, notFired: []string{"builtin.context-unstated"}},
 
+		// account-wide-grant
+		{name: "attaching an AWS managed policy asks", in: in(write, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Action.Commands = []action.Command{{Name: "aws", Kind: write, Argv: []string{"aws", "iam", "attach-user-policy", "--user-name", "ci", "--policy-arn", "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPowerUser"}}}
+		})), want: Ask, fired: []string{"builtin.account-wide-grant"}, reason: "Bash attaches an AWS managed policy"},
+		{name: "attaching a customer policy", in: in(write, readWrite, tool("Bash"), with(func(i *Input) {
+			i.Action.Commands = []action.Command{{Name: "aws", Kind: write, Argv: []string{"aws", "iam", "attach-user-policy", "--user-name", "ci", "--policy-arn", "arn:aws:iam::123456789012:policy/ecr-push-api"}}}
+		})), want: Allow, notFired: []string{"builtin.account-wide-grant"}},
+
 		// recurring-payment
 		{name: "a subscription asks even with pay granted", in: in(pay, readPay, tool("subscribe_and_save"), with(func(i *Input) {
 			i.Action.Effects.Recurring = true
