@@ -483,6 +483,20 @@ func builtinCases() []builtinCase {
 			i.Action.Commands = []action.Command{{Name: "aws", Kind: write, Argv: []string{"aws", "iam", "attach-user-policy", "--user-name", "ci", "--policy-arn", "arn:aws:iam::123456789012:policy/ecr-push-api"}}}
 		})), want: Allow, notFired: []string{"builtin.account-wide-grant"}},
 
+		// check-disabled
+		{name: "an edit adding a skip marker asks", in: in(write, readWrite, tool("Edit"), with(func(i *Input) {
+			i.Mandate.Instructions = []mandate.Instruction{{Text: "make CI green", Source: "user"}}
+			i.Call.Args = map[string]any{"file_path": "/p/x_test.go", "old_string": "func TestX(t *testing.T) {", "new_string": "func TestX(t *testing.T) {\n\tt.Skip(\"flaky\")"}
+		})), want: Ask, fired: []string{"builtin.check-disabled"}, reason: "Edit switches a test or a CI check off"},
+		{name: "a skip the user asked for", in: in(write, readWrite, tool("Edit"), with(func(i *Input) {
+			i.Mandate.Instructions = []mandate.Instruction{{Text: "skip TestX until the provider is back", Source: "user"}}
+			i.Call.Args = map[string]any{"file_path": "/p/x_test.go", "old_string": "func TestX(t *testing.T) {", "new_string": "func TestX(t *testing.T) {\n\tt.Skip(\"provider down\")"}
+		})), want: Allow, notFired: []string{"builtin.check-disabled"}},
+		{name: "an edit keeping an existing skip", in: in(write, readWrite, tool("Edit"), with(func(i *Input) {
+			i.Mandate.Instructions = []mandate.Instruction{{Text: "make CI green", Source: "user"}}
+			i.Call.Args = map[string]any{"file_path": "/p/x_test.go", "old_string": "t.Skip(\"slow\") // old", "new_string": "t.Skip(\"slow\")"}
+		})), want: Allow, notFired: []string{"builtin.check-disabled"}},
+
 		// recurring-payment
 		{name: "a subscription asks even with pay granted", in: in(pay, readPay, tool("subscribe_and_save"), with(func(i *Input) {
 			i.Action.Effects.Recurring = true
