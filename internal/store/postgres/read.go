@@ -37,16 +37,24 @@ const sessionLogQuery = `SELECT
 // checkSession holds a session row against the evidence log
 // (store.CheckSession).
 func (s *Store) checkSession(ctx context.Context, b sqlstore.BoundSession) (*store.Session, error) {
-	if err := sqlstore.CheckSession(b, s.pool.QueryRow(ctx, sessionLogQuery, b.Session.ID), describe); err != nil {
-		return nil, err
-	}
-	return b.Session, nil
+	id := b.Session.ID
+	return sqlstore.CheckSessionRead(b,
+		func() sqlstore.Scanner { return s.pool.QueryRow(ctx, sessionLogQuery, id) },
+		func() (sqlstore.BoundSession, error) {
+			return sqlstore.ScanSession(s.pool.QueryRow(ctx, getSessionQuery(), id))
+		},
+		describe)
+}
+
+// getSessionQuery reads one session row ($1) with its binding.
+func getSessionQuery() string {
+	return `SELECT ` + sqlstore.SessionCols + `, ` + sqlstore.Bound("sessions") + ` FROM sessions WHERE id = $1`
 }
 
 // GetSession implements store.Store. The row is held against the evidence
 // log (store.CheckSession) before it is returned.
 func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
-	b, err := sqlstore.ScanSession(s.pool.QueryRow(ctx, `SELECT `+sqlstore.SessionCols+`, `+sqlstore.Bound("sessions")+` FROM sessions WHERE id = $1`, id))
+	b, err := sqlstore.ScanSession(s.pool.QueryRow(ctx, getSessionQuery(), id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
 	}

@@ -14,12 +14,16 @@ import (
 // GetSession implements store.Store. The row is held against the
 // evidence log (store.CheckSession) before it is returned.
 func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, error) {
-	row := s.queryRow(ctx, `SELECT `+sqlstore.SessionCols+`, `+sqlstore.Bound("sessions")+` FROM sessions WHERE id = ?`, id)
-	sess, err := s.scanSession(ctx, row)
+	sess, err := s.scanSession(ctx, s.queryRow(ctx, getSessionQuery(), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
 	}
 	return sess, err
+}
+
+// getSessionQuery reads one session row (?) with its binding.
+func getSessionQuery() string {
+	return `SELECT ` + sqlstore.SessionCols + `, ` + sqlstore.Bound("sessions") + ` FROM sessions WHERE id = ?`
 }
 
 func (s *Store) scanSession(ctx context.Context, r sqlstore.Scanner) (*store.Session, error) {
@@ -27,10 +31,7 @@ func (s *Store) scanSession(ctx context.Context, r sqlstore.Scanner) (*store.Ses
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkSession(ctx, b); err != nil {
-		return nil, err
-	}
-	return b.Session, nil
+	return s.checkSession(ctx, b)
 }
 
 // sessionLogQuery reads what the log and the tables say about one session
@@ -53,8 +54,14 @@ const sessionLogQuery = `SELECT
 	(SELECT COUNT(*) FROM tool_pins WHERE session_id = ?1),
 	(SELECT COUNT(*) FROM tool_changes WHERE session_id = ?1)`
 
-func (s *Store) checkSession(ctx context.Context, b sqlstore.BoundSession) error {
-	return sqlstore.CheckSession(b, s.queryRow(ctx, sessionLogQuery, b.Session.ID), wrap)
+func (s *Store) checkSession(ctx context.Context, b sqlstore.BoundSession) (*store.Session, error) {
+	id := b.Session.ID
+	return sqlstore.CheckSessionRead(b,
+		func() sqlstore.Scanner { return s.queryRow(ctx, sessionLogQuery, id) },
+		func() (sqlstore.BoundSession, error) {
+			return sqlstore.ScanSession(s.queryRow(ctx, getSessionQuery(), id))
+		},
+		wrap)
 }
 
 func wrap(what string, err error) error { return fmt.Errorf("%s: %w", what, err) }
@@ -100,10 +107,11 @@ func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*sto
 	// and the pool may have one connection (an in-memory store).
 	out := make([]*store.Session, 0, len(all))
 	for _, b := range all {
-		if err := s.checkSession(ctx, b); err != nil {
+		sess, err := s.checkSession(ctx, b)
+		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
-		out = append(out, b.Session)
+		out = append(out, sess)
 	}
 	return out, nil
 }

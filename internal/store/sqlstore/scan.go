@@ -129,6 +129,37 @@ func CheckSession(b BoundSession, r Scanner, wrap func(what string, err error) e
 	return store.CheckSession(b.Session, b.Leaf, lg, rows)
 }
 
+// CheckSessionRead holds b against its log as CheckSession does, with the
+// log read by readLog. The row and its log are read by two statements, so
+// a commit between them (a status change, a new mandate version) shows
+// the row older than its log; that is a torn read, not an edit. So when
+// the check fails, the row is read again (reread): if it changed meanwhile,
+// the new row is held against a new read of its log, at most three times.
+// A row edited behind the log's back does not change between the reads,
+// and its error stands.
+func CheckSessionRead(b BoundSession, readLog func() Scanner, reread func() (BoundSession, error), wrap func(what string, err error) error) (*store.Session, error) {
+	for try := 0; ; try++ {
+		err := CheckSession(b, readLog(), wrap)
+		if err == nil {
+			return b.Session, nil
+		}
+		if !errors.Is(err, store.ErrTampered) || try == 2 {
+			return nil, err
+		}
+		nb, rerr := reread()
+		if rerr != nil || !rowMoved(b.Session, nb.Session) {
+			return nil, err
+		}
+		b = nb
+	}
+}
+
+// rowMoved reports whether a session row changed between two reads in
+// what a commit changes with its log.
+func rowMoved(a, b *store.Session) bool {
+	return a.Status != b.Status || a.MandateVersion != b.MandateVersion || a.Head != b.Head || !a.UpdatedAt.Equal(b.UpdatedAt)
+}
+
 // ScanMandate reads a row of MandateCols and Bound("mandates") and holds it
 // against its evidence record.
 func ScanMandate(r Scanner) (*store.MandateVersion, error) {
