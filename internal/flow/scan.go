@@ -470,12 +470,8 @@ func (st *scanState) walkJSON(raw []byte, field string, depth int, part Part) {
 // maxLabels bounds the labels kept of one item.
 const maxLabels = 16
 
-// itemLabel notes one label of a listed item's label list.
-func (st *scanState) itemLabel(n int, t json.Token) {
-	v, ok := t.(string)
-	if !ok || strings.TrimSpace(v) == "" {
-		return
-	}
+// listedItem is listed item n, made on first use.
+func (st *scanState) listedItem(n int) *Item {
 	it := st.listed[n]
 	if it == nil {
 		if st.listed == nil {
@@ -484,6 +480,16 @@ func (st *scanState) itemLabel(n int, t json.Token) {
 		it = &Item{}
 		st.listed[n] = it
 	}
+	return it
+}
+
+// itemLabel notes one label of a listed item's label list.
+func (st *scanState) itemLabel(n int, t json.Token) {
+	v, ok := t.(string)
+	if !ok || strings.TrimSpace(v) == "" {
+		return
+	}
+	it := st.listedItem(n)
 	if len(it.labels) >= maxLabels {
 		return
 	}
@@ -497,14 +503,7 @@ func (st *scanState) itemField(n int, key string, t json.Token) {
 	if r&(roleID|roleItemName|rolePrivateFlag|roleHeader|roleParent|roleLabel) == 0 {
 		return
 	}
-	it := st.listed[n]
-	if it == nil {
-		if st.listed == nil {
-			st.listed = map[int]*Item{}
-		}
-		it = &Item{}
-		st.listed[n] = it
-	}
+	it := st.listedItem(n)
 	var v string
 	switch x := t.(type) {
 	case string:

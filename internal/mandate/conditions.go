@@ -97,13 +97,19 @@ func (b *build) indirectQuestions(st *segState) {
 			if e, _ := b.at(st.toks, j, roleQuestion); e == nil {
 				continue
 			}
-			_, to := st.clauseOf(j)
-			for _, a := range st.anchors {
-				if a.pos > j && a.pos < to && granting(a) && !readsOnly(a.kinds) {
-					a.askedAbout = true
-				}
-			}
+			askAfterQuestion(st, j)
 			break
+		}
+	}
+}
+
+// askAfterQuestion marks the granting verbs that do more than read in
+// the clause of the question word at j, after it, as asked about.
+func askAfterQuestion(st *segState, j int) {
+	_, to := st.clauseOf(j)
+	for _, a := range st.anchors {
+		if a.pos > j && a.pos < to && granting(a) && !readsOnly(a.kinds) {
+			a.askedAbout = true
 		}
 	}
 }
@@ -129,12 +135,7 @@ func (b *build) indirectAfter(st *segState) {
 		if e, _ := b.at(st.toks, j, roleQuestion); e == nil {
 			continue
 		}
-		_, to := st.clauseOf(j)
-		for _, a := range st.anchors {
-			if a.pos > j && a.pos < to && granting(a) && !readsOnly(a.kinds) {
-				a.askedAbout = true
-			}
-		}
+		askAfterQuestion(st, j)
 		return
 	}
 }
