@@ -188,10 +188,6 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	var e errs
 	c := &compiler{env: env, lets: map[string]letEstimate{}, letExprs: map[string]ast.Expr{}}
 	p := &Policy{defaults: map[action.Kind]Effect{}, letIndex: map[string]int{}, adapter: env.CELTypeAdapter()}
-	type defined struct {
-		file string
-		pos  position
-	}
 	ruleAt := map[string]defined{} // rule names are one namespace, let names another
 	letAt := map[string]defined{}
 	type disableRef struct {
@@ -203,43 +199,31 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	var seqs []*sequence
 	for _, src := range srcs {
 		f := parseFile(src.name, src.data, src.builtin, &e)
-		for _, sl := range f.lets {
-			if prev, dup := letAt[sl.name]; dup {
-				e.add(f.name, nodePos(sl.key), "", "let: %q is already defined at %s:%d:%d", sl.name, prev.file, prev.pos.line, prev.pos.col)
-				continue
-			}
-			l, ok := c.compileLet(f, sl, &e)
-			if !ok {
-				continue
-			}
-			letAt[sl.name] = defined{f.name, nodePos(sl.key)}
-			p.letIndex[sl.name] = len(p.lets)
-			p.lets = append(p.lets, l)
-		}
-		for _, sr := range f.rules {
-			if prev, dup := ruleAt[sr.name]; dup {
-				e.add(f.name, sr.namePos, sr.name, "a rule of this name is already defined at %s:%d:%d", prev.file, prev.pos.line, prev.pos.col)
-				continue
-			}
-			r, ok := c.compileRule(f, sr, &e)
-			if !ok {
-				continue
-			}
-			ruleAt[sr.name] = defined{f.name, sr.namePos}
-			all = append(all, r)
-		}
-		for _, ss := range f.sequences {
-			if prev, dup := ruleAt[ss.name]; dup {
-				e.add(f.name, ss.namePos, ss.name, "a rule or sequence of this name is already defined at %s:%d:%d", prev.file, prev.pos.line, prev.pos.col)
-				continue
-			}
-			q, ok := c.compileSequence(f, ss, &e)
-			if !ok {
-				continue
-			}
-			ruleAt[ss.name] = defined{f.name, ss.namePos}
-			seqs = append(seqs, q)
-		}
+		compileOnce(f.lets, letAt, f.name,
+			func(sl sourceLet) (string, position) { return sl.name, nodePos(sl.key) },
+			func(sl sourceLet, prev defined) {
+				e.add(f.name, nodePos(sl.key), "", "let: %q is already defined at %s", sl.name, prev)
+			},
+			func(sl sourceLet) (*let, bool) {
+				l, ok := c.compileLet(f, sl, &e)
+				if ok {
+					p.letIndex[sl.name] = len(p.lets)
+					p.lets = append(p.lets, l)
+				}
+				return l, ok
+			})
+		all = append(all, compileOnce(f.rules, ruleAt, f.name,
+			func(sr sourceRule) (string, position) { return sr.name, sr.namePos },
+			func(sr sourceRule, prev defined) {
+				e.add(f.name, sr.namePos, sr.name, "a rule of this name is already defined at %s", prev)
+			},
+			func(sr sourceRule) (*rule, bool) { return c.compileRule(f, sr, &e) })...)
+		seqs = append(seqs, compileOnce(f.sequences, ruleAt, f.name,
+			func(ss sourceSequence) (string, position) { return ss.name, ss.namePos },
+			func(ss sourceSequence, prev defined) {
+				e.add(f.name, ss.namePos, ss.name, "a rule or sequence of this name is already defined at %s", prev)
+			},
+			func(ss sourceSequence) (*sequence, bool) { return c.compileSequence(f, ss, &e) })...)
 		for _, d := range f.defaults {
 			p.defaults[d.kind] = d.effect
 		}
@@ -365,3 +349,32 @@ func (p *Policy) Rules() []RuleInfo { return slices.Clone(p.info) }
 // Defaults returns the per-kind default effects set by the loaded files.
 // Kinds missing from it default to ask.
 func (p *Policy) Defaults() map[action.Kind]Effect { return maps.Clone(p.defaults) }
+
+// defined is where a let, rule or sequence name was first defined.
+type defined struct {
+	file string
+	pos  position
+}
+
+func (d defined) String() string { return fmt.Sprintf("%s:%d:%d", d.file, d.pos.line, d.pos.col) }
+
+// compileOnce compiles the items whose name no earlier item of the
+// namespace at took, in order, and enters the name of each that compiles;
+// an item whose name is taken goes to taken with where it was defined.
+func compileOnce[S, T any](items []S, at map[string]defined, file string, name func(S) (string, position), taken func(S, defined), compile func(S) (T, bool)) []T {
+	var out []T
+	for _, it := range items {
+		n, pos := name(it)
+		if prev, dup := at[n]; dup {
+			taken(it, prev)
+			continue
+		}
+		v, ok := compile(it)
+		if !ok {
+			continue
+		}
+		at[n] = defined{file, pos}
+		out = append(out, v)
+	}
+	return out
+}

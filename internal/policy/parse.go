@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"iter"
 	"regexp"
 	"strconv"
 	"strings"
@@ -131,14 +132,7 @@ func parseFile(name string, src []byte, builtin bool, e *errs) *sourceFile {
 		e.add(name, nodePos(top), "", "a policy file is a mapping with rules, defaults and disable; found %s", describe(top))
 		return f
 	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		k, v := top.Content[i], deref(top.Content[i+1])
-		if seen[k.Value] {
-			e.add(name, nodePos(k), "", "key %q appears twice", k.Value)
-			continue
-		}
-		seen[k.Value] = true
+	for k, v := range uniqueKeys(top, func(k *yaml.Node) { e.add(name, nodePos(k), "", "key %q appears twice", k.Value) }) {
 		switch k.Value {
 		case "rules":
 			f.parseRules(v, e)
@@ -196,26 +190,12 @@ func (f *sourceFile) eachMapping(v *yaml.Node, e *errs, plural string, limit int
 func (f *sourceFile) parseRule(m *yaml.Node, e *errs) (sourceRule, bool) {
 	r := sourceRule{pos: nodePos(m)}
 	ok := true
-	// The name first, so every later error can say which rule it is in.
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "name" {
-			v := deref(m.Content[i+1])
-			r.namePos = nodePos(v)
-			if v.Kind == yaml.ScalarNode && !isNull(v) {
-				r.name = v.Value
-			}
-		}
-	}
-	seen := map[string]bool{}
+	r.name, r.namePos = nameOf(m)
 	var effectNode *yaml.Node
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], deref(m.Content[i+1])
-		if seen[k.Value] {
-			e.add(f.name, nodePos(k), r.name, "key %q appears twice", k.Value)
-			ok = false
-			continue
-		}
-		seen[k.Value] = true
+	for k, v := range uniqueKeys(m, func(k *yaml.Node) {
+		e.add(f.name, nodePos(k), r.name, "key %q appears twice", k.Value)
+		ok = false
+	}) {
 		switch k.Value {
 		case "name", "description", "when", "effect", "reason", "judge", "approval_timeout":
 		default:
@@ -301,11 +281,7 @@ var reservedNames = map[string]bool{
 }
 
 func (f *sourceFile) parseLets(v *yaml.Node, e *errs) {
-	if isNull(v) {
-		return
-	}
-	if v.Kind != yaml.MappingNode {
-		e.add(f.name, nodePos(v), "", "let must be a mapping of name to CEL expression, found %s", describe(v))
+	if !f.mapping(v, e, "let must be a mapping of name to CEL expression") {
 		return
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
@@ -324,20 +300,12 @@ func (f *sourceFile) parseLets(v *yaml.Node, e *errs) {
 }
 
 func (f *sourceFile) parseDefaults(v *yaml.Node, e *errs) {
-	if isNull(v) {
+	if !f.mapping(v, e, "defaults must be a mapping of kind to effect") {
 		return
 	}
-	if v.Kind != yaml.MappingNode {
-		e.add(f.name, nodePos(v), "", "defaults must be a mapping of kind to effect, found %s", describe(v))
-		return
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := v.Content[i], deref(v.Content[i+1])
+	for k, val := range uniqueKeys(v, func(k *yaml.Node) { e.add(f.name, nodePos(k), "", "defaults: kind %q appears twice", k.Value) }) {
 		kind := action.Kind(k.Value)
 		switch {
-		case seen[k.Value]:
-			e.add(f.name, nodePos(k), "", "defaults: kind %q appears twice", k.Value)
 		case !kind.Valid():
 			e.add(f.name, nodePos(k), "", "defaults: %q is not a kind (want one of %s)", k.Value, kindList())
 		case val.Kind != yaml.ScalarNode || !Effect(val.Value).Valid():
@@ -345,8 +313,55 @@ func (f *sourceFile) parseDefaults(v *yaml.Node, e *errs) {
 		default:
 			f.defaults = append(f.defaults, sourceDefault{kind: kind, effect: Effect(val.Value), pos: nodePos(k)})
 		}
-		seen[k.Value] = true
 	}
+}
+
+// mapping reports whether v is a mapping to walk: null is an empty one,
+// and anything else is an error (want says what it must be).
+func (f *sourceFile) mapping(v *yaml.Node, e *errs, want string) bool {
+	if isNull(v) {
+		return false
+	}
+	if v.Kind != yaml.MappingNode {
+		e.add(f.name, nodePos(v), "", "%s, found %s", want, describe(v))
+		return false
+	}
+	return true
+}
+
+// uniqueKeys yields a mapping's keys with their values, in order; a key
+// that appears again is given to dup instead.
+func uniqueKeys(m *yaml.Node, dup func(k *yaml.Node)) iter.Seq2[*yaml.Node, *yaml.Node] {
+	return func(yield func(k, v *yaml.Node) bool) {
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k, v := m.Content[i], deref(m.Content[i+1])
+			if seen[k.Value] {
+				dup(k)
+				continue
+			}
+			seen[k.Value] = true
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// nameOf reads a rule's or a sequence's name before its other keys, so
+// that every error about them can say which one it is in: the name (""
+// unless a string) and where its value stands.
+func nameOf(m *yaml.Node) (name string, pos position) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "name" {
+			v := deref(m.Content[i+1])
+			pos = nodePos(v)
+			if v.Kind == yaml.ScalarNode && !isNull(v) {
+				name = v.Value
+			}
+		}
+	}
+	return name, pos
 }
 
 func (f *sourceFile) parseDisable(v *yaml.Node, e *errs) {

@@ -113,29 +113,14 @@ func (f *sourceFile) parseSequences(v *yaml.Node, e *errs) {
 
 func (f *sourceFile) parseSequence(m *yaml.Node, e *errs) (sourceSequence, bool) {
 	s := sourceSequence{pos: nodePos(m), by: BySession}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "name" {
-			v := deref(m.Content[i+1])
-			s.namePos = nodePos(v)
-			if v.Kind == yaml.ScalarNode && !isNull(v) {
-				s.name = v.Value
-			}
-		}
-	}
+	s.name, s.namePos = nameOf(m)
 	ok := true
 	bad := func(n *yaml.Node, format string, args ...any) {
 		e.add(f.name, nodePos(n), s.name, format, args...)
 		ok = false
 	}
-	seen := map[string]bool{}
 	var effectNode, stepsNode *yaml.Node
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], deref(m.Content[i+1])
-		if seen[k.Value] {
-			bad(k, "key %q appears twice", k.Value)
-			continue
-		}
-		seen[k.Value] = true
+	for k, v := range uniqueKeys(m, func(k *yaml.Node) { bad(k, "key %q appears twice", k.Value) }) {
 		switch k.Value {
 		case "steps":
 			stepsNode = v
@@ -246,14 +231,7 @@ func (f *sourceFile) parseStep(seq string, i int, m *yaml.Node, e *errs) (source
 		e.add(f.name, nodePos(n), seq, "step %d: "+format, append([]any{i + 1}, args...)...)
 		ok = false
 	}
-	seen := map[string]bool{}
-	for j := 0; j+1 < len(m.Content); j += 2 {
-		k, v := m.Content[j], deref(m.Content[j+1])
-		if seen[k.Value] {
-			bad(k, "key %q appears twice", k.Value)
-			continue
-		}
-		seen[k.Value] = true
+	for k, v := range uniqueKeys(m, func(k *yaml.Node) { bad(k, "key %q appears twice", k.Value) }) {
 		switch k.Value {
 		case "name":
 			if v.Kind != yaml.ScalarNode || !stepNameRE.MatchString(v.Value) || v.Value == "this" {
