@@ -676,8 +676,12 @@ func TestCompareEarly(t *testing.T) {
 		// Each look spends its increment of the budget (EarlySpent): at
 		// the 3rd, half of 0.006 goes to the new items, so 2 of 3 (p
 		// 0.0085) waits for more sessions and 3 of 3 (p 0.0003) is drift.
-		{"a new recipient in 2 of 3 sessions", old, 3, []string{"b-0", "b-2"}, "send_mail", "send", "recipient:drop@evil.example", VerdictInsufficient, ""},
-		{"a new recipient in 3 of 3 sessions", old, 3, []string{"b-0", "b-1", "b-2"}, "send_mail", "send", "recipient:drop@evil.example", VerdictDrift, "recipient:drop@evil.example in 3 of"},
+		{"a new program in 2 of 3 sessions", old, 3, []string{"b-0", "b-2"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
+		{"a new program in 3 of 3 sessions", old, 3, []string{"b-0", "b-1", "b-2"}, "Bash", "execute", "program:nc", VerdictDrift, "program:nc in 3 of"},
+		// A new party counts at full size whatever its p, and its
+		// evidence only grows: the full-size verdict is already given.
+		{"a new recipient in 2 of 3 sessions", old, 3, []string{"b-0", "b-2"}, "send_mail", "send", "recipient:drop@evil.example", VerdictDrift, "recipient:drop@evil.example in 2 of the new version's 3 sessions and none of the old one's 24: a new party"},
+		{"a new recipient in 1 session", old, 3, []string{"b-1", "b-1"}, "send_mail", "send", "recipient:drop@evil.example", VerdictInsufficient, ""},
 		{"a new program in 1 session", old, 3, []string{"b-1", "b-1"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
 		// 2 of 5 sessions (p 0.025) is chance, every session of the
 		// first three (p 0.0003) is not.

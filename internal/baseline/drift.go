@@ -79,7 +79,7 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	d.Divergence = round(max(JensenShannon(a.Kinds, b.Kinds), JensenShannon(a.Tools, b.Tools)))
 	enough := a.Sessions >= c.Drift.MinSessions && b.Sessions >= c.Drift.MinSessions
 	early := !enough && a.Sessions >= c.Drift.EarlyMinPrevious
-	look := c.earlyLook(b.Sessions)
+	look := c.earlyLookKinds(b.Sessions, c.rateKindsInUse(a, b))
 	if !early {
 		look = earlyLevels{}
 	}
@@ -104,6 +104,17 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		case early && look.items > 0 && it.p <= itemLevel:
 			earlyWhy = append(earlyWhy, fmt.Sprintf("%s in %d of the new version's %d sessions and none of the old one's %d (p %.4f, at most %.4f counts at this look)",
 				it.name, it.sessions, b.Sessions, a.Sessions, it.p, itemLevel))
+		case early && it.always && !it.transition:
+			// A new party (a recipient, an account) or a destination of a
+			// consequential call counts at full size whatever its
+			// p-value, and what made it new only grows: its calls and
+			// sessions in the new version, none in the old. The verdict
+			// at drift.min_sessions is already given, so saying it now
+			// spends none of the early budget and raises no alarm the
+			// full-size verdict would not. Transitions are not decided
+			// this way: their habit is a share, which may fall.
+			earlyWhy = append(earlyWhy, fmt.Sprintf("%s in %d of the new version's %d sessions and none of the old one's %d: a new party or consequential destination, which the verdict at %d sessions counts whatever its p",
+				it.name, it.sessions, b.Sessions, a.Sessions, c.Drift.MinSessions))
 		case !enough:
 			continue
 		case !it.always && !significant:
@@ -219,6 +230,21 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		d.Reasons = []string{"same kinds, tools, destinations, transitions and rates"}
 	}
 	return d.sticky(b)
+}
+
+// rateKindsInUse is the number of rate kinds either version's kept
+// sessions used, allowed or tried (earlyLookKinds).
+func (c *Config) rateKindsInUse(a, b *Profile) int {
+	n := 0
+	for _, k := range c.RateKinds {
+		used := func(p *Profile) bool {
+			return slices.ContainsFunc(p.Shapes, func(s Shape) bool { return s.Kinds[k]+s.Tried[k] > 0 })
+		}
+		if used(a) || used(b) {
+			n++
+		}
+	}
+	return n
 }
 
 // sticky keeps a drift verdict once given: a sequential test that

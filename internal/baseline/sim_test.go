@@ -171,6 +171,18 @@ func TestEarlySpent(t *testing.T) {
 		if m >= 2 && m < c.Drift.MinSessions && math.Abs(sum-c.EarlySpent(m)) > 1e-12 {
 			t.Errorf("looks 1..%d spend %.6f, the function %.6f", m, sum, c.EarlySpent(m))
 		}
+		// With fewer rate kinds in use, those in use share the rates'
+		// quarter; the items and the mix keep theirs, and the look spends
+		// no more than its increment.
+		for k := 0; k <= len(c.RateKinds); k++ {
+			lk := c.earlyLookKinds(m, k)
+			if lk.items != l.items || lk.mix != l.mix {
+				t.Errorf("look %d, %d rate kinds in use: items %v mix %v, want %v %v", m, k, lk.items, lk.mix, l.items, l.mix)
+			}
+			if got, want := float64(max(1, k))*lk.rate, float64(len(c.RateKinds))*l.rate; math.Abs(got-want) > 1e-12 {
+				t.Errorf("look %d, %d rate kinds in use: rates spend %v, want %v", m, k, got, want)
+			}
+		}
 	}
 }
 

@@ -50,6 +50,20 @@ type earlyLevels struct {
 // split over the rate kinds) once both can run, all of it to the ones that
 // can when only they can. Zero at and past drift.min_sessions.
 func (c *Config) earlyLook(m int) earlyLevels {
+	return c.earlyLookKinds(m, len(c.RateKinds))
+}
+
+// earlyLookKinds is earlyLook with the rate half split over rateKinds
+// kinds: the rate kinds either version's sessions used at all. A kind
+// neither used cannot change (its permutation p-value is 1 at every
+// split), so a share of the budget kept for it is a share no test can
+// spend. The mix keeps its quarter whatever the rates use: giving it an
+// idle rate kind's share too found one more benign version drift on dev
+// (a coding agent with a new read-only program, from its 5th session).
+// Which kinds are in use is a property of the two versions' sessions
+// pooled, the same under every regrouping of them, so the permutation
+// tests stay exact at the levels it gives.
+func (c *Config) earlyLookKinds(m, rateKinds int) earlyLevels {
 	if m < 1 || m >= c.Drift.MinSessions {
 		return earlyLevels{}
 	}
@@ -77,6 +91,6 @@ func (c *Config) earlyLook(m int) earlyLevels {
 		out.mix = inc
 		return out
 	}
-	out.rate = inc / 2 / float64(len(c.RateKinds))
+	out.rate = inc / 2 / float64(max(1, min(rateKinds, len(c.RateKinds))))
 	return out
 }
