@@ -356,21 +356,9 @@ func (st *scanState) itemMoney(stack []jsonFrame, key string, t json.Token) {
 	if n == 0 {
 		return
 	}
-	it := st.listed[n]
-	if it == nil {
-		if st.listed == nil {
-			st.listed = map[int]*Item{}
-		}
-		it = &Item{}
-		st.listed[n] = it
-	}
-	var v string
-	switch x := t.(type) {
-	case string:
-		v = strings.TrimSpace(x)
-	case json.Number:
-		v = string(x)
-	default:
+	it := st.listedItem(n)
+	v, ok := tokenText(t)
+	if !ok {
 		return
 	}
 	if r&roleCurrency != 0 && r&roleAmount == 0 {

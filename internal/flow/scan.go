@@ -483,6 +483,18 @@ func (st *scanState) listedItem(n int) *Item {
 	return it
 }
 
+// tokenText is a JSON string token's text, trimmed, or a number's digits;
+// other tokens have none.
+func tokenText(t json.Token) (string, bool) {
+	switch x := t.(type) {
+	case string:
+		return strings.TrimSpace(x), true
+	case json.Number:
+		return string(x), true
+	}
+	return "", false
+}
+
 // itemLabel notes one label of a listed item's label list.
 func (st *scanState) itemLabel(n int, t json.Token) {
 	v, ok := t.(string)
@@ -504,18 +516,14 @@ func (st *scanState) itemField(n int, key string, t json.Token) {
 		return
 	}
 	it := st.listedItem(n)
-	var v string
-	switch x := t.(type) {
-	case string:
-		v = strings.TrimSpace(x)
-	case json.Number:
-		v = string(x)
-	case bool:
+	if x, ok := t.(bool); ok {
 		if x && r&rolePrivateFlag != 0 {
 			it.Private = true
 		}
 		return
-	default:
+	}
+	v, ok := tokenText(t)
+	if !ok {
 		return
 	}
 	switch {

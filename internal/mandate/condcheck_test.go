@@ -29,14 +29,7 @@ func TestRule15AgeConditions(t *testing.T) {
 		{"Delete files older than a year, but keep the photos", 0},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
-			dr, err := Compile(tc.text, WithNow(testNow))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := dr.Mandate
-			if !slices.Contains(m.Ask, action.Delete) || slices.Contains(m.Allow, action.Delete) {
-				t.Fatalf("allow %v ask %v: deleting under a condition is asked", m.Allow, m.Ask)
-			}
+			m := askedDelete(t, tc.text)
 			got := 0
 			for _, c := range m.Conditions {
 				if c.Kind == action.Delete {
@@ -378,14 +371,7 @@ func TestCompiledSenderAndSize(t *testing.T) {
 		{"Delete everything in ~/Downloads bigger than 500 MB, but not the videos.", 0, "", ""},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
-			dr, err := Compile(tc.text, WithNow(testNow))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := dr.Mandate
-			if !slices.Contains(m.Ask, action.Delete) || slices.Contains(m.Allow, action.Delete) {
-				t.Fatalf("allow %v ask %v: deleting under a condition is asked", m.Allow, m.Ask)
-			}
+			m := askedDelete(t, tc.text)
 			var c ItemCondition
 			for _, x := range m.Conditions {
 				if x.Kind == action.Delete {
@@ -536,4 +522,19 @@ func TestCompiledLabels(t *testing.T) {
 			t.Errorf("%q: conditions %+v, want labels %q, not_labels %q", tc.text, m.Conditions, tc.labels, tc.not)
 		}
 	}
+}
+
+// askedDelete compiles text, whose delete is under a condition, and fails
+// t unless the draft asks it rather than allowing it.
+func askedDelete(t *testing.T, text string) *Mandate {
+	t.Helper()
+	dr, err := Compile(text, WithNow(testNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := dr.Mandate
+	if !slices.Contains(m.Ask, action.Delete) || slices.Contains(m.Allow, action.Delete) {
+		t.Fatalf("allow %v ask %v: deleting under a condition is asked", m.Allow, m.Ask)
+	}
+	return m
 }

@@ -10,6 +10,7 @@ package mandate
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"unicode"
@@ -241,33 +242,25 @@ func mergeConditions(a, c ItemCondition) ItemCondition {
 	if c.SmallerThanBytes > 0 && (a.SmallerThanBytes == 0 || c.SmallerThanBytes < a.SmallerThanBytes) {
 		a.SmallerThanBytes = c.SmallerThanBytes
 	}
-	if len(a.Names) > 0 && len(c.Names) > 0 {
-		// Both name lists must hold: only a name in each is known to.
-		a.Names = slices.DeleteFunc(slices.Clone(a.Names), func(n string) bool { return !slices.Contains(c.Names, n) })
-		if len(a.Names) == 0 {
-			a.Names = []string{"\x00"} // no file name holds both
-		}
-	} else {
-		a.Names = append(a.Names, c.Names...)
-	}
+	a.Names = bothHold(a.Names, c.Names)
 	a.NotNames = append(a.NotNames, c.NotNames...)
 	a.NotFrom = append(a.NotFrom, c.NotFrom...)
 	a.NotLabels = append(a.NotLabels, c.NotLabels...)
-	if len(a.Labels) > 0 && len(c.Labels) > 0 {
-		a.Labels = slices.DeleteFunc(slices.Clone(a.Labels), func(n string) bool { return !slices.Contains(c.Labels, n) })
-		if len(a.Labels) == 0 {
-			a.Labels = []string{"\x00"}
-		}
-	} else {
-		a.Labels = append(a.Labels, c.Labels...)
+	a.Labels = bothHold(a.Labels, c.Labels)
+	a.From = bothHold(a.From, c.From)
+	return a
+}
+
+// bothHold is a list condition that holds where lists a and c both do:
+// when both list something, only what each lists is known to hold, and
+// "\x00" (which nothing is) stands for none; else the one that lists.
+func bothHold(a, c []string) []string {
+	if len(a) == 0 || len(c) == 0 {
+		return append(a, c...)
 	}
-	if len(a.From) > 0 && len(c.From) > 0 {
-		a.From = slices.DeleteFunc(slices.Clone(a.From), func(n string) bool { return !slices.Contains(c.From, n) })
-		if len(a.From) == 0 {
-			a.From = []string{"\x00"}
-		}
-	} else {
-		a.From = append(a.From, c.From...)
+	a = slices.DeleteFunc(slices.Clone(a), func(n string) bool { return !slices.Contains(c, n) })
+	if len(a) == 0 {
+		return []string{"\x00"}
 	}
 	return a
 }
@@ -367,16 +360,7 @@ func (b *build) pendingCondition(st *segState) {
 // ("the files in ~/tmp") are held by the scope, and words of any sort
 // ("everything in …") restrict nothing.
 func (b *build) limitedDeletes(st *segState) {
-	for _, a := range st.anchors {
-		if !granting(a) || !slices.Contains(a.kinds, action.Delete) {
-			continue
-		}
-		_, to := st.clauseOf(a.pos)
-		for _, o := range st.anchors {
-			if o.pos > a.pos && o.pos < to && !o.noun {
-				to = o.pos
-			}
-		}
+	for a, to := range grantedDeletes(st) {
 		for j := a.end; j < to; j++ {
 			e, n := b.at(st.toks, j, roleLimiting)
 			if e == nil || st.consumed[j] || !b.nounBefore(st, j, a) {
@@ -950,6 +934,27 @@ func (b *build) addressOnly(st *segState, i, j int) bool {
 	return named
 }
 
+// grantedDeletes yields each verb that grants delete with where its
+// object ends: at the end of its clause, or at the next verb there.
+func grantedDeletes(st *segState) iter.Seq2[*anchor, int] {
+	return func(yield func(*anchor, int) bool) {
+		for _, a := range st.anchors {
+			if !granting(a) || !slices.Contains(a.kinds, action.Delete) {
+				continue
+			}
+			_, to := st.clauseOf(a.pos)
+			for _, o := range st.anchors {
+				if o.pos > a.pos && o.pos < to && !o.noun {
+					to = o.pos
+				}
+			}
+			if !yield(a, to) {
+				return
+			}
+		}
+	}
+}
+
 // labelledDeletes reads a delete of messages filed under a label the
 // words name ("delete the emails in the Promotions folder", "lösche die
 // Mails im Ordner Werbung"): granted as a whole, the delete would remove
@@ -960,16 +965,7 @@ func (b *build) labelledDeletes(st *segState) {
 	if _, ok := b.qualified[action.Delete]; ok {
 		return
 	}
-	for _, a := range st.anchors {
-		if !granting(a) || !slices.Contains(a.kinds, action.Delete) {
-			continue
-		}
-		_, to := st.clauseOf(a.pos)
-		for _, o := range st.anchors {
-			if o.pos > a.pos && o.pos < to && !o.noun {
-				to = o.pos
-			}
-		}
+	for a, to := range grantedDeletes(st) {
 		for j := a.end; j < to; j++ {
 			if !b.anyMessagesBetween(st, a.end, j) {
 				break
