@@ -660,6 +660,12 @@ func TestTaroneLevel(t *testing.T) {
 func TestCompareEarly(t *testing.T) {
 	c, old := mailer(t, "v1", 24)
 	_, thin := mailer(t, "v0", 6)
+	// An old version that also lists files with Bash: a new program, not
+	// a new tool.
+	_, shell := mailer(t, "v1", 24)
+	for i := range 24 {
+		shell.Learn(c, ev(fmt.Sprintf("a-%d", i), "Bash", "read", "allow", "program:ls"), t0)
+	}
 	for _, tc := range []struct {
 		name     string
 		old      *Profile
@@ -688,11 +694,15 @@ func TestCompareEarly(t *testing.T) {
 		{"a new path in 2 of 5 sessions is variety, not early evidence", old, 5, []string{"b-0", "b-3"}, "read_file", "read", "path:/srv/notes", VerdictInsufficient, ""},
 		{"a new path in 3 of 3 sessions", old, 3, []string{"b-0", "b-1", "b-2"}, "read_file", "read", "path:/srv/notes", VerdictDrift, "path:/srv/notes in 3 of the new version's 3 sessions"},
 		{"a host in a domain the old version uses, 2 of 5", old, 5, []string{"b-1", "b-4"}, "fetch", "fetch", "host:api.docs.example", VerdictInsufficient, ""},
+		// The same work through a tool the old version never called
+		// changes no kind and reaches nowhere new: the tool is the item.
+		{"a new tool in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "browser_navigate", "fetch", "host:docs.example", VerdictDrift, "tool:browser_navigate in 2 of the new version's 2 sessions"},
+		{"a new tool in 1 session", old, 3, []string{"b-1", "b-1"}, "browser_navigate", "fetch", "host:docs.example", VerdictInsufficient, ""},
 		{"a thin old version", thin, 3, []string{"b-0", "b-1", "b-2"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
 		// A read-only program is a means, not a new item; the same
 		// program run to do something is one.
-		{"a read-only program in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "Bash", "fetch", "program:dig", VerdictInsufficient, ""},
-		{"a program run in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "Bash", "execute", "program:dig", VerdictDrift, "program:dig in 2 of the new version's 2 sessions"},
+		{"a read-only program in 2 of 2 sessions", shell, 2, []string{"b-0", "b-1"}, "Bash", "fetch", "program:dig", VerdictInsufficient, ""},
+		{"a program run in 2 of 2 sessions", shell, 2, []string{"b-0", "b-1"}, "Bash", "execute", "program:dig", VerdictDrift, "program:dig in 2 of the new version's 2 sessions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewProfile("mailer", "v2")

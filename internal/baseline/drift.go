@@ -232,6 +232,24 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	return d.sticky(b)
 }
 
+// toolUse counts, per tool, the kept sessions of p that called it (a
+// learned call), as DestUse counts a destination's sessions. nil when no
+// kept session recorded its tools.
+func toolUse(p *Profile) map[string]DestUse {
+	var out map[string]DestUse
+	for _, s := range p.Shapes {
+		for tool := range s.Tools {
+			if out == nil {
+				out = map[string]DestUse{}
+			}
+			u := out[tool]
+			u.Sessions++
+			out[tool] = u
+		}
+	}
+	return out
+}
+
 // rateKindsInUse is the number of rate kinds either version's kept
 // sessions used, allowed or tried (earlyLookKinds).
 func (c *Config) rateKindsInUse(a, b *Profile) int {
@@ -285,7 +303,7 @@ func attainable(a, b *Profile) []float64 {
 	// other items may share a set too, but that cannot be told from
 	// session counts, so they count apart (conservative).
 	whole := false
-	for _, m := range [][2]map[string]DestUse{{a.DestUse, b.DestUse}, {a.TransUse, b.TransUse}, {a.DomainUse, b.DomainUse}} {
+	for _, m := range [][2]map[string]DestUse{{a.DestUse, b.DestUse}, {a.TransUse, b.TransUse}, {a.DomainUse, b.DomainUse}, {toolUse(a), toolUse(b)}} {
 		for key, u := range m[1] {
 			old := m[0][key].Sessions
 			if old == 0 && u.Sessions == b.Sessions {
@@ -364,6 +382,19 @@ func (c *Config) newItems(a, b *Profile) []newItem {
 		out = append(out, it)
 	}
 	out = append(out, c.newDomains(a, b)...)
+	// A tool the old version never called, called by the new one in more
+	// than one session: the same work through a new tool (a browser where
+	// it fetched, an exec tool where it ran kubectl) changes no kind and
+	// may reach nowhere new, so only the mix would see it, and the mix
+	// needs three sessions and a large shift. Tested by its sessions like
+	// a destination; never counted whatever its p (a new tool set is
+	// often benign).
+	for tool, use := range toolUse(b) {
+		if a.Tools[tool] > 0 || b.Tools[tool] < c.Drift.MinNewDestinationCalls || use.Sessions < c.Drift.MinNewDestinationSessions {
+			continue
+		}
+		out = append(out, newItem{name: "tool:" + tool, sessions: use.Sessions, p: newItemP(use.Sessions, b.Sessions, a.Sessions)})
+	}
 	// Transitions count whether their calls were allowed or refused, as
 	// destinations do (TriedNext).
 	total := 0
