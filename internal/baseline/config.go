@@ -39,6 +39,10 @@ type Config struct {
 		// member is no longer somewhere new.
 		FamilyTypes   []string `yaml:"family_types"`
 		FamilyMembers int      `yaml:"family_members"`
+		// FamilySubnets is how many distinct /24s of a /16 the agent
+		// must have reached (learned or tried) before an address in
+		// another /24 of it is a member of its fleet (0: never).
+		FamilySubnets int `yaml:"family_subnets"`
 		// TriedSessions is how many earlier sessions must have tried a
 		// destination, refused, before trying it again is like the agent.
 		TriedSessions int `yaml:"tried_sessions"`
@@ -187,7 +191,7 @@ func (c *Config) check() error {
 		pos("learning.max_transitions", l.MaxTransitions), pos("learning.max_shapes", l.MaxShapes), pos("learning.family_members", l.FamilyMembers), pos("learning.tried_sessions", l.TriedSessions),
 		pos("signals.rate_min_sessions", s.RateMinSessions), pos("drift.min_sessions", d.MinSessions),
 		pos("signals.novelty_sessions", s.NoveltySessions), unit("signals.rare_transition_lift", s.RareTransitionLift),
-		nonneg("signals.rare_z", s.RareZ),
+		nonneg("signals.rare_z", s.RareZ), nonneg("learning.family_subnets", float64(l.FamilySubnets)),
 		pos("drift.min_new_destination_calls", d.MinNewDestinationCalls), pos("drift.min_new_destination_sessions", d.MinNewDestinationSessions),
 		pos("drift.permutations", d.Permutations), pos("drift.early_min_previous", d.EarlyMinPrevious),
 		pos("drift.early_min_sessions", d.EarlyMinSessions), pos("drift.early_permutations", d.EarlyPermutations), unit("drift.significance", d.Significance),

@@ -124,8 +124,53 @@ func generaliseToken(s, seps string) string {
 }
 
 // knownFamily reports whether d, not itself in the profile, belongs to a
-// family the profile learned enough members of.
+// family the profile learned enough members of, or is an address of a
+// new /24 in a /16 where the agent already reached
+// learning.family_subnets distinct /24s (learned or tried): a fleet that
+// spans the subnets of one network grows into the next one, and its
+// first address there is the fleet, not somewhere new. An address
+// outside every network the agent knows stays new.
 func (c *Config) knownFamily(p *Profile, d string) bool {
 	f := c.family(d)
-	return f != "" && p.Families[f] >= c.Learning.FamilyMembers
+	if f == "" {
+		return false
+	}
+	if p.Families[f] >= c.Learning.FamilyMembers {
+		return true
+	}
+	n := networkKey(f)
+	return n != "" && c.Learning.FamilySubnets > 0 && p.Families[n] >= c.Learning.FamilySubnets
+}
+
+// networkKey is, for the family of an IPv4 address ("host:10.20.3.0/24"),
+// the key that counts its network's distinct /24s in Profile.Families
+// ("host:10.20.0.0/16", a key no destination's family takes); "" for
+// anything else.
+func networkKey(f string) string {
+	v, ok := strings.CutPrefix(f, DestHost+":")
+	if !ok {
+		return ""
+	}
+	pfx, err := netip.ParsePrefix(v)
+	if err != nil || !pfx.Addr().Is4() || pfx.Bits() != 24 {
+		return ""
+	}
+	n, err := pfx.Addr().Prefix(16)
+	if err != nil {
+		return ""
+	}
+	return DestHost + ":" + n.String()
+}
+
+// noteSubnet counts family f's /24 in its network (networkKey) the first
+// time the profile meets the family, learned or tried.
+func (p *Profile) noteSubnet(c *Config, f string) {
+	n := networkKey(f)
+	if n == "" || p.Families[f] > 0 {
+		return
+	}
+	if _, tried := p.TriedUse[f]; tried && p.Version == "" {
+		return
+	}
+	bump(p.Families, n, c.Learning.MaxDestinations, &p.Dropped)
 }

@@ -102,3 +102,34 @@ func TestTriedHabit(t *testing.T) {
 		t.Fatalf("a refused habit the new version brought: %v, score %v", r.FirstSeen, r.Score)
 	}
 }
+
+// TestFleetNetwork: an address in a /24 the agent never reached is a
+// member of its fleet once it reached learning.family_subnets /24s of the
+// same /16, learned or tried; with fewer, or in another network, it is
+// somewhere new.
+func TestFleetNetwork(t *testing.T) {
+	c := cfg(t)
+	for _, tc := range []struct {
+		name    string
+		reached []string // addresses the agent reached before, in sessions a-0, a-1, ...
+		effect  string   // how those calls were decided
+		next    string
+		known   bool
+	}{
+		{"three subnets learned", []string{"10.20.1.5", "10.20.2.7", "10.20.3.9"}, "allow", "10.20.0.113", true},
+		{"three subnets tried", []string{"10.20.1.5", "10.20.2.7", "10.20.3.9"}, "ask", "10.20.0.113", true},
+		{"two subnets", []string{"10.20.1.5", "10.20.2.7", "10.20.2.8"}, "allow", "10.20.0.113", false},
+		{"another network", []string{"10.20.1.5", "10.20.2.7", "10.20.3.9"}, "allow", "203.0.113.7", false},
+		{"the same subnet three times", []string{"10.20.1.5", "10.20.1.6", "10.20.1.7"}, "allow", "10.20.0.113", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewProfile("ops", "")
+			for i, a := range tc.reached {
+				p.Learn(c, ev(fmt.Sprintf("a-%d", i), "Bash", "execute", tc.effect, "host:"+a), t0)
+			}
+			if got := c.knownFamily(p, "host:"+tc.next); got != tc.known {
+				t.Fatalf("knownFamily(%s) = %v, want %v (families %v)", tc.next, got, tc.known, p.Families)
+			}
+		})
+	}
+}

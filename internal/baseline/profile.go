@@ -316,9 +316,11 @@ func (p *Profile) Learn(c *Config, ev Event, at time.Time) {
 		if _, ok := p.Destinations[d]; !ok && c.knownFamily(p, d) {
 			// A new member of a family the agent rotates through: counted
 			// as a member, not as the session's novelty.
+			p.noteSubnet(c, c.family(d))
 			bump(p.Families, c.family(d), c.Learning.MaxDestinations, &p.Dropped)
 		} else if !ok {
 			if f := c.family(d); f != "" {
+				p.noteSubnet(c, f)
 				bump(p.Families, f, c.Learning.MaxDestinations, &p.Dropped)
 			}
 			typ, _, _ := strings.Cut(d, ":")
@@ -394,6 +396,7 @@ func (p *Profile) triedUse(c *Config, s *Shape, d string) {
 	}
 	if !ok {
 		u.First = s.N
+		p.noteSubnet(c, key)
 	}
 	if u.Last != s.N || !ok {
 		u.Sessions++
