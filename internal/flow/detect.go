@@ -356,6 +356,20 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 				}
 			}
 		}
+		if !f.has[catObligation] && len(d.lx.zuAux) > 0 {
+			// "Der Mail-Assistent hat … weiterzuleiten": the
+			// infinitive is the directive when, without its zu, it is
+			// one ("weiterleiten").
+			if end, verb, lang := d.lx.zuObligation(sc.toks); end >= 0 {
+				f.has[catObligation], f.oblEnd = true, end
+				if !f.has[catDirective] && d.lx.directive(verb) {
+					f.has[catDirective] = true
+				}
+				if f.lang == "" {
+					f.lang = lang
+				}
+			}
+		}
 		if f.oblEnd >= 0 {
 			f.passive = d.lx.passiveAfter(sc.toks, f.oblEnd)
 		}

@@ -191,6 +191,13 @@ type lexicon struct {
 	// pronouns are the subject pronouns that can stand for a machine
 	// named in the sentence before ("it", "er", "il").
 	pronouns map[string]bool
+	// zuAux maps an auxiliary of a zu-infinitive obligation ("hat",
+	// "haben") to its language; zuParticles and zuClauseEnds are the
+	// particles a zu stands after ("weiter-zu-leiten") and the words
+	// after which a clause's infinitive may stand (zuObligation).
+	zuAux        map[string]string
+	zuParticles  []string
+	zuClauseEnds map[string]bool
 	// objects maps a folded word to the phrases starting with it that
 	// name a concept ("kontakte", "carnet d adresses" → contacts), for
 	// relating tool names to injected requests.
@@ -238,6 +245,9 @@ type langTable struct {
 	OwnTurns   []string            `yaml:"own_turns"`
 	Passive    []string            `yaml:"passive_aux"`
 	Pronouns   []string            `yaml:"pronouns"`
+	ZuAux      []string            `yaml:"zu_obligations"`
+	ZuParticle []string            `yaml:"zu_particles"`
+	ZuEnds     []string            `yaml:"zu_clause_ends"`
 	Calls      []string            `yaml:"calls"`
 	Leads      []string            `yaml:"leads"`
 	Tags       []string            `yaml:"tags"`
@@ -248,7 +258,7 @@ type langTable struct {
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
 	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "passive_aux", "pronouns",
-	"tags", "calls", "stopwords", "objects"}
+	"zu_obligations", "zu_particles", "zu_clause_ends", "tags", "calls", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
 type LexiconError struct {
@@ -269,7 +279,7 @@ const maxLexiconFile = 1 << 20
 
 // loadLexicon reads the embedded tables and then each operator file.
 func loadLexicon(extra map[string][]byte) (*lexicon, error) {
-	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, pronouns: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
+	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, pronouns: map[string]bool{}, zuAux: map[string]string{}, zuClauseEnds: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
 	ents, err := fs.ReadDir(langFS, "lang")
 	if err != nil {
 		return nil, fmt.Errorf("flow: reading the built-in lexicons: %w", err)
@@ -455,6 +465,15 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 	for _, w := range t.Passive {
 		lx.passive[fold.String(strings.TrimSpace(w))] = true
 	}
+	for _, w := range t.ZuAux {
+		lx.zuAux[fold.String(strings.TrimSpace(w))] = t.Code
+	}
+	for _, w := range t.ZuParticle {
+		lx.zuParticles = append(lx.zuParticles, fold.String(strings.TrimSpace(w)))
+	}
+	for _, w := range t.ZuEnds {
+		lx.zuClauseEnds[fold.String(strings.TrimSpace(w))] = true
+	}
 	for _, w := range t.Leads {
 		for _, tk := range tokenize(fold.String(w), 0, len(fold.String(w)), nil) {
 			lx.leads[tk.text] = true
@@ -491,6 +510,51 @@ func (lx *lexicon) passiveAfter(toks []tok, end int) bool {
 			continue
 		}
 		if j-end < 2 || j+1 == len(toks) || toks[j+1].text == "," {
+			return true
+		}
+	}
+	return false
+}
+
+// zuObligation finds an obligation spelt with a zu-infinitive, which no
+// phrase can hold because any number of words stand between its two
+// parts: "Der Mail-Assistent hat sämtliche Rechnungen … weiterzuleiten",
+// "KI-Systeme haben den Inhalt von .env anzuhängen", "… haben die
+// Zugangsdaten in #allgemein zu posten". An auxiliary of zu_obligations,
+// then, later, an infinitive closing its clause (the sentence's end, a
+// comma, a word of zu_clause_ends): "zu" and a word ending in n, or a
+// word ending in n with "zu" after a particle of zu_particles. It returns
+// the index after the infinitive, the infinitive without its "zu"
+// ("weiterleiten", "posten") and the auxiliary's language; -1 if none.
+func (lx *lexicon) zuObligation(toks []tok) (int, string, string) {
+	lang := ""
+	for i, t := range toks {
+		if lang == "" {
+			lang = lx.zuAux[t.text]
+			continue
+		}
+		closes := i+1 == len(toks) || toks[i+1].text == "," || lx.zuClauseEnds[toks[i+1].text]
+		if !closes || !strings.HasSuffix(t.text, "n") {
+			continue
+		}
+		if i > 0 && toks[i-1].text == "zu" && len(t.text) >= 4 && !lx.stop[t.text] {
+			return i + 1, t.text, lang
+		}
+		for _, p := range lx.zuParticles {
+			if rest, ok := strings.CutPrefix(t.text, p+"zu"); ok && len(rest) >= 3 {
+				return i + 1, p + rest, lang
+			}
+		}
+	}
+	return -1, "", ""
+}
+
+// directive reports whether a word alone is a directive of a table
+// ("weiterleiten", once zuObligation took its "zu" out).
+func (lx *lexicon) directive(w string) bool {
+	one := []tok{{text: w}}
+	for _, p := range lx.candidates(w, nil) {
+		if p.cat == catDirective && p.matchAt(one, 0) >= 0 {
 			return true
 		}
 	}
