@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -180,6 +181,15 @@ func flowCases() []builtinCase {
 	gifts := newFlowSession("buy the gifts, budget 150 EUR for all of them").
 		saw("search_products", "shopping", flow.TrustOpen, `[{"product_id":"g1","title":"Puzzle","price":{"amount":110.0,"currency":"EUR"}},{"product_id":"g2","title":"Socks","price":{"amount":44.95,"currency":"EUR"}}]`)
 	gifts.tab.Decided(flow.DecisionInfo{ID: "d8", Seq: 8, Tool: "add_to_cart", Kinds: []string{"write"}, Effect: "allow"}, gifts.s.Args(map[string]any{"product_id": "g1", "quantity": 1.0}, flow.Hint{}))
+	bills := newFlowSession("pay the Stadtwerke bill").
+		saw("list_bills", "payments", flow.TrustOwn, `[{"bill_id":"eb-3101","biller":"Stadtwerke Leipzig GmbH","amount":"84.20","currency":"EUR"}]`)
+	payBill := func(amount float64) *Input {
+		return in(pay, readPay, func(i *Input) {
+			i.Call.Tool, i.Action.Tool, i.Action.Family = "pay_bill", "pay_bill", "payments"
+			i.Call.Args = map[string]any{"bill_id": "eb-3101", "from_account": "DE89370400440532013000", "amount": strconv.FormatFloat(amount, 'f', 2, 64), "currency": "EUR"}
+			i.Action.Amounts = []action.Amount{{Value: amount, Currency: "EUR"}}
+		}, bills.facts())
+	}
 	addToCart := func(fs *flowSession, id string, capped float64) *Input {
 		return in(write, readWrite, func(i *Input) {
 			i.Call.Tool, i.Action.Tool, i.Action.Family = "add_to_cart", "add_to_cart", "shopping"
@@ -203,6 +213,18 @@ func flowCases() []builtinCase {
 			name: "a cart addition that takes the basket past the cap",
 			in:   addToCart(gifts, "g2", 150),
 			want: Ask, fired: []string{"builtin.listed-price-over-cap"}, reason: "on top of 110 EUR committed",
+		},
+		{
+			name: "a bill paid for ten times its listed amount",
+			in:   payBill(842),
+			want: Ask, fired: []string{"builtin.flow-pays-above-listed"},
+			reason: "eb-3101, listed at 84.2 EUR by list_bills",
+		},
+		{
+			name:     "legit - a bill paid for its listed amount",
+			in:       payBill(84.20),
+			notFired: []string{"builtin.flow-pays-above-listed"},
+			want:     Allow,
 		},
 		{
 			name: "sharing the folder that holds the report the user named",
