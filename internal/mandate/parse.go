@@ -250,31 +250,15 @@ func (m *Mandate) Validate() error {
 	checkList(DimRecipients, s.Recipients, validRecipient)
 	checkList(DimAccounts, s.Accounts, validAccount)
 	checkList(DimNames, s.Names, validName)
+	listed := map[string]int{DimPaths: len(s.Paths), DimHosts: len(s.Hosts), DimRecipients: len(s.Recipients),
+		DimAccounts: len(s.Accounts), DimNames: len(s.Names)}
 	for i, d := range s.None {
 		f := fmt.Sprintf("scope.none[%d]", i)
-		switch d {
-		case DimPaths:
-			if len(s.Paths) > 0 {
-				bad(f, "paths match nothing, yet scope.paths lists %d", len(s.Paths))
-			}
-		case DimHosts:
-			if len(s.Hosts) > 0 {
-				bad(f, "hosts match nothing, yet scope.hosts lists %d", len(s.Hosts))
-			}
-		case DimRecipients:
-			if len(s.Recipients) > 0 {
-				bad(f, "recipients match nothing, yet scope.recipients lists %d", len(s.Recipients))
-			}
-		case DimAccounts:
-			if len(s.Accounts) > 0 {
-				bad(f, "accounts match nothing, yet scope.accounts lists %d", len(s.Accounts))
-			}
-		case DimNames:
-			if len(s.Names) > 0 {
-				bad(f, "names match nothing, yet scope.names lists %d", len(s.Names))
-			}
-		default:
+		switch n, ok := listed[d]; {
+		case !ok:
 			bad(f, "unknown dimension %q (want one of %s)", d, strings.Join(dimensions[:], ", "))
+		case n > 0:
+			bad(f, "%s match nothing, yet scope.%s lists %d", d, d, n)
 		}
 	}
 	if sp := m.Limits.Spend; sp != nil {
