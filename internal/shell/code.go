@@ -239,8 +239,7 @@ var (
 )
 
 func awkCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	p := parseFlags(inv.argv, 1, flagDef{short: "fvF", long: []string{"file", "assign", "field-separator", "include", "load", "source", "exec"}})
 	var progs []string
 	for _, f := range p.values("f", "file", "exec", "include") {

@@ -102,8 +102,7 @@ func ddCmd(inv *invocation, _ *cmdSpec) {
 	}
 	if !wrote {
 		inv.ks = 0
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 	}
 }
 
@@ -175,8 +174,7 @@ func copyCmd(inv *invocation, s *cmdSpec) {
 }
 
 func grepCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	p := parseFlags(inv.argv, 1, s.flags)
 	skip := 1
 	if p.has("e", "regexp", "f", "file") {
@@ -211,8 +209,7 @@ func sortCmd(inv *invocation, s *cmdSpec) {
 }
 
 func uniqCmd(inv *invocation, s *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	p := parseFlags(inv.argv, 1, s.flags)
 	if len(p.ops) > 0 {
 		inv.addPath(p.ops[0], act.Read)
@@ -224,8 +221,7 @@ func uniqCmd(inv *invocation, s *cmdSpec) {
 }
 
 func findCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	argv := inv.argv
 	i := 1
 	// Leading options -H -L -P -O3 -D debug.
@@ -299,8 +295,7 @@ func findCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func fdCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	p := parseFlags(inv.argv, 1, flagDef{short: "edtEScjx", long: []string{"extension", "max-depth", "type", "exclude", "size", "changed-within", "changed-before", "threads", "exec", "exec-batch", "search-path", "base-directory", "owner", "color", "max-results"}})
 	if len(p.ops) > 1 {
 		for _, i := range p.ops[1:] {
@@ -323,8 +318,7 @@ func fdCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func sedCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	p := parseFlags(inv.argv, 1, flagDef{short: "efl", long: []string{"expression", "file", "line-length"}})
 	inPlace := p.has("i", "in-place", "I")
 	// GNU sed takes -i's suffix attached (-i.bak); the parser saw those
@@ -394,8 +388,7 @@ func printenvCmd(inv *invocation, _ *cmdSpec) {
 		inv.note(inv.name() + " prints every environment variable, secrets included")
 		return
 	}
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	for _, i := range p.ops {
 		if isSecretVar(inv.argv[i]) {
 			inv.kind(act.Credential)
@@ -417,13 +410,11 @@ func setCmd(inv *invocation, _ *cmdSpec) {
 		inv.note("set without arguments prints every shell variable, secrets included")
 		return
 	}
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 }
 
 func cdCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	if inv.name() == "popd" {
 		inv.env.cwdLost = true
 		return
@@ -450,8 +441,7 @@ func cdCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func getentCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	if len(inv.argv) > 1 && (inv.argv[1] == "shadow" || inv.argv[1] == "gshadow") {
 		inv.kind(act.Credential)
 		inv.w.res.Sensitive = true
@@ -460,8 +450,7 @@ func getentCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func aliasCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	for _, a := range inv.argv[1:] {
 		if _, v, ok := strings.Cut(a, "="); ok && v != "" {
 			// The alias runs later in this shell: analyse its body.
@@ -471,8 +460,7 @@ func aliasCmd(inv *invocation, _ *cmdSpec) {
 }
 
 func trapCmd(inv *invocation, _ *cmdSpec) {
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 	if len(inv.argv) > 2 && !strings.HasPrefix(inv.argv[1], "-") {
 		inv.w.script(inv.argv[1], inv.env.sub("trap"), inv.depth+1)
 	}
@@ -485,8 +473,7 @@ func hostnameCmd(inv *invocation, _ *cmdSpec) {
 		inv.note("sets the host name")
 		return
 	}
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 }
 
 func hostOperandCmd(inv *invocation, s *cmdSpec) {
@@ -553,8 +540,7 @@ func tarCmd(inv *invocation, _ *cmdSpec) {
 		inv.w.addPath(dir, act.Write, inv.env, false)
 		inv.note("extracts files, overwriting existing ones")
 	case "list":
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		if archive != "" && archive != "-" {
 			inv.w.addPath(archive, act.Read, inv.env, false)
 		}
@@ -572,15 +558,13 @@ func zipCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "dxi", long: []string{}})
 	switch {
 	case name == "unzip" && p.has("l", "v", "t", "Z"):
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		for _, i := range p.ops {
 			inv.addPath(i, act.Read)
 		}
 		return
 	case (name == "gzip" || name == "bzip2" || name == "xz" || name == "zstd") && p.has("c", "stdout", "t", "l", "list"):
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		for _, i := range p.ops {
 			inv.addPath(i, act.Read)
 		}
@@ -625,8 +609,7 @@ func crontabCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "u"})
 	switch {
 	case p.has("l"):
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 	case p.has("r"):
 		inv.kind(act.Delete)
 		inv.destructive = true
@@ -650,8 +633,7 @@ func pkgCmd(inv *invocation, _ *cmdSpec) {
 	switch sub {
 	case "list", "search", "show", "info", "policy", "depends", "rdepends", "query", "-Q", "-Ss", "-Si", "-Qi",
 		"outdated", "deps", "uses", "desc", "home", "leaves", "config", "doctor", "madison", "provides", "whatprovides":
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 	case "remove", "purge", "uninstall", "erase", "autoremove", "-R", "-Rs", "-Rns", "del", "rm", "zap", "cleanup", "clean":
 		inv.kind(act.Delete)
 		inv.note(inv.name() + " " + sub + " removes packages")
@@ -664,8 +646,7 @@ func pkgCmd(inv *invocation, _ *cmdSpec) {
 func serviceCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "HMpt", long: []string{"host", "machine", "property", "type", "state"}})
 	if len(p.ops) == 0 {
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		return
 	}
 	verb := inv.argv[p.ops[0]]
@@ -675,8 +656,7 @@ func serviceCmd(inv *invocation, _ *cmdSpec) {
 	switch verb {
 	case "status", "show", "list-units", "list-unit-files", "list-timers", "is-active", "is-enabled",
 		"is-failed", "cat", "list", "print", "list-dependencies", "help", "--status-all":
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 	case "disable", "mask", "remove", "bootout", "unload":
 		inv.kind(act.Write, act.Execute)
 		inv.note("stops a service from running")
@@ -712,8 +692,7 @@ func gpgCmd(inv *invocation, _ *cmdSpec) {
 		inv.kind(act.Delete)
 		inv.destructive = true
 	case strings.Contains(a, "--list") || strings.Contains(a, "--verify") || strings.Contains(a, "-k"):
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 	default:
 		inv.kind(act.Write)
 	}
@@ -761,12 +740,10 @@ func opensslCmd(inv *invocation, _ *cmdSpec) {
 		case out || sub == "ca" || sub == "req" && (slices.Index(inv.argv, "-new") > 0 || slices.Index(inv.argv, "-newkey") > 0):
 			inv.kind(act.Write)
 		default:
-			inv.kind(act.Read)
-			inv.readOnly = true
+			inv.readsOnly()
 		}
 	default:
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		for i, a := range inv.argv {
 			if a == "-in" && i+1 < len(inv.argv) {
 				inv.addPath(i+1, act.Read)
@@ -780,8 +757,7 @@ func dateCmd(inv *invocation, _ *cmdSpec) {
 		inv.kind(act.Write)
 		return
 	}
-	inv.kind(act.Read)
-	inv.readOnly = true
+	inv.readsOnly()
 }
 
 func openCmd(inv *invocation, _ *cmdSpec) {

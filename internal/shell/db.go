@@ -116,12 +116,10 @@ func redisCmd(inv *invocation, s *cmdSpec) {
 	case "GET", "MGET", "KEYS", "SCAN", "INFO", "TYPE", "TTL", "PTTL", "HGET", "HGETALL", "HKEYS", "HVALS", "SMEMBERS",
 		"LRANGE", "ZRANGE", "EXISTS", "PING", "DBSIZE", "STRLEN", "LLEN", "SCARD", "ZCARD", "HLEN", "XRANGE", "XLEN",
 		"MONITOR", "SUBSCRIBE", "PSUBSCRIBE", "CLIENT", "SLOWLOG", "MEMORY", "OBJECT", "DUMP", "RANDOMKEY", "TIME", "LASTSAVE", "ROLE", "HSCAN", "SSCAN", "ZSCAN", "ECHO":
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 	case "CONFIG":
 		if p.rest+1 < len(inv.argv) && strings.EqualFold(inv.argv[p.rest+1], "GET") {
-			inv.kind(act.Read)
-			inv.readOnly = true
+			inv.readsOnly()
 			return
 		}
 		inv.kind(act.Write)

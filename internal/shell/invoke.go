@@ -52,6 +52,13 @@ type invocation struct {
 func (inv *invocation) kind(ks ...act.Kind) { inv.ks.Add(ks...) }
 func (inv *invocation) note(s string)       { inv.notes = append(inv.notes, s) }
 
+// readsOnly marks a command that only reads: its kind is read, and what
+// it runs is known to change nothing.
+func (inv *invocation) readsOnly() {
+	inv.kind(act.Read)
+	inv.readOnly = true
+}
+
 // name is the program's base name.
 func (inv *invocation) name() string { return path.Base(inv.argv[0]) }
 

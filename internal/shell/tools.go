@@ -127,8 +127,7 @@ func twilioCmd(inv *invocation, _ *cmdSpec) {
 // rustupCmd: rustup show, which and --version read; the rest installs.
 func rustupCmd(inv *invocation, _ *cmdSpec) {
 	if len(inv.argv) > 1 && (inv.argv[1] == "show" || inv.argv[1] == "which" || inv.argv[1] == "--version") {
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		return
 	}
 	inv.kind(act.Write, act.Fetch)

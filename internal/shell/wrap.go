@@ -36,8 +36,7 @@ func wrapperCmd(inv *invocation, def *cmdSpec) {
 	switch name {
 	case "sudo", "doas":
 		if p.has("l", "list", "v", "validate", "k", "K", "reset-timestamp", "remove-timestamp") && start >= len(inv.argv) {
-			inv.kind(act.Read)
-			inv.readOnly = true
+			inv.readsOnly()
 			return
 		}
 		if p.has("e", "edit") {
@@ -84,8 +83,7 @@ func wrapperCmd(inv *invocation, def *cmdSpec) {
 		}
 	case "busybox":
 		if start >= len(inv.argv) {
-			inv.kind(act.Read)
-			inv.readOnly = true
+			inv.readsOnly()
 			return
 		}
 	case "dotenv":
@@ -126,8 +124,7 @@ func toolSubcommand(inv *invocation, start int) {
 		inv.note(name + " " + sub + " reads secrets")
 	case sub == "" || sub == "list" || sub == "ls" || sub == "show" || sub == "info" || sub == "version" ||
 		sub == "--version" || sub == "env" && name != "op" || sub == "status" || sub == "which" || sub == "search" || sub == "check":
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 	case sub == "remove" || sub == "uninstall" || sub == "rm" || sub == "delete" || sub == "prune" || sub == "clean":
 		inv.kind(act.Delete)
 	case sub == "shell" || sub == "activate" || sub == "x" || sub == "run" || sub == "exec" || sub == "dlx":
@@ -200,8 +197,7 @@ func xargsCmd(inv *invocation, _ *cmdSpec) {
 	}
 	start := p.rest
 	if start >= len(inv.argv) {
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		inv.note("xargs without a command echoes its input")
 		return
 	}
@@ -288,8 +284,7 @@ func flockCmd(inv *invocation, _ *cmdSpec) {
 		return
 	}
 	if len(p.ops) < 2 {
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		return
 	}
 	inv.addPath(p.ops[0], act.Write)
@@ -301,13 +296,11 @@ func flockCmd(inv *invocation, _ *cmdSpec) {
 func execCmd(inv *invocation, _ *cmdSpec) {
 	p := parseFlags(inv.argv, 1, flagDef{short: "a", stop: true})
 	if inv.name() == "command" && p.has("v", "V") {
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		return
 	}
 	if p.rest >= len(inv.argv) {
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		return
 	}
 	inv.unwrap(p.rest, inv.name())
@@ -395,8 +388,7 @@ func shellCmd(inv *invocation, _ *cmdSpec) {
 		break
 	}
 	if noexec && !hasC {
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		inv.note("-n only checks syntax")
 		if i < len(argv) {
 			inv.addPath(i, act.Read)
@@ -461,8 +453,7 @@ func evalCmd(inv *invocation, _ *cmdSpec) {
 		}
 	}
 	if len(inv.argv) < 2 {
-		inv.kind(act.Read)
-		inv.readOnly = true
+		inv.readsOnly()
 		return
 	}
 	inv.runScript(strings.Join(inv.argv[1:], " "), "eval")
