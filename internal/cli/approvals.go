@@ -31,22 +31,10 @@ func (f *approvalFlags) register(cmd *cobra.Command) {
 }
 
 func (f *approvalFlags) client(env Env) (*client.Client, error) {
-	server := f.server
-	if server == "" {
-		server = env.Getenv("MANDATE_URL")
-	}
-	if server == "" {
-		server = DefaultServer
-	}
-	tok := f.token
+	server := orEnv(env, f.server, "MANDATE_URL", DefaultServer)
+	tok := orEnv(env, f.token, "MANDATE_TOKEN", "")
 	if tok == "" {
-		tok = env.Getenv("MANDATE_TOKEN")
-	}
-	if tok == "" {
-		path := f.tokenFile
-		if path == "" {
-			path = env.Getenv("MANDATE_TOKEN_FILE")
-		}
+		path := orEnv(env, f.tokenFile, "MANDATE_TOKEN_FILE", "")
 		if path == "" {
 			return nil, errors.New("no token: give --token, $MANDATE_TOKEN or --token-file (an approver token: mandate token create --role approver)")
 		}

@@ -151,10 +151,7 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 	for _, u := range f.urls {
 		bases = append(bases, strings.TrimRight(u, "/"))
 	}
-	token := f.token
-	if token == "" {
-		token = env.Getenv("MANDATE_TOKEN")
-	}
+	token := orEnv(env, f.token, "MANDATE_TOKEN", "")
 	where := strings.Join(bases, ", ")
 	stats := func() sqlite.Stats { return sqlite.Stats{} }
 	if len(bases) == 0 {

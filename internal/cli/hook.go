@@ -66,25 +66,28 @@ func defaultTokenFile(env Env) string {
 }
 
 func (f *hookFlags) serverURL(env Env) string {
-	switch {
-	case f.server != "":
-		return f.server
-	case env.Getenv("MANDATE_URL") != "":
-		return env.Getenv("MANDATE_URL")
-	}
-	return DefaultServer
+	return orEnv(env, f.server, "MANDATE_URL", DefaultServer)
 }
 
 // tokenFilePath is the token file the hook reads when no token is given
 // directly.
 func (f *hookFlags) tokenFilePath(env Env) string {
-	switch {
-	case f.tokenFile != "":
-		return f.tokenFile
-	case env.Getenv("MANDATE_TOKEN_FILE") != "":
-		return env.Getenv("MANDATE_TOKEN_FILE")
+	if p := orEnv(env, f.tokenFile, "MANDATE_TOKEN_FILE", ""); p != "" {
+		return p
 	}
 	return defaultTokenFile(env)
+}
+
+// orEnv is v, a flag's value, when it is set; else the environment
+// variable name, when that is; else def.
+func orEnv(env Env, v, name, def string) string {
+	if v != "" {
+		return v
+	}
+	if e := env.Getenv(name); e != "" {
+		return e
+	}
+	return def
 }
 
 func (f *hookFlags) resolveToken(env Env) (string, error) {
@@ -281,12 +284,7 @@ environment (listed in allowedEnvVars; Claude Code sends it in the Authorization
 			if tokenFile, err = checkTokenFile(tokenFile); err != nil {
 				return err
 			}
-			if server == "" {
-				server = env.Getenv("MANDATE_URL")
-			}
-			if server == "" {
-				server = DefaultServer
-			}
+			server = orEnv(env, server, "MANDATE_URL", DefaultServer)
 			if err := checkServerURL(server); err != nil {
 				return err
 			}

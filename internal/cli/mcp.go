@@ -113,19 +113,13 @@ func runMCPStdio(ctx context.Context, env Env, log *slog.Logger, f mcpStdioFlags
 	home, _ := os.UserHomeDir()
 	spec := mcpgw.SessionSpec{AgentID: f.agent, Intent: f.intent, Mandate: m, WorkingDir: f.workDir, HomeDir: home}
 
-	server := f.server
-	if server == "" {
-		server = env.Getenv("MANDATE_URL")
-	}
+	server := orEnv(env, f.server, "MANDATE_URL", "")
 	if f.server != "" && dataSet {
 		return errors.New("give --server or --data, not both")
 	}
 	var backend mcpgw.Backend
 	if server != "" && !dataSet {
-		token := f.token
-		if token == "" {
-			token = env.Getenv("MANDATE_TOKEN")
-		}
+		token := orEnv(env, f.token, "MANDATE_TOKEN", "")
 		if token == "" {
 			return errors.New("--server needs a token: --token or MANDATE_TOKEN (a user or hook token)")
 		}
