@@ -54,29 +54,11 @@ func TestSelfFacts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := SelfFacts(tc.cfg)
-			for _, a := range tc.addresses {
-				if !slices.Contains(f.Addresses, a) {
-					t.Errorf("addresses lack %s: %v", a, f.Addresses)
-				}
-			}
-			for _, a := range tc.absent {
-				if slices.Contains(f.Addresses, a) {
-					t.Errorf("addresses have %s", a)
-				}
-			}
+			holds(t, "addresses", f.Addresses, tc.addresses, tc.absent)
 			if len(f.Addresses) > 0 && (len(f.Ports) != 1 || len(f.Hosts) != len(f.Addresses)) {
 				t.Errorf("ports %v, hosts %v for %d addresses", f.Ports, f.Hosts, len(f.Addresses))
 			}
-			for _, p := range tc.paths {
-				if !slices.Contains(f.Paths, p) {
-					t.Errorf("paths lack %s: %v", p, f.Paths)
-				}
-			}
-			for _, p := range tc.noPaths {
-				if slices.Contains(f.Paths, p) {
-					t.Errorf("paths have %s", p)
-				}
-			}
+			holds(t, "paths", f.Paths, tc.paths, tc.noPaths)
 		})
 	}
 }
@@ -88,4 +70,19 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// holds fails t for each of want that got lacks and each of absent it has.
+func holds(t *testing.T, what string, got, want, absent []string) {
+	t.Helper()
+	for _, a := range want {
+		if !slices.Contains(got, a) {
+			t.Errorf("%s lack %s: %v", what, a, got)
+		}
+	}
+	for _, a := range absent {
+		if slices.Contains(got, a) {
+			t.Errorf("%s have %s", what, a)
+		}
+	}
 }
