@@ -1147,3 +1147,42 @@ func TestNewMeansToAKnownEnd(t *testing.T) {
 		t.Errorf("a new program posting to a new host: score %.2f %v, want unlike itself", fresh.Score, fresh.Reasons)
 	}
 }
+
+// TestRareHour: a call at an hour the agent never works near is recorded
+// as baseline.rare_hour, once enough calls have an hour; the hours next to
+// its usual ones are not rare, and the score does not move.
+func TestRareHour(t *testing.T) {
+	c := cfg(t)
+	p := NewProfile("mailer", "")
+	for i := range 200 {
+		e := ev(fmt.Sprintf("a-%d", i/4), "read_inbox", "read", "allow")
+		e.Hour = 9 + i%8 // 09:00-16:59
+		p.Learn(c, e, t0)
+	}
+	for _, tc := range []struct {
+		hour int
+		rare bool
+	}{{3, true}, {23, true}, {9, false}, {17, false}, {8, false}, {18, true}, {-1, false}} {
+		e := ev("b-0", "read_inbox", "read", "allow")
+		e.Hour = tc.hour
+		r := c.Assess(p, Current{Event: e})
+		got := slices.ContainsFunc(r.Signals, func(s Signal) bool { return s.Name == SignalRareHour })
+		if got != tc.rare {
+			t.Errorf("hour %d: rare_hour %v, want %v (%v)", tc.hour, got, tc.rare, r.Signals)
+		}
+		if r.Score != 0 {
+			t.Errorf("hour %d: score %v, want 0 (the hour is not weighed)", tc.hour, r.Score)
+		}
+	}
+	small := NewProfile("mailer", "")
+	for range 40 {
+		e := ev("a-0", "read_inbox", "read", "allow")
+		e.Hour = 9
+		small.Learn(c, e, t0)
+	}
+	e := ev("b-0", "read_inbox", "read", "allow")
+	e.Hour = 3
+	if r := c.Assess(small, Current{Event: e}); slices.ContainsFunc(r.Signals, func(s Signal) bool { return s.Name == SignalRareHour }) {
+		t.Errorf("40 calls cannot make an hour rare: %v", r.Signals)
+	}
+}

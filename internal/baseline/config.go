@@ -58,8 +58,12 @@ type Config struct {
 	ReadOnly      []string `yaml:"read_only_kinds"`
 	ReadOnlyTypes []string `yaml:"read_only_destinations"`
 	Signals       struct {
-		RareTool              float64 `yaml:"rare_tool"`
-		RareMinCalls          int     `yaml:"rare_min_calls"`
+		RareTool     float64 `yaml:"rare_tool"`
+		RareMinCalls int     `yaml:"rare_min_calls"`
+		// RareHour: the call's hour is rare below this probability (the
+		// upper Wilson bound of the agent's learned calls within an hour
+		// of it). Recorded on the decision, not weighed in the score.
+		RareHour              float64 `yaml:"rare_hour"`
 		RareTransition        float64 `yaml:"rare_transition"`
 		RareTransitionMinFrom int     `yaml:"rare_transition_min_from"`
 		RateFactor            float64 `yaml:"rate_factor"`
@@ -197,7 +201,7 @@ func (c *Config) check() error {
 		pos("drift.early_min_sessions", d.EarlyMinSessions), pos("drift.early_permutations", d.EarlyPermutations), unit("drift.significance", d.Significance),
 		pos("drift.min_new_transition_calls", d.MinNewTransitionCalls),
 		pos("review.min_sessions", c.Review.MinSessions),
-		unit("signals.rare_tool", s.RareTool), unit("signals.rare_transition", s.RareTransition),
+		unit("signals.rare_tool", s.RareTool), unit("signals.rare_hour", s.RareHour), unit("signals.rare_transition", s.RareTransition),
 		unit("signals.unlike_self", s.UnlikeSelf), unit("signals.weights.first_seen_consequential", s.Weights.FirstSeenConsequential),
 		unit("signals.weights.first_seen", s.Weights.FirstSeen), unit("signals.weights.first_seen_reach", s.Weights.FirstSeenReach),
 		unit("signals.weights.exposed", s.Weights.Exposed), unit("signals.weights.rare_tool", s.Weights.RareTool),

@@ -31,6 +31,9 @@ const (
 	// than the monitoring minimum): a change the drift verdict cannot yet
 	// speak of.
 	SignalNewInVersion = "baseline.new_in_version"
+	// SignalRareHour is the hour of day the agent rarely works at:
+	// recorded, never weighed in the score.
+	SignalRareHour = "baseline.rare_hour"
 )
 
 // Current is the call being decided, in its session's context.
@@ -330,6 +333,9 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 			parts = append(parts, part{weight: c.Signals.Weights.RareTransition * (1 - prob/c.Signals.RareTransition), why: why})
 		}
 	}
+	if sig, ok := c.rareHour(p, ev.Hour); ok {
+		r.Signals = append(r.Signals, sig)
+	}
 	for _, k := range c.RateKinds {
 		if !slices.Contains(ev.Kinds, k) {
 			continue
@@ -366,6 +372,31 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 	r.Signals = append(r.Signals, Signal{Name: SignalScore, Value: jsonOf(r.Score), Reason: reason})
 	r.UnlikeSelf = r.State == Monitoring && r.Score >= c.Signals.UnlikeSelf
 	return r
+}
+
+// rareHour is the baseline.rare_hour signal for a call at hour h, when the
+// agent's learned calls within an hour of it (h-1, h, h+1, around the
+// clock) are so few that their share could be at most signals.rare_hour
+// (the upper Wilson bound), once signals.rare_min_calls calls have an
+// hour.
+func (c *Config) rareHour(p *Profile, h int) (Signal, bool) {
+	if h < 0 || h >= 24 || c.Signals.RareHour <= 0 {
+		return Signal{}, false
+	}
+	n := 0
+	for _, x := range p.Hours {
+		n += x
+	}
+	if n < c.Signals.RareMinCalls {
+		return Signal{}, false
+	}
+	k := p.Hours[(h+23)%24] + p.Hours[h] + p.Hours[(h+1)%24]
+	prob := wilsonUpper(k, n, c.Signals.RareZ)
+	if prob >= c.Signals.RareHour {
+		return Signal{}, false
+	}
+	why := fmt.Sprintf("hour %02d: %d of this agent's %d learned calls within an hour of it (recorded, not weighed)", h, k, n)
+	return Signal{Name: SignalRareHour, Value: jsonOf(round(prob)), Reason: why}, true
 }
 
 func (c *Config) stateReason(p *Profile, state string) string {
