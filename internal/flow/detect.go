@@ -360,7 +360,14 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 			// "Der Mail-Assistent hat … weiterzuleiten": the
 			// infinitive is the directive when, without its zu, it is
 			// one ("weiterleiten").
-			if end, verb, lang := d.lx.zuObligation(sc.toks); end >= 0 {
+			// In the passive ("Vom Zahlungsassistenten ist der Betrag
+			// … zu überweisen") the machine must be its agent, not
+			// the subject acted on ("Der Bot ist … zu registrieren").
+			end, verb, lang, passive := d.lx.zuObligation(sc.toks)
+			if passive && (f.agentAt < 1 || !d.lx.zuAgentPreps[sc.toks[f.agentAt-1].text]) {
+				end = -1
+			}
+			if end >= 0 {
 				f.has[catObligation], f.oblEnd = true, end
 				if !f.has[catDirective] && d.lx.directive(verb) {
 					f.has[catDirective] = true

@@ -198,6 +198,12 @@ type lexicon struct {
 	zuAux        map[string]string
 	zuParticles  []string
 	zuClauseEnds map[string]bool
+	// zuPassive are the auxiliaries of a deontic passive ("ist … zu
+	// überweisen"), zuAgentPreps the words that make the machine its
+	// agent ("vom Zahlungsassistenten"): the subject is acted on, so the
+	// machine counts only as the agent.
+	zuPassive    map[string]bool
+	zuAgentPreps map[string]bool
 	// objects maps a folded word to the phrases starting with it that
 	// name a concept ("kontakte", "carnet d adresses" → contacts), for
 	// relating tool names to injected requests.
@@ -248,6 +254,8 @@ type langTable struct {
 	ZuAux      []string            `yaml:"zu_obligations"`
 	ZuParticle []string            `yaml:"zu_particles"`
 	ZuEnds     []string            `yaml:"zu_clause_ends"`
+	ZuPassive  []string            `yaml:"zu_passive"`
+	ZuAgent    []string            `yaml:"zu_agent_preps"`
 	Calls      []string            `yaml:"calls"`
 	Leads      []string            `yaml:"leads"`
 	Tags       []string            `yaml:"tags"`
@@ -258,7 +266,7 @@ type langTable struct {
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
 	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "passive_aux", "pronouns",
-	"zu_obligations", "zu_particles", "zu_clause_ends", "tags", "calls", "stopwords", "objects"}
+	"zu_obligations", "zu_particles", "zu_clause_ends", "zu_passive", "zu_agent_preps", "tags", "calls", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
 type LexiconError struct {
@@ -279,7 +287,7 @@ const maxLexiconFile = 1 << 20
 
 // loadLexicon reads the embedded tables and then each operator file.
 func loadLexicon(extra map[string][]byte) (*lexicon, error) {
-	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, pronouns: map[string]bool{}, zuAux: map[string]string{}, zuClauseEnds: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
+	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, pronouns: map[string]bool{}, zuAux: map[string]string{}, zuClauseEnds: map[string]bool{}, zuPassive: map[string]bool{}, zuAgentPreps: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
 	ents, err := fs.ReadDir(langFS, "lang")
 	if err != nil {
 		return nil, fmt.Errorf("flow: reading the built-in lexicons: %w", err)
@@ -474,6 +482,13 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 	for _, w := range t.ZuEnds {
 		lx.zuClauseEnds[fold.String(strings.TrimSpace(w))] = true
 	}
+	for _, w := range t.ZuPassive {
+		lx.zuAux[fold.String(strings.TrimSpace(w))] = t.Code
+		lx.zuPassive[fold.String(strings.TrimSpace(w))] = true
+	}
+	for _, w := range t.ZuAgent {
+		lx.zuAgentPreps[fold.String(strings.TrimSpace(w))] = true
+	}
 	for _, w := range t.Leads {
 		for _, tk := range tokenize(fold.String(w), 0, len(fold.String(w)), nil) {
 			lx.leads[tk.text] = true
@@ -525,12 +540,12 @@ func (lx *lexicon) passiveAfter(toks []tok, end int) bool {
 // comma, a word of zu_clause_ends): "zu" and a word ending in n, or a
 // word ending in n with "zu" after a particle of zu_particles. It returns
 // the index after the infinitive, the infinitive without its "zu"
-// ("weiterleiten", "posten") and the auxiliary's language; -1 if none.
-func (lx *lexicon) zuObligation(toks []tok) (int, string, string) {
-	lang := ""
+// ("weiterleiten", "posten"), the auxiliary's language and whether it is
+// a passive's (zu_passive: "ist … zu überweisen"); -1 if none.
+func (lx *lexicon) zuObligation(toks []tok) (end int, verb, lang string, passive bool) {
 	for i, t := range toks {
 		if lang == "" {
-			lang = lx.zuAux[t.text]
+			lang, passive = lx.zuAux[t.text], lx.zuPassive[t.text]
 			continue
 		}
 		closes := i+1 == len(toks) || toks[i+1].text == "," || lx.zuClauseEnds[toks[i+1].text]
@@ -538,15 +553,15 @@ func (lx *lexicon) zuObligation(toks []tok) (int, string, string) {
 			continue
 		}
 		if i > 0 && toks[i-1].text == "zu" && len(t.text) >= 4 && !lx.stop[t.text] {
-			return i + 1, t.text, lang
+			return i + 1, t.text, lang, passive
 		}
 		for _, p := range lx.zuParticles {
 			if rest, ok := strings.CutPrefix(t.text, p+"zu"); ok && len(rest) >= 3 {
-				return i + 1, p + rest, lang
+				return i + 1, p + rest, lang, passive
 			}
 		}
 	}
-	return -1, "", ""
+	return -1, "", "", false
 }
 
 // directive reports whether a word alone is a directive of a table
