@@ -39,6 +39,13 @@ func withKeysOf(t *testing.T, first string) string {
 	return dir
 }
 
+// payCharger asks, through replica a, for one 20 EUR charger checkout in
+// session sess: the payment the cap tests repeat until the cap is reached.
+func payCharger(ctx context.Context, a *App, sess string) (*engine.Decision, error) {
+	return a.Engine.Evaluate(ctx, admin, engine.EvaluateRequest{SessionID: sess, Tool: "checkout",
+		Args: map[string]any{"item": "usb-c charger", "price": "20 EUR"}})
+}
+
 // replicas opens n instances on one shared store, each with its own data
 // directory holding copies of the same keys, as a deployment would.
 func replicas(t *testing.T, n int) (string, []*App) {
@@ -86,8 +93,7 @@ func TestCapsHoldAcrossReplicas(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			d, err := apps[i%3].Engine.Evaluate(ctx, admin, engine.EvaluateRequest{SessionID: "shop", Tool: "checkout",
-				Args: map[string]any{"item": "usb-c charger", "price": "20 EUR"}})
+			d, err := payCharger(ctx, apps[i%3], "shop")
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

@@ -46,8 +46,7 @@ func TestTreeCapsHoldAcrossReplicas(t *testing.T) {
 	// Each sub-agent pays once first, through a replica of its own, so
 	// that draws on both levels of the tree are in what is counted below.
 	for i, s := range sessions[1:] {
-		d, err := apps[2-i].Engine.Evaluate(ctx, admin, engine.EvaluateRequest{SessionID: s, Tool: "checkout",
-			Args: map[string]any{"item": "usb-c charger", "price": "20 EUR"}})
+		d, err := payCharger(ctx, apps[2-i], s)
 		if err != nil || d.Effect != policy.Allow {
 			t.Fatalf("%s's first payment: %+v %v", s, d, err)
 		}
@@ -60,8 +59,7 @@ func TestTreeCapsHoldAcrossReplicas(t *testing.T) {
 		app := apps[(i/3)%3]
 		wg.Go(func() {
 			<-start
-			d, err := app.Engine.Evaluate(ctx, admin, engine.EvaluateRequest{SessionID: sess, Tool: "checkout",
-				Args: map[string]any{"item": "usb-c charger", "price": "20 EUR"}})
+			d, err := payCharger(ctx, app, sess)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

@@ -83,6 +83,18 @@ func (s *served) token(t *testing.T, role string) string {
 	return strings.TrimSpace(out)
 }
 
+// mailer is an admin client and a new session of agent "mailer" whose
+// mandate sends the Q3 summary to alice@example.com only.
+func (s *served) mailer(t *testing.T) (*client.Client, *client.Session) {
+	t.Helper()
+	admin := client.New(s.url, s.admin)
+	sess, err := admin.CreateSession(context.Background(), client.SessionRequest{AgentID: "mailer", Intent: "Send the Q3 summary to alice@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admin, sess
+}
+
 func (s *served) ask(t *testing.T, c *client.Client, sid, to string) *client.Decision {
 	t.Helper()
 	d, err := c.Evaluate(context.Background(), sid, "send_email", map[string]any{"to": to, "subject": "Q3", "body": "numbers"})
@@ -143,11 +155,7 @@ judge:
 	const secret = "webhook-secret-for-the-test"
 	s := serveWithConfig(t, config, map[string]string{"MANDATE_WEBHOOK_SECRET": secret, "MANDATE_JUDGE_KEY": "sk-local"})
 	ctx := context.Background()
-	admin := client.New(s.url, s.admin)
-	sess, err := admin.CreateSession(ctx, client.SessionRequest{AgentID: "mailer", Intent: "Send the Q3 summary to alice@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, sess := s.mailer(t)
 	d := s.ask(t, admin, sess.SessionID, "auditor@example.com")
 	if d.Judge == nil || d.Judge.Decision != "allow" || d.Judge.Applied {
 		t.Errorf("advisory judge: %+v", d.Judge)
@@ -243,11 +251,7 @@ func TestWatchUnderTmux(t *testing.T) {
 	tmux := testpeer.Program(t, "tmux", "MANDATE_TEST_TMUX", "apt-get install tmux (.ci/run does)")
 	s := serveWithConfig(t, "approvals:\n  timeout: 10m\n", nil)
 	ctx := context.Background()
-	admin := client.New(s.url, s.admin)
-	sess, err := admin.CreateSession(ctx, client.SessionRequest{AgentID: "mailer", Intent: "Send the Q3 summary to alice@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, sess := s.mailer(t)
 	first := s.ask(t, admin, sess.SessionID, "eve@competitor.example")
 	second := s.ask(t, admin, sess.SessionID, "mallory@elsewhere.example")
 	approver := s.token(t, "approver")

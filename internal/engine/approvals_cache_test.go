@@ -51,8 +51,7 @@ func newCountingRig(t *testing.T, shared bool) (*approvalRig, *countingStore) {
 // answer, the use of a grant, a new approval) is seen by the next ask.
 func TestAskReadsApprovalsOnce(t *testing.T) {
 	r, cs := newCountingRig(t, false)
-	sid := r.session(t)
-	d := r.ask(t, sid, toEve)
+	sid, d := r.askEve(t)
 	first := cs.calls.Load()
 	for range 5 {
 		if again := r.ask(t, sid, toEve); again.ApprovalID != d.ApprovalID {

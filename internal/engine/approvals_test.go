@@ -100,6 +100,14 @@ func (r *approvalRig) ask(t testing.TB, sid string, args map[string]any) *Decisi
 	return d
 }
 
+// askEve starts a session and asks its send of the Q3 numbers to Eve,
+// whom the mandate does not name: the ask most tests here answer.
+func (r *approvalRig) askEve(t testing.TB) (string, *Decision) {
+	t.Helper()
+	sid := r.session(t)
+	return sid, r.ask(t, sid, toEve)
+}
+
 // answer has p answer the approval id; the answer must be taken.
 func (r *approvalRig) answer(t testing.TB, p auth.Principal, id string, a approval.Answer) *store.Approval {
 	t.Helper()
@@ -113,8 +121,7 @@ func (r *approvalRig) answer(t testing.TB, p auth.Principal, id string, a approv
 func TestAskBecomesPendingApproval(t *testing.T) {
 	r := newApprovalRig(t, "", ApprovalOptions{})
 	ctx := context.Background()
-	sid := r.session(t)
-	d := r.ask(t, sid, toEve)
+	sid, d := r.askEve(t)
 	a, err := r.e.GetApproval(ctx, approver, d.ApprovalID, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -157,8 +164,7 @@ func TestAskBecomesPendingApproval(t *testing.T) {
 func TestApprovedCallIsAllowedOnce(t *testing.T) {
 	r := newApprovalRig(t, "", ApprovalOptions{})
 	ctx := context.Background()
-	sid := r.session(t)
-	d := r.ask(t, sid, toEve)
+	sid, d := r.askEve(t)
 	a := r.answer(t, approver, d.ApprovalID, approval.Answer{Decision: "approve", Note: "fine, she is our auditor"})
 	if a.State != store.ApprovalApproved || a.AnsweredBy != "approver:tok_appr" || a.AnswererRole != "approver" || a.Scope != store.ScopeOnce || a.Note != "fine, she is our auditor" {
 		t.Errorf("answered approval %+v", a)
@@ -185,8 +191,7 @@ func TestApprovedCallIsAllowedOnce(t *testing.T) {
 func TestAnsweringIsForPeopleOnly(t *testing.T) {
 	r := newApprovalRig(t, "", ApprovalOptions{})
 	ctx := context.Background()
-	sid := r.session(t)
-	d := r.ask(t, sid, toEve)
+	sid, d := r.askEve(t)
 	ans := AnswerRequest{Answer: approval.Answer{Decision: "approve"}}
 	for _, p := range []auth.Principal{agentP("mailer"), hook, {TokenID: "tok_x", Role: "nobody"}} {
 		if _, err := r.e.Answer(ctx, p, d.ApprovalID, ans); !errors.Is(err, ErrForbidden) {
@@ -205,8 +210,7 @@ func TestAnsweringIsForPeopleOnly(t *testing.T) {
 		}
 	}
 	for _, p := range []auth.Principal{user, admin} {
-		sid := r.session(t)
-		d := r.ask(t, sid, toEve)
+		_, d := r.askEve(t)
 		if _, err := r.e.Answer(ctx, p, d.ApprovalID, AnswerRequest{Answer: approval.Answer{Decision: "deny"}}); err != nil {
 			t.Errorf("%s could not answer: %v", p.Role, err)
 		}
@@ -256,8 +260,7 @@ func TestFirstAnswerWins(t *testing.T) {
 func TestExpiredIsDenied(t *testing.T) {
 	r := newApprovalRig(t, "", ApprovalOptions{Timeout: time.Minute})
 	ctx := context.Background()
-	sid := r.session(t)
-	d := r.ask(t, sid, toEve)
+	sid, d := r.askEve(t)
 	r.clock.advance(2 * time.Minute)
 	// Shown as expired before the expiry loop records it…
 	a, _ := r.e.GetApproval(ctx, approver, d.ApprovalID, 0)
@@ -307,8 +310,7 @@ func TestDeadlineBySessionAndRule(t *testing.T) {
 func TestSessionScopeAmendsTheMandate(t *testing.T) {
 	r := newApprovalRig(t, "", ApprovalOptions{})
 	ctx := context.Background()
-	sid := r.session(t)
-	d := r.ask(t, sid, toEve)
+	sid, d := r.askEve(t)
 	a := r.answer(t, user, d.ApprovalID, approval.Answer{Decision: "approve", Scope: "session", Note: "Eve may get the Q3 numbers this week"})
 	if a.MandateVersion != 2 {
 		t.Errorf("approval amended to version %d, want 2", a.MandateVersion)
@@ -343,8 +345,7 @@ func TestApprovalsSurviveARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	r := newApprovalRig(t, path, ApprovalOptions{})
 	ctx := context.Background()
-	sid := r.session(t)
-	d := r.ask(t, sid, toEve)
+	sid, d := r.askEve(t)
 
 	e2 := r.engine(t, ApprovalOptions{})
 	a, err := e2.GetApproval(ctx, approver, d.ApprovalID, 0)

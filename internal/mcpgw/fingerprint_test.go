@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mandate-dev/mandate/internal/app"
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/store"
 )
@@ -19,17 +20,13 @@ import (
 // initialize, and the fingerprint of the tools the gateway shows.
 func TestSessionFingerprint(t *testing.T) {
 	ctx := context.Background()
-	a := openApp(t)
-	be := &EngineBackend{Engine: a.Engine}
-	sessions := &HTTPSessions{Backend: be}
-	g := peerGateway(ctx, t, be, sessions)
+	a, sessions, g := httpGateway(ctx, t)
 	sessions.Toolset = g.ToolsetHash
 	hash := g.ToolsetHash()
 	if !strings.HasPrefix(hash, "sha256:") {
 		t.Fatalf("tool-set hash of a gateway with tools: %q", hash)
 	}
-	srv := httptest.NewServer(g.HTTPHandler(func(*http.Request) (auth.Principal, bool) { return gatewayAdmin, true }))
-	t.Cleanup(srv.Close)
+	srv := serveAsAdmin(t, g)
 	h := http.Header{HeaderIntent: {"Greet%20Ada."}, HeaderAgent: {"fp-agent"}, "Authorization": {"Bearer test"}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "fp-client", Version: "2.0"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: headerRT{h: h, base: http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -51,6 +48,25 @@ func TestSessionFingerprint(t *testing.T) {
 
 // peerGateway is a gateway before the in-memory peer upstream, deciding
 // through be in the sessions given, closed when t ends.
+// httpGateway is a Streamable HTTP gateway over the in-memory peer, on a
+// fresh app; a test sets what it needs on the sessions before serving.
+func httpGateway(ctx context.Context, t *testing.T) (*app.App, *HTTPSessions, *Gateway) {
+	t.Helper()
+	a := openApp(t)
+	be := &EngineBackend{Engine: a.Engine}
+	sessions := &HTTPSessions{Backend: be}
+	return a, sessions, peerGateway(ctx, t, be, sessions)
+}
+
+// serveAsAdmin serves g over HTTP, every request authenticated as the
+// gateway's admin.
+func serveAsAdmin(t *testing.T, g *Gateway) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(g.HTTPHandler(func(*http.Request) (auth.Principal, bool) { return gatewayAdmin, true }))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 func peerGateway(ctx context.Context, t *testing.T, be Backend, sessions SessionResolver) *Gateway {
 	t.Helper()
 	up, _ := inMemory("peer")

@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mandate-dev/mandate/internal/app"
-	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/store"
 )
@@ -75,15 +74,11 @@ func greetOverHTTP(ctx context.Context, t *testing.T, a *app.App, srv *httptest.
 // its status, and so does a suspended one.
 func TestHTTPSessionEndCompletes(t *testing.T) {
 	ctx := context.Background()
-	a := openApp(t)
-	be := &EngineBackend{Engine: a.Engine}
-	sessions := &HTTPSessions{Backend: be}
-	g := peerGateway(ctx, t, be, sessions)
+	a, sessions, g := httpGateway(ctx, t)
 	forgot := make(chan string, 4)
 	sessions.OnEnd = func(id string) { g.Forget(id); forgot <- id }
 	sessions.OnEndError = func(id string, err error) { t.Errorf("session %s not completed: %v", id, err) }
-	srv := httptest.NewServer(g.HTTPHandler(func(*http.Request) (auth.Principal, bool) { return gatewayAdmin, true }))
-	t.Cleanup(srv.Close)
+	srv := serveAsAdmin(t, g)
 
 	cs, id := greetOverHTTP(ctx, t, a, srv, http.Header{HeaderIntent: {"Greet%20Ada."}, HeaderAgent: {"end-agent"}}, "end-agent")
 	if s, _ := a.Store.GetSession(ctx, id); s.Status != store.StatusActive {
