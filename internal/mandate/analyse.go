@@ -97,6 +97,7 @@ type segState struct {
 	self         [][2]int // the user speaking of themself ("I'll", "ich")
 	needless     [][2]int // "no need to", "pas besoin de"
 	askFirst     [][2]int // "ask me before", "frag mich, bevor"
+	askPrev      string   // "…, but ask me first": the clause before is asked (askPrevious)
 	askAfter     [][2]int // "without asking me first", "ohne mich zu fragen"
 	exceptions   [][2]int // "outside", "except", "außer"
 	today        [][2]int // "today" phrases, settled once anchors are known

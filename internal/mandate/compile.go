@@ -230,6 +230,9 @@ type build struct {
 	// settleFileObjects.
 	fileObjects []string
 	otherPaths  bool
+	// sentenceVerbs is set once a segment of the sentence being read had
+	// a verb (noItemsCond).
+	sentenceVerbs bool
 	// prev is the sentence read last: a "nothing else" standing in a
 	// sentence of its own restricts its last granting verb.
 	prev struct {

@@ -286,7 +286,16 @@ func (b *build) unknownWord(st *segState, i int) bool {
 // "ask me before", the verb is asked, whether a negation stands before it
 // or not: "don't send it without asking me first" asks each send.
 func (b *build) askAfter(st *segState) {
-	if len(st.askAfter) == 0 {
+	phrases := slices.Clone(st.askAfter)
+	for _, af := range st.askFirst {
+		// "delete the logs, but ask me first", "frag mich vorher" at the
+		// end: an "ask me before" with no verb after it asks about the
+		// verb before it, as "without asking me" does.
+		if !slices.ContainsFunc(st.anchors, func(a *anchor) bool { return !a.noun && a.pos >= af[1] && a.pos-af[1] <= 2 }) {
+			phrases = append(phrases, af)
+		}
+	}
+	if len(phrases) == 0 {
 		return
 	}
 	stop := make([]int, len(st.toks)+1) // stop[i]: 1 + the last sentence end before i
@@ -296,7 +305,7 @@ func (b *build) askAfter(st *segState) {
 			stop[i+1] = i + 1
 		}
 	}
-	for _, af := range st.askAfter {
+	for _, af := range phrases {
 		var best *anchor
 		for _, a := range st.anchors {
 			if a.noun || a.end > af[0] || a.pos < stop[af[0]] {
@@ -309,6 +318,28 @@ func (b *build) askAfter(st *segState) {
 		if best != nil {
 			best.askFirst, best.negated, best.negStart, best.negEnd = true, true, af[0], af[1]
 			best.neg = b.span(st.toks, af[0], af[1])
+		} else if stop[af[0]] == 0 {
+			// "…, but ask me first": a clause of its own, for the verb of
+			// the clause before (askPrevious).
+			st.askPrev = b.span(st.toks, af[0], af[1])
 		}
+	}
+}
+
+// askPrevious puts to a person the consequential kinds of the verb before
+// a clause that only says to ask first ("Lösche die Logs, aber frag mich
+// vorher", "publie l'annonce, mais demande-moi d'abord").
+func (b *build) askPrevious(st *segState, inherited *anchor) {
+	if st.askPrev == "" || !granting(inherited) {
+		return
+	}
+	for _, k := range inherited.kinds {
+		if k == action.Read || k == action.Fetch {
+			continue
+		}
+		if _, ok := b.qualified[k]; !ok {
+			b.qualified[k] = qualification{phrase: st.askPrev, verb: inherited.word, askFirst: true}
+		}
+		b.recognise(st.askPrev, "ask "+string(k), fmt.Sprintf("%q asks first about %q: each %s call is put to you", st.askPrev, inherited.word, k))
 	}
 }

@@ -124,6 +124,7 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 	}
 	b.labelledDeletes(st)
 	b.limitedDeletes(st)
+	b.channelDeletes(st)
 	b.pendingCondition(st)
 	b.pendingPassive(st)
 	for _, q := range qs {
@@ -399,6 +400,29 @@ func (b *build) limitedDeletes(st *segState) {
 	}
 }
 
+// channelDeletes reads a delete of messages in a chat channel the words
+// name ("delete my messages in #random", "lösche nur die Nachrichten in
+// #test"): the channel is a scope entry for sending, but it does not bound
+// a delete — a delete granted as a whole would remove the messages of
+// every other channel, and files too. The call to delete a message does
+// not carry its channel where the draft can check it, so deleting is put
+// to a person, call by call.
+func (b *build) channelDeletes(st *segState) {
+	for a, to := range grantedDeletes(st) {
+		if !b.messagesBetween(st, a.end, to) {
+			continue
+		}
+		for j := a.end; j < to; j++ {
+			if t := st.toks[j]; t.kind == tokEntity && b.ents[t.ent].kind == entChannel {
+				phrase := b.span(st.toks, j, j+1)
+				b.qualifyLimited(action.Delete, phrase, a.word)
+				b.recognise(phrase, "ask delete", fmt.Sprintf("the messages %q deletes are those in the channel %s, which a delete call does not show: each delete call is put to you", a.word, phrase))
+				break
+			}
+		}
+	}
+}
+
 // placeOnly reports whether tokens i to j name only where items are kept
 // ("dalla posta", "from my inbox"): function words and item_places.
 func (b *build) placeOnly(st *segState, i, j int) bool {
@@ -555,6 +579,7 @@ type qualification struct {
 	// be shown to meet it.
 	checkable bool
 	cond      ItemCondition
+	askFirst  bool // the words say to ask first, not which items (askPrevious)
 }
 
 // anyItemsBetween reports whether the words from i to j name items of any

@@ -25,7 +25,11 @@ func (b *build) negate(st *segState) {
 			// determiner before items of any sort, as the verb's whole
 			// object, negates the verb as "delete nothing" does.
 			for _, n := range st.negBef {
-				if k := b.noItems(st, n); k > 0 && n[0] >= a.end && n[0]-a.end <= 1 && !b.anchorBetween(st, a.end, n[0]) {
+				k := b.noItems(st, n)
+				if k == 0 {
+					k = b.noItemsCond(st, n, a)
+				}
+				if k > 0 && n[0] >= a.end && n[0]-a.end <= 1 && !b.anchorBetween(st, a.end, n[0]) {
 					a.negated, a.negStart, a.negEnd, a.negAfter = true, n[0], n[0]+k, true
 					break
 				}
@@ -46,7 +50,11 @@ func (b *build) negate(st *segState) {
 			// "ne supprime aucun fichier": the items no one may touch are
 			// read, as "rien" is.
 			for _, n := range append(slices.Clone(st.negBef), st.negAft...) {
-				if k := b.noItems(st, n); k > 0 && n[0] >= from && n[0] < to {
+				k := b.noItems(st, n)
+				if k == 0 {
+					k = b.noItemsCond(st, n, a)
+				}
+				if k > 0 && n[0] >= from && n[0] < to {
 					for j := n[0]; j < n[0]+k; j++ {
 						st.consumed[j] = true
 					}
@@ -204,6 +212,25 @@ func (b *build) noItems(st *segState, n [2]int) int {
 		if t := st.toks[j]; t.kind == tokWord && !b.is(t, roleMarker) && !b.is(t, roleDeterminer) && !b.is(t, roleCue) {
 			return 0
 		}
+	}
+	return n[1] + k - n[0]
+}
+
+// noItemsCond is noItems for items an item condition follows ("delete
+// no files older than a year", "keine Dateien, die älter als ein Jahr
+// sind"): in a sentence that asks for nothing else, the words ask for no
+// item at all — the condition narrows what is ruled out, not what is
+// asked — so the verb is negated as a whole. Where another verb of the
+// sentence may act on the other items ("tidy the repo but delete no
+// files older than a year"), the condition stands and the kind is asked.
+func (b *build) noItemsCond(st *segState, n [2]int, a *anchor) int {
+	e, k := b.at(st.toks, n[1], roleAnyItems)
+	if e == nil || b.sentenceVerbs || slices.ContainsFunc(st.anchors, func(o *anchor) bool { return o != a && !o.noun && o.pos < a.pos }) {
+		return 0
+	}
+	_, to := st.clauseOf(n[0])
+	if c, _ := b.at(st.toks, n[1]+k, roleItemCondition); c == nil || n[1]+k >= to || c.cond == condAct {
+		return 0
 	}
 	return n[1] + k - n[0]
 }

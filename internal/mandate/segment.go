@@ -250,6 +250,7 @@ func (b *build) sentence(sent sentence) {
 	var anchors, only []*anchor
 	before := slices.Clone(b.m.Allow)
 	b.pendingAct, b.pendingItems = nil, nil
+	b.sentenceVerbs = false
 	var reportsInto *anchor // a send verb and its addressee ending the segment before
 	readsInto := false      // a reading verb ending the segment before ("Schau nach, …")
 	for si, seg := range segs {
@@ -273,12 +274,14 @@ func (b *build) sentence(sent sentence) {
 		b.today(st)
 		b.apply(st, webCue, inherited)
 		b.itemConditions(st, inherited)
+		b.askPrevious(st, inherited)
 		if st.butExcept {
 			b.butExcept(st, inherited)
 		}
 		b.account(st)
 		for _, a := range st.anchors {
 			inherited = a
+			b.sentenceVerbs = b.sentenceVerbs || !a.noun
 		}
 		anchors = append(anchors, st.anchors...)
 		only = append(only, st.onlyVerbs...)
@@ -288,6 +291,20 @@ func (b *build) sentence(sent sentence) {
 			// nichts angefasst.": a sentence of its own restricts the last
 			// verb of the sentence before it.
 			b.narrowByOnly(b.prev.anchors, []*anchor{b.prev.last}, b.prev.before)
+		}
+	}
+	if len(only) > 0 {
+		// "Clean up the repo. Actually, only remove the files in
+		// ./build.": an "only" sentence spells out an umbrella verb of the
+		// sentence before it, as it does in its own sentence.
+		var umbrellas []*anchor
+		for _, a := range b.prev.anchors {
+			if a.umbrella && granting(a) {
+				umbrellas = append(umbrellas, a)
+			}
+		}
+		if len(umbrellas) > 0 {
+			b.narrowByOnly(append(umbrellas, anchors...), only, b.prev.before)
 		}
 	}
 	b.prev.anchors, b.prev.before, b.prev.last = anchors, before, nil

@@ -40,6 +40,9 @@ func (b *build) settleQualified() {
 			b.recognise(q.phrase, fmt.Sprintf("condition %s %s", k, shown), "a condition Mandate can check on the call")
 			continue
 		}
+		if q.askFirst {
+			continue // askPrevious said why
+		}
 		b.recognise(q.phrase, "ask "+string(k),
 			fmt.Sprintf("%q is a condition on the items %q acts on that Mandate cannot check on every call: each %s call is put to you", q.phrase, q.verb, k))
 	}
