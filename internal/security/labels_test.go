@@ -44,15 +44,7 @@ func newDocsSession(t *testing.T, in *instance, agent string) docsSession {
 func TestLabelsGaps(t *testing.T) {
 	in := start(t, "")
 	s := newDocsSession(t, in, "claude-code")
-	tests := []struct {
-		name    string
-		who     string
-		req     map[string]any
-		gap     string // the gap reason's start; "" for none
-		origin  string
-		code    int
-		errPart string
-	}{
+	observeCases(t, in, s.sid, []observeCase{
 		{"allowed by decision id", "hook", map[string]any{"decision_id": s.allowed, "output": "ok"}, "", "observed", 200, ""},
 		{"denied by decision id", "hook", map[string]any{"decision_id": s.denied, "output": "gone"}, "denied", "observed", 200, ""},
 		{"asked by decision id", "hook", map[string]any{"decision_id": s.ask, "output": "sent"}, "asked", "observed", 200, ""},
@@ -64,8 +56,26 @@ func TestLabelsGaps(t *testing.T) {
 		{"another tool ran", "hook", map[string]any{"session_id": s.sid, "call_id": "toolu_read", "tool": "Write", "args": readDocs, "output": "?"}, "decided for another tool", "observed", 200, ""},
 		{"asked, reported by the user's harness", "user", map[string]any{"decision_id": s.ask, "output": "sent", "origin": "reported"}, "asked", "reported", 200, ""},
 		{"unknown decision", "hook", map[string]any{"decision_id": "01nope", "output": "?"}, "", "", 404, "not found"},
-	}
-	for _, tc := range tests {
+	})
+}
+
+// observeCase is one POST /v1/observe and what the observation it records
+// must say.
+type observeCase struct {
+	name    string
+	who     string
+	req     map[string]any
+	gap     string // the gap reason's start; "" for none
+	origin  string
+	code    int
+	errPart string // for a refusal, what its error says
+}
+
+// observeCases posts each case's observation in session sid and checks
+// the answer, then the gap and origin the recorded observation carries.
+func observeCases(t *testing.T, in *instance, sid string, cases []observeCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := in.do("POST", "/v1/observe", tc.who, tc.req)
 			if r.code != tc.code {
@@ -77,7 +87,7 @@ func TestLabelsGaps(t *testing.T) {
 				}
 				return
 			}
-			o := observationOf(t, in, r.str("observation_id"), s.sid)
+			o := observationOf(t, in, r.str("observation_id"), sid)
 			gap, _ := o["gap"].(bool)
 			reason, _ := o["gap_reason"].(string)
 			if gap != (tc.gap != "") || !strings.HasPrefix(reason, tc.gap) {
@@ -116,38 +126,18 @@ func observationOf(t *testing.T, in *instance, id, sid string) map[string]any {
 func TestLabelsAgentsReport(t *testing.T) {
 	in := start(t, "")
 	s := newDocsSession(t, in, "mailer")
-	tests := []struct {
-		name   string
-		who    string
-		req    map[string]any
-		code   int
-		origin string
-	}{
-		{"agent by decision id", "agent:mailer", map[string]any{"decision_id": s.allowed, "output": "ok"}, 200, "reported"},
-		{"agent says reported", "agent:mailer", map[string]any{"decision_id": s.allowed, "output": "ok", "origin": "reported"}, 200, "reported"},
-		{"agent claims observed", "agent:mailer", map[string]any{"decision_id": s.allowed, "output": "ok", "origin": "observed"}, 403, ""},
-		{"agent by call id", "agent:mailer", map[string]any{"session_id": s.sid, "call_id": "toolu_read", "tool": "Read", "args": readDocs, "output": "ok"}, 200, "reported"},
-		{"agent claims observed by call id", "agent:mailer", map[string]any{"session_id": s.sid, "call_id": "toolu_read", "tool": "Read", "args": readDocs, "output": "ok", "origin": "observed"}, 403, ""},
-		{"agent gap is reported too", "agent:mailer", map[string]any{"decision_id": s.denied, "output": "gone"}, 200, "reported"},
-		{"another agent", "agent:other", map[string]any{"decision_id": s.allowed, "output": "ok"}, 403, ""},
-		{"hook of the agent observes", "hook:mailer", map[string]any{"decision_id": s.allowed, "output": "ok"}, 200, "observed"},
-		{"the user's harness observes", "user", map[string]any{"decision_id": s.allowed, "output": "ok"}, 200, "observed"},
-		{"unknown origin", "user", map[string]any{"decision_id": s.allowed, "output": "ok", "origin": "seen"}, 400, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := in.do("POST", "/v1/observe", tc.who, tc.req)
-			if r.code != tc.code {
-				t.Fatalf("%d %s, want %d", r.code, r.raw, tc.code)
-			}
-			if tc.code != 200 {
-				return
-			}
-			if o := observationOf(t, in, r.str("observation_id"), s.sid); o["origin"] != tc.origin {
-				t.Fatalf("origin %v, want %s", o["origin"], tc.origin)
-			}
-		})
-	}
+	observeCases(t, in, s.sid, []observeCase{
+		{"agent by decision id", "agent:mailer", map[string]any{"decision_id": s.allowed, "output": "ok"}, "", "reported", 200, ""},
+		{"agent says reported", "agent:mailer", map[string]any{"decision_id": s.allowed, "output": "ok", "origin": "reported"}, "", "reported", 200, ""},
+		{"agent claims observed", "agent:mailer", map[string]any{"decision_id": s.allowed, "output": "ok", "origin": "observed"}, "", "", 403, ""},
+		{"agent by call id", "agent:mailer", map[string]any{"session_id": s.sid, "call_id": "toolu_read", "tool": "Read", "args": readDocs, "output": "ok"}, "", "reported", 200, ""},
+		{"agent claims observed by call id", "agent:mailer", map[string]any{"session_id": s.sid, "call_id": "toolu_read", "tool": "Read", "args": readDocs, "output": "ok", "origin": "observed"}, "", "", 403, ""},
+		{"agent gap is reported too", "agent:mailer", map[string]any{"decision_id": s.denied, "output": "gone"}, "denied", "reported", 200, ""},
+		{"another agent", "agent:other", map[string]any{"decision_id": s.allowed, "output": "ok"}, "", "", 403, ""},
+		{"hook of the agent observes", "hook:mailer", map[string]any{"decision_id": s.allowed, "output": "ok"}, "", "observed", 200, ""},
+		{"the user's harness observes", "user", map[string]any{"decision_id": s.allowed, "output": "ok"}, "", "observed", 200, ""},
+		{"unknown origin", "user", map[string]any{"decision_id": s.allowed, "output": "ok", "origin": "seen"}, "", "", 400, ""},
+	})
 	// The evidence records carry the same labels, and a bundle counts them.
 	b := in.must(200, "GET", "/v1/evidence/sessions/"+s.sid+"/bundle", "user", nil)
 	rep, err := evidence.VerifyBundle(b.raw, in.App.Evidence.Key().Verifier())
