@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -100,21 +99,17 @@ func DecodeBehaviour(line []byte) (*BehaviourEpisode, error) {
 // LoadBehaviour reads behaviour files (a directory means its *.jsonl
 // files). A line that cannot be used is an error naming it.
 func LoadBehaviour(paths []string) (*BehaviourCorpus, error) {
-	files, err := expand(paths)
+	files, contents, err := readAll(paths, "behaviour episodes")
 	if err != nil {
 		return nil, err
 	}
 	c := &BehaviourCorpus{}
 	h := sha256.New()
 	var bad []*LineError
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("read behaviour episodes: %w", err)
-		}
-		h.Write(data)
+	for i, f := range files {
+		h.Write(contents[i])
 		bf := &BehaviourFile{Path: f}
-		for n, line := range lines(data) {
+		for n, line := range lines(contents[i]) {
 			ep, err := DecodeBehaviour(line)
 			if err != nil {
 				bad = append(bad, &LineError{Position: Position{File: f, Line: n}, Err: err})

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -117,7 +116,7 @@ func LoadCompile(paths []string) (*CompileCorpus, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no compile-case files or directories given")
 	}
-	files, err := expand(paths)
+	files, contents, err := readAll(paths, "compile cases")
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +125,8 @@ func LoadCompile(paths []string) (*CompileCorpus, error) {
 	sums := map[string]func() []byte{}
 	seen := map[string]Position{}
 	var bad []*LineError
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("read compile cases: %w", err)
-		}
+	for i, f := range files {
+		data := contents[i]
 		part := partOf(f)
 		if hashes[part] == nil {
 			h := sha256.New()
@@ -141,9 +137,7 @@ func LoadCompile(paths []string) (*CompileCorpus, error) {
 			pos := Position{File: f, Line: n}
 			cc, err := DecodeCompileCase(line)
 			if err == nil {
-				if first, dup := seen[cc.ID]; dup {
-					err = fmt.Errorf("id %q is already used at %s", cc.ID, first)
-				}
+				err = alreadyUsed(seen, cc.ID)
 			}
 			if err != nil && part == PartHeldOut {
 				c.HeldOutUnusable++

@@ -58,7 +58,7 @@ func Load(paths []string, opts LoadOptions) (*Corpus, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no scenario files or directories given")
 	}
-	files, err := expand(paths)
+	files, contents, err := readAll(paths, "scenarios")
 	if err != nil {
 		return nil, err
 	}
@@ -66,19 +66,13 @@ func Load(paths []string, opts LoadOptions) (*Corpus, error) {
 	h := sha256.New()
 	seen := map[string]Position{}
 	var bad []*LineError
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("read scenarios: %w", err)
-		}
-		h.Write(data)
-		for n, line := range lines(data) {
+	for i, f := range files {
+		h.Write(contents[i])
+		for n, line := range lines(contents[i]) {
 			pos := Position{File: f, Line: n}
 			ep, err := Decode(line)
 			if err == nil {
-				if first, dup := seen[ep.ID]; dup {
-					err = fmt.Errorf("id %q is already used at %s", ep.ID, first)
-				}
+				err = alreadyUsed(seen, ep.ID)
 			}
 			if err != nil {
 				bad = append(bad, &LineError{Position: pos, Err: err})
@@ -98,6 +92,30 @@ func Load(paths []string, opts LoadOptions) (*Corpus, error) {
 		return nil, fmt.Errorf("no episodes in %s", strings.Join(files, ", "))
 	}
 	return c, nil
+}
+
+// alreadyUsed says where id was first used, if seen holds it: ids are
+// unique across a corpus's files.
+func alreadyUsed(seen map[string]Position, id string) error {
+	if first, dup := seen[id]; dup {
+		return fmt.Errorf("id %q is already used at %s", id, first)
+	}
+	return nil
+}
+
+// readAll expands the arguments and reads every file; what names the files
+// in a read error ("scenarios").
+func readAll(paths []string, what string) (files []string, contents [][]byte, err error) {
+	if files, err = expand(paths); err != nil {
+		return nil, nil, err
+	}
+	contents = make([][]byte, len(files))
+	for i, f := range files {
+		if contents[i], err = os.ReadFile(f); err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", what, err)
+		}
+	}
+	return files, contents, nil
 }
 
 // expand turns the arguments into a sorted list of distinct files.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -55,18 +54,14 @@ type InjectionReport struct {
 
 // LoadInjection reads injection sets; a directory means its *.jsonl files.
 func LoadInjection(paths []string) ([]InjectionCase, []string, error) {
-	files, err := expand(paths)
+	files, contents, err := readAll(paths, "injection set")
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []InjectionCase
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read injection set: %w", err)
-		}
+	for i, f := range files {
 		held := partOf(f) == PartHeldOut
-		for n, line := range lines(data) {
+		for n, line := range lines(contents[i]) {
 			var c InjectionCase
 			if err := json.Unmarshal(line, &c); err != nil || c.ID == "" || c.Text == "" || c.Injected == nil {
 				if held {
