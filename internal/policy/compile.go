@@ -40,6 +40,8 @@ type compiler struct {
 	lets map[string]letEstimate
 	// letExprs are the lets' checked expressions, for guards (guard.go).
 	letExprs map[string]ast.Expr
+	// costs charges the custom functions in tracked programs.
+	costs *actualCost
 }
 
 // compileLet compiles a let and extends the environment with it as a
@@ -167,7 +169,7 @@ func (c *compiler) compileReason(f *sourceFile, name string, node, key *yaml.Nod
 }
 
 func (c *compiler) program(a *cel.Ast, f *sourceFile, rule string, p position, e *errs) (program, bool) {
-	prg, err := newProgram(c.env, a, c.lets)
+	prg, err := newProgram(c.env, a, c.lets, c.costs)
 	if err != nil {
 		e.add(f.name, p, rule, "%v", err)
 		return program{}, false

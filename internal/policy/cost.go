@@ -115,10 +115,10 @@ func (p program) holds(vars *activation) (bool, error) {
 
 // newProgram builds the programs for a checked expression. lets are the
 // let variables defined so far, with their result sizes where known.
-func newProgram(env *cel.Env, a *cel.Ast, lets map[string]letEstimate) (program, error) {
+func newProgram(env *cel.Env, a *cel.Ast, lets map[string]letEstimate, costs *actualCost) (program, error) {
 	tracked, err := env.Program(a,
 		cel.CostLimit(costLimit),
-		cel.CostTracking(actualCost{}),
+		cel.CostTracking(costs),
 		cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
 		return program{}, err
@@ -280,9 +280,22 @@ func (estimator) EstimateCallCost(fn, _ string, _ *cost.AstNode, args []cost.Ast
 const flowLookupCost = 8
 
 // actualCost charges the custom functions at run time in the same terms.
-type actualCost struct{}
+// CEL wants each charge as a pointer, read once; small charges point into
+// a table (every value up to its length, never written after it is made)
+// so that a tracked call does not allocate its charge.
+type actualCost struct {
+	small [256]uint64
+}
 
-func (actualCost) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
+func newActualCost() *actualCost {
+	a := &actualCost{}
+	for i := range a.small {
+		a.small[i] = uint64(i)
+	}
+	return a
+}
+
+func (a *actualCost) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
 	var c uint64
 	switch fn {
 	case "glob":
@@ -302,7 +315,11 @@ func (actualCost) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
 	default:
 		return nil
 	}
-	return &c
+	if c < uint64(len(a.small)) {
+		return &a.small[c]
+	}
+	big := c // c itself stays on the stack
+	return &big
 }
 
 // inputFits reports whether every list, map and string the rules can see

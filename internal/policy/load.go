@@ -186,7 +186,7 @@ func compileSources(srcs []source) (*Policy, error) {
 // fuzz target can reuse one (building it costs far more than a small file).
 func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	var e errs
-	c := &compiler{env: env, lets: map[string]letEstimate{}, letExprs: map[string]ast.Expr{}}
+	c := &compiler{env: env, lets: map[string]letEstimate{}, letExprs: map[string]ast.Expr{}, costs: newActualCost()}
 	p := &Policy{defaults: map[action.Kind]Effect{}, letIndex: map[string]int{}, adapter: env.CELTypeAdapter()}
 	ruleAt := map[string]defined{} // rule names are one namespace, let names another
 	letAt := map[string]defined{}
