@@ -152,7 +152,8 @@ func expandHome(p, home string) string {
 // newCallFlow prepares the flow of a call: its arguments scanned once.
 func (e *Engine) newCallFlow(t *flow.Table, s *store.Session, req *EvaluateRequest, m *mandate.Mandate) *callFlow {
 	cf := &callFlow{table: t, args: e.scan.Args(req.Args, flowHint(s, "")), concepts: e.conceptsOfTool(req.Tool), mandate: m}
-	if m != nil {
+	if m != nil && len(m.Allow) > 0 {
+		cf.granted = make([]string, 0, len(m.Allow))
 		for _, k := range m.Allow {
 			cf.granted = append(cf.granted, string(k))
 		}
