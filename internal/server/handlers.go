@@ -1,11 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mandate-dev/mandate/api"
@@ -186,11 +186,11 @@ func (s *Server) failEvaluate(w http.ResponseWriter, r *http.Request, err error)
 
 // decodeArgs accepts a JSON object (or null/absent as {}).
 func decodeArgs(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
-	trimmed := strings.TrimSpace(string(raw))
-	if trimmed == "" || trimmed == "null" {
+	trimmed := bytes.TrimSpace(raw) // not a string: that would copy the arguments
+	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return map[string]any{}, json.RawMessage("{}"), nil
 	}
-	if !strings.HasPrefix(trimmed, "{") {
+	if trimmed[0] != '{' {
 		return nil, nil, fmt.Errorf("%w: args must be a JSON object", engine.ErrInvalid)
 	}
 	var args map[string]any
