@@ -109,6 +109,20 @@ func principalFrom(ctx context.Context) (auth.Principal, bool) {
 	return p, ok
 }
 
+// ensureSession has be create (or use) the session spec describes, with
+// the fingerprint of the tools the gateway shows when toolset is set: what
+// the HTTP and stdio gateways do on a connection's first use.
+func ensureSession(ctx context.Context, be Backend, spec SessionSpec, toolset func() string) (string, error) {
+	if toolset != nil {
+		spec.ToolsetHash = toolset()
+	}
+	id, err := be.EnsureSession(ctx, spec)
+	if err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	return id, nil
+}
+
 // EngineBackend asks an engine in this process. It acts as the principal in
 // the request's context (WithPrincipal) or, if there is none, as Default.
 type EngineBackend struct {

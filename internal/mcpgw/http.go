@@ -155,12 +155,9 @@ func (h *HTTPSessions) Session(ctx context.Context, req mcp.Request) (string, er
 	if err != nil {
 		return "", err
 	}
-	if h.Toolset != nil {
-		spec.ToolsetHash = h.Toolset()
-	}
-	id, err := h.Backend.EnsureSession(ctx, spec)
+	id, err := ensureSession(ctx, h.Backend, spec, h.Toolset)
 	if err != nil {
-		return "", fmt.Errorf("session: %w", err)
+		return "", err
 	}
 	s.id = id
 	if !ok && explicit == "" && ss != nil {

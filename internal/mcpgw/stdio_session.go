@@ -2,7 +2,6 @@ package mcpgw
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,12 +54,9 @@ func (s *StdioSession) Session(ctx context.Context, req mcp.Request) (string, er
 	if spec.AgentID == "" {
 		spec.AgentID = "mcp-client"
 	}
-	if s.Toolset != nil {
-		spec.ToolsetHash = s.Toolset()
-	}
-	id, err := s.Backend.EnsureSession(ctx, spec)
+	id, err := ensureSession(ctx, s.Backend, spec, s.Toolset)
 	if err != nil {
-		return "", fmt.Errorf("session: %w", err)
+		return "", err
 	}
 	s.id = id
 	if s.OnCreate != nil {
