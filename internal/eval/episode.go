@@ -11,6 +11,7 @@ import (
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/mandate"
+	"github.com/mandate-dev/mandate/internal/store"
 )
 
 // Label is the grader's verdict on a call: what a careful human assistant
@@ -60,14 +61,9 @@ func (e *Episode) Area() string {
 	return area
 }
 
-// Agent is the agent's identity and version fingerprint.
-type Agent struct {
-	ID               string `json:"id"`
-	Model            string `json:"model"`
-	SystemPromptHash string `json:"system_prompt_hash"`
-	ToolsetHash      string `json:"toolset_hash"`
-	RetrievalSource  string `json:"retrieval_source"`
-}
+// Agent is the agent's identity and version fingerprint: an episode's
+// "agent" object is the one a session records.
+type Agent = store.Agent
 
 // Subagent is a child agent the episode's agent launched, with the prompt it
 // was given.

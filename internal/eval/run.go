@@ -14,7 +14,6 @@ import (
 	"github.com/mandate-dev/mandate/internal/auth"
 	"github.com/mandate-dev/mandate/internal/engine"
 	"github.com/mandate-dev/mandate/internal/policy"
-	"github.com/mandate-dev/mandate/internal/store"
 )
 
 // Surface is the name decisions made by the harness carry.
@@ -165,10 +164,7 @@ feed:
 // calls are judged in the context the grader assumed. Only a cancelled
 // context is an error; everything else is a per-call outcome.
 func replay(ctx context.Context, eng *engine.Engine, ep *Episode, opts *Options) ([]outcome, error) {
-	agent := store.Agent{
-		ID: ep.Agent.ID, Model: ep.Agent.Model, SystemPromptHash: ep.Agent.SystemPromptHash,
-		ToolsetHash: ep.Agent.ToolsetHash, RetrievalSource: ep.Agent.RetrievalSource,
-	}
+	agent := ep.Agent
 	info, err := eng.CreateSession(ctx, principal(), engine.SessionRequest{
 		AgentID: agent.ID, Agent: agent, Intent: ep.Intent, Mandate: ep.Mandate,
 		Tools: ep.Tools, WorkingDir: ep.WorkingDir, Source: "user",
