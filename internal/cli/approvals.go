@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,9 +98,7 @@ func newApprovalsListCmd(env Env, f *approvalFlags) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(list)
+				return writeJSON(env.Stdout, list)
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(env.Stdout, "no approvals")
@@ -163,9 +160,7 @@ func newApprovalsShowCmd(env Env, f *approvalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(env.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(a)
+			return writeJSON(env.Stdout, a)
 		},
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -42,9 +41,7 @@ func (b *behaviourCmd) cmd(env Env, use, short string, args cobra.PositionalArgs
 				return err
 			}
 			if b.asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
+				return writeJSON(env.Stdout, v)
 			}
 			text(env.Stdout)
 			return nil

@@ -308,9 +308,7 @@ func runBench(ctx context.Context, env Env, log *slog.Logger, f benchFlags) erro
 func printBench(env Env, f benchFlags, rep BenchReport, bases []string, perURL []atomic.Int64) error {
 	effects := rep.Effects
 	if f.asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(env.Stdout, rep)
 	}
 	fmt.Fprintf(env.Stdout, "server:      %s\n", rep.Server)
 	fmt.Fprintf(env.Stdout, "load:        %d clients over %d sessions for %.1fs\n", rep.Concurrency, rep.Sessions, rep.Seconds)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -216,9 +215,7 @@ func writeReport(env Env, f evalFlags, writeJSON func(io.Writer) error, text, fi
 
 func writeStats(env Env, s *eval.Stats, f evalFlags) error {
 	if f.asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return writeJSON(env.Stdout, s)
 	}
 	return s.WriteMarkdown(env.Stdout)
 }
@@ -269,9 +266,7 @@ func runInjectionEval(env Env, f evalFlags, paths []string) error {
 		if f.compile.figuresOnly {
 			rep.Misses = []string{}
 		}
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(env.Stdout, rep)
 	}
 	rep.WriteText(env.Stdout, f.compile.figuresOnly)
 	return nil

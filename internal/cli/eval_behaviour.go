@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -77,9 +76,7 @@ func runBehaviourEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags
 		reps = append(reps, rep)
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(reps)
+		return writeJSON(env.Stdout, reps)
 	}
 	writeBehaviourReports(env, reps)
 	for _, r := range reps {

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -153,4 +154,12 @@ func newVersionCmd(env Env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// writeJSON writes v to w as the commands' --json output: indented two
+// spaces, one value, ending in a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
