@@ -116,8 +116,10 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-func FuzzParseEvent(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "claude-code", "*.json"))
+// seedJSON adds every testdata/DIR/*.json file to f's seed corpus.
+func seedJSON(f *testing.F, dir string) {
+	f.Helper()
+	files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -125,6 +127,10 @@ func FuzzParseEvent(f *testing.F) {
 		}
 		f.Add(b)
 	}
+}
+
+func FuzzParseEvent(f *testing.F) {
+	seedJSON(f, "claude-code")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ev, err := ParseEvent(data)
 		if err != nil {

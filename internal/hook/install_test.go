@@ -307,14 +307,7 @@ func TestIsMandateCommand(t *testing.T) {
 // they accept: installing twice changes nothing, uninstalling leaves no
 // Mandate handler, and a file without one comes back as it was.
 func FuzzInstall(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "settings", "*.json"))
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	seedJSON(f, "settings")
 	f.Add([]byte(`{"hooks":{"PreToolUse":[{"hooks":[]}],"X":[]}}`))
 	f.Add([]byte(`{"hooks":{"PreToolUse":[{"matcher":"*"}]}}`))
 	// Entries of events Mandate does not install, which Uninstall reads too.
