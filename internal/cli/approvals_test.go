@@ -30,18 +30,25 @@ type served struct {
 func serveWithConfig(t *testing.T, config string, env map[string]string) *served {
 	t.Helper()
 	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "mandate.yaml")
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return startServe(t, filepath.Join(dir, "data"), env, "--config", cfg)
+}
+
+// startServe runs `mandate serve` in this process on a loopback port, with
+// data directory data, environment env and the extra arguments, until the
+// test ends; it returns once the server says where it listens.
+func startServe(t *testing.T, data string, env map[string]string, extra ...string) *served {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	getenv := func(k string) string { return env[k] }
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--log-level", "error"}, extra...)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--config", cfg, "--log-level", "error"},
-			Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: os.Stderr, Getenv: getenv})
+		done <- Main(ctx, args, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: os.Stderr, Getenv: getenv})
 		pw.Close()
 	}()
 	lines := bufio.NewScanner(pr)

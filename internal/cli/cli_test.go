@@ -304,22 +304,7 @@ func TestServeRefusesBadPolicy(t *testing.T) {
 }
 
 func TestServeWithoutUI(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--ui=false", "--log-level", "error"}, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard})
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	var url string
-	for url == "" && sc.Scan() {
-		if l := sc.Text(); strings.Contains(l, "listening on http://") {
-			url = strings.TrimSpace(l[strings.Index(l, "http://"):])
-		}
-	}
-	go io.Copy(io.Discard, pr)
+	url := startServe(t, t.TempDir(), nil, "--ui=false").url
 	for _, path := range []string{"/", "/ui/", "/ui/login"} {
 		resp, err := http.Get(url + path)
 		if err != nil {
@@ -330,6 +315,4 @@ func TestServeWithoutUI(t *testing.T) {
 			t.Errorf("GET %s with --ui=false: %d", path, resp.StatusCode)
 		}
 	}
-	cancel()
-	<-done
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -25,33 +23,11 @@ func TestServeEvalReport(t *testing.T) {
 	if code, _, errs := runMain(t, "eval", "--json", "--out", report, dir); code != 0 {
 		t.Fatalf("eval exit %d: %s", code, errs)
 	}
-	data := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--eval-report", report, "--log-level", "error"}, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard})
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	var base string
-	for base == "" && sc.Scan() {
-		if l := sc.Text(); strings.Contains(l, "listening on http://") {
-			base = strings.TrimSpace(l[strings.Index(l, "http://"):])
-		}
-	}
-	go io.Copy(io.Discard, pr)
-	if base == "" {
-		t.Fatal("serve printed no address")
-	}
-	tok, err := os.ReadFile(filepath.Join(data, "admin.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startServe(t, t.TempDir(), nil, "--eval-report", report)
+	base := s.url
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	resp, err := c.PostForm(base+"/ui/login", url.Values{"token": {strings.TrimSpace(string(tok))}})
+	resp, err := c.PostForm(base+"/ui/login", url.Values{"token": {s.admin}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +43,4 @@ func TestServeEvalReport(t *testing.T) {
 			t.Errorf("policy page %d lacks %q", resp.StatusCode, want)
 		}
 	}
-	cancel()
-	<-done
 }
