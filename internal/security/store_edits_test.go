@@ -338,13 +338,7 @@ func TestStoreEditsAreDetectedAndNeverActedOn(t *testing.T) {
 			}
 			a, err := app.Open(context.Background(), app.Config{DataDir: dir, Synchronous: "OFF"})
 			if tc.probe == nil {
-				if err == nil {
-					a.Close()
-					t.Fatal("the server started on a store whose record body was edited")
-				}
-				if !errors.Is(err, evidence.ErrTampered) || !strings.Contains(err.Error(), "edited") {
-					t.Errorf("refusal: %v", err)
-				}
+				refusedAsEdited(t, a, err, "the server")
 				return
 			}
 			if err != nil {
@@ -496,5 +490,18 @@ func TestUntouchedRowsVerify(t *testing.T) {
 	var problems []string
 	if err := st.VerifyRows(context.Background(), func(p string) { problems = append(problems, p) }); err != nil || len(problems) > 0 {
 		t.Fatalf("untouched rows: %v %v", err, problems)
+	}
+}
+
+// refusedAsEdited checks that what (the server, a replica) did not start
+// on a store whose record body was edited: a, err are what app.Open gave.
+func refusedAsEdited(t *testing.T, a *app.App, err error, what string) {
+	t.Helper()
+	if err == nil {
+		a.Close()
+		t.Fatalf("%s started on a store whose record body was edited", what)
+	}
+	if !errors.Is(err, evidence.ErrTampered) || !strings.Contains(err.Error(), "edited") {
+		t.Errorf("refusal: %v", err)
 	}
 }
