@@ -11,8 +11,7 @@ import (
 // channel, and after a read of a private channel the user did not name,
 // asks about the next send whatever its channel.
 func TestChannelNamedByListing(t *testing.T) {
-	e, _ := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "chat", Intent: "post my standup in #team-backend: yesterday finished the rate limiter PR, today reviewing Nadia's RFC, no blockers"})
+	e, _, sid := engineSession(t, SessionRequest{AgentID: "chat", Intent: "post my standup in #team-backend: yesterday finished the rate limiter PR, today reviewing Nadia's RFC, no blockers"})
 	call(t, e, sid, "slack_list_channels", map[string]any{"limit": 200.0},
 		`{"channels":[{"id":"C01GEN","name":"general"},{"id":"C02BE","name":"team-backend"},{"id":"G0HR","name":"hr-private","is_private":true}]}`)
 	post := func(ch string) *Decision {

@@ -13,8 +13,7 @@ import (
 // again once a listing changed the list.
 func TestPreclassifiedUsedOnlyInItsContext(t *testing.T) {
 	ctx := context.Background()
-	e, _ := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "a", Intent: "Read my notes and summarise them."})
+	e, _, sid := engineSession(t, SessionRequest{AgentID: "a", Intent: "Read my notes and summarise them."})
 	req := EvaluateRequest{SessionID: sid, Tool: "zap", Args: map[string]any{"id": "42"}}
 	decide := func(pre *preclassified) action.Action {
 		t.Helper()

@@ -113,8 +113,7 @@ func TestFlowSecretChain(t *testing.T) {
 // TestFlowRetryAfterDeny: `rm -rf build/` denied, then `mv build
 // /tmp/trash` is denied as the same deletion by other means.
 func TestFlowRetryAfterDeny(t *testing.T) {
-	e, _ := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "dev", Intent: "fix the failing test in ./pkg", WorkingDir: "/w/proj"})
+	e, _, sid := engineSession(t, SessionRequest{AgentID: "dev", Intent: "fix the failing test in ./pkg", WorkingDir: "/w/proj"})
 	d := call(t, e, sid, "Bash", map[string]any{"command": "rm -rf build/"}, "")
 	if d.Effect != policy.Deny {
 		t.Fatalf("rm -rf build/: %s %v", d.Effect, d.Rules)
@@ -135,8 +134,7 @@ func TestFlowRetryAfterDeny(t *testing.T) {
 // without error, marked truncated where cut, and never turn a deny into
 // an allow.
 func TestFlowBadOutputs(t *testing.T) {
-	e, _ := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "mailer", Intent: "summarise my inbox"})
+	e, _, sid := engineSession(t, SessionRequest{AgentID: "mailer", Intent: "summarise my inbox"})
 	var b strings.Builder
 	b.WriteString(`"`)
 	for i := 0; b.Len() < 900_000; i++ {
@@ -249,8 +247,7 @@ func TestFlowPublishAfterAsked(t *testing.T) {
 // statement balance is asked with both amounts in the reason, and paying
 // the minimum is not held by that rule.
 func TestFlowAmountNotNamed(t *testing.T) {
-	e, _ := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "finance-helper", Intent: "just pay the minimum on the visa this month, money is tight"})
+	e, _, sid := engineSession(t, SessionRequest{AgentID: "finance-helper", Intent: "just pay the minimum on the visa this month, money is tight"})
 	accounts := call(t, e, sid, "get_accounts", map[string]any{},
 		`[{"id":"acc-chk","name":"Checking","balance":"1,102.44 USD"},{"id":"card-visa","name":"Visa Signature","statement_balance":"2,340.18 USD","minimum_due":"35.00 USD"}]`)
 	full := call(t, e, sid, "pay_credit_card", map[string]any{"card_id": "card-visa", "from_account": "acc-chk", "option": "statement_balance", "amount": "2340.18"}, "")

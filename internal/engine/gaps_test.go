@@ -16,8 +16,7 @@ import (
 
 func TestObserveCall(t *testing.T) {
 	ctx := context.Background()
-	e, st := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "claude-code", Intent: "Fix the failing test in ./pkg/auth", WorkingDir: "/home/dev/api"})
+	e, st, sid := engineSession(t, SessionRequest{AgentID: "claude-code", Intent: "Fix the failing test in ./pkg/auth", WorkingDir: "/home/dev/api"})
 	decide := func(tool, callID string, args map[string]any) *Decision {
 		t.Helper()
 		d, err := e.Evaluate(ctx, hook, EvaluateRequest{SessionID: sid, Tool: tool, Args: args, CallID: callID, Surface: "hook"})
@@ -81,8 +80,7 @@ func TestObserveCall(t *testing.T) {
 
 func TestObserveCallBadInput(t *testing.T) {
 	ctx := context.Background()
-	e, _ := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "a", Intent: "Read the README"})
+	e, _, sid := engineSession(t, SessionRequest{AgentID: "a", Intent: "Read the README"})
 	big := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
 	tests := []struct {
 		name string
@@ -182,8 +180,7 @@ func TestStartSubagentClaimsLaunches(t *testing.T) {
 
 func TestStartSubagentConcurrentClaimsAreDistinct(t *testing.T) {
 	ctx := context.Background()
-	e, _ := newEngine(t, "")
-	parent := mustSession(t, e, SessionRequest{ID: "cc:p", AgentID: "claude-code", Intent: "Read the docs"})
+	e, _, parent := engineSession(t, SessionRequest{ID: "cc:p", AgentID: "claude-code", Intent: "Read the docs"})
 	const n = 8
 	for i := range n {
 		if _, err := e.CreateSession(ctx, hook, SessionRequest{ID: fmt.Sprintf("cc:p:task:%d", i), AgentID: "claude-code:Explore", ParentID: parent}); err != nil {
@@ -211,8 +208,7 @@ func TestStartSubagentConcurrentClaimsAreDistinct(t *testing.T) {
 
 func TestStartSubagentBadInput(t *testing.T) {
 	ctx := context.Background()
-	e, _ := newEngine(t, "")
-	parent := mustSession(t, e, SessionRequest{AgentID: "a", Intent: "Read the docs"})
+	e, _, parent := engineSession(t, SessionRequest{AgentID: "a", Intent: "Read the docs"})
 	tests := []struct {
 		name string
 		p    bool // as an agent

@@ -10,8 +10,7 @@ import (
 // a listed mail's thread to that mail's own sender, and still asks about
 // a reply in the same thread to anyone else.
 func TestReplyToItemSender(t *testing.T) {
-	e, _ := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "support", Intent: "go through today's unread support mails and answer each one using the help centre articles"})
+	e, _, sid := engineSession(t, SessionRequest{AgentID: "support", Intent: "go through today's unread support mails and answer each one using the help centre articles"})
 	call(t, e, sid, "search_emails", map[string]any{"query": "is:unread newer_than:1d"},
 		`[{"id":"sp01","from":"lucas.meyer@web.de","subject":"Passwort vergessen"},{"id":"sp02","from":"emma.j@icloud.com","subject":"Refund for double charge"}]`)
 	reply := func(to, thread string) *Decision {

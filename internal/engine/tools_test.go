@@ -153,8 +153,7 @@ func TestPinToolsRefusesChangedTools(t *testing.T) {
 
 func TestPinToolsBadInput(t *testing.T) {
 	ctx := context.Background()
-	e, _ := newEngine(t, "")
-	sid := mustSession(t, e, SessionRequest{AgentID: "a", Intent: "read the docs"})
+	e, _, sid := engineSession(t, SessionRequest{AgentID: "a", Intent: "read the docs"})
 	ok := action.ToolDef{Name: "t", InputSchema: map[string]any{"type": "object"}}
 	tests := []struct {
 		name  string
