@@ -180,32 +180,22 @@ func (b *builder) finish() Action {
 	if b.dropped > 0 {
 		a.Notes = append(a.Notes, "and more facts not listed")
 	}
-	if a.Paths == nil {
-		a.Paths = []PathRef{}
-	}
-	if a.URLs == nil {
-		a.URLs = []string{}
-	}
-	if a.Hosts == nil {
-		a.Hosts = []string{}
-	}
-	if a.Recipients == nil {
-		a.Recipients = []Recipient{}
-	}
-	if a.Accounts == nil {
-		a.Accounts = []string{}
-	}
-	if a.Amounts == nil {
-		a.Amounts = []Amount{}
-	}
-	if a.Commands == nil {
-		a.Commands = []Command{}
-	}
-	if a.Notes == nil {
-		a.Notes = []string{}
-	}
-	if a.Unexamined == nil {
-		a.Unexamined = []string{}
-	}
+	nonNil(&a.Paths)
+	nonNil(&a.URLs)
+	nonNil(&a.Hosts)
+	nonNil(&a.Recipients)
+	nonNil(&a.Accounts)
+	nonNil(&a.Amounts)
+	nonNil(&a.Commands)
+	nonNil(&a.Notes)
+	nonNil(&a.Unexamined)
 	return a
+}
+
+// nonNil makes a nil list an empty one, so that it encodes as [] rather
+// than null.
+func nonNil[T any](s *[]T) {
+	if *s == nil {
+		*s = []T{}
+	}
 }
