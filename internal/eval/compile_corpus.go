@@ -7,7 +7,6 @@ package eval
 // and the calls' decisions against it.
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -167,18 +166,9 @@ func LoadCompile(paths []string) (*CompileCorpus, error) {
 // DecodeCompileCase parses one compile-case line and checks it is usable.
 // Unknown fields are ignored (meta, why, notes are the grader's).
 func DecodeCompileCase(line []byte) (*CompileCase, error) {
-	if len(line) > MaxLine {
-		return nil, fmt.Errorf("line is %d bytes, over the %d-byte limit", len(line), MaxLine)
-	}
-	dec := json.NewDecoder(bytes.NewReader(line))
 	var w wireCompileCase
-	if err := dec.Decode(&w); err != nil {
-		return nil, describeJSONError(err)
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("text after the case object; one case a line")
-	} else if !errors.Is(err, io.EOF) {
-		return nil, describeJSONError(err)
+	if err := decodeLine(line, &w, "case"); err != nil {
+		return nil, err
 	}
 	switch {
 	case w.ID == nil || strings.TrimSpace(*w.ID) == "":

@@ -150,21 +150,30 @@ const MaxLine = 8 << 20
 // labelled allow, block or null, and every sub-agent a call names is
 // declared. Unknown fields are ignored.
 func Decode(line []byte) (*Episode, error) {
+	var w wireEpisode
+	if err := decodeLine(line, &w, "episode"); err != nil {
+		return nil, err
+	}
+	return w.episode()
+}
+
+// decodeLine decodes one corpus line, a single JSON object (an "episode",
+// a "case"), into w.
+func decodeLine(line []byte, w any, what string) error {
 	if len(line) > MaxLine {
-		return nil, fmt.Errorf("line is %d bytes, over the %d-byte limit", len(line), MaxLine)
+		return fmt.Errorf("line is %d bytes, over the %d-byte limit", len(line), MaxLine)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
-	var w wireEpisode
-	if err := dec.Decode(&w); err != nil {
-		return nil, describeJSONError(err)
+	if err := dec.Decode(w); err != nil {
+		return describeJSONError(err)
 	}
 	switch _, err := dec.Token(); {
 	case err == nil:
-		return nil, errors.New("text after the episode object; one episode a line")
+		return fmt.Errorf("text after the %s object; one %s a line", what, what)
 	case !errors.Is(err, io.EOF):
-		return nil, describeJSONError(err)
+		return describeJSONError(err)
 	}
-	return w.episode()
+	return nil
 }
 
 func describeJSONError(err error) error {
