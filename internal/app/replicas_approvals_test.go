@@ -46,6 +46,16 @@ func runApprovals(t *testing.T, apps []*App) {
 	}
 }
 
+// approvalReplicas is three replicas running their approval loops, with
+// the mail session sid created through the first.
+func approvalReplicas(t *testing.T, sid string) []*App {
+	t.Helper()
+	_, apps := replicas(t, 3)
+	runApprovals(t, apps)
+	mailSession(t, apps[0], sid)
+	return apps
+}
+
 func mailSession(t *testing.T, a *App, id string) {
 	t.Helper()
 	if _, err := a.Engine.CreateSession(context.Background(), admin, engine.SessionRequest{ID: id, AgentID: "mailer",
@@ -73,9 +83,7 @@ func sendEve(t *testing.T, a *App, sid string, wait time.Duration) *engine.Decis
 // whichever replica uses it.
 func TestApprovalsAcrossReplicas(t *testing.T) {
 	ctx := context.Background()
-	_, apps := replicas(t, 3)
-	runApprovals(t, apps)
-	mailSession(t, apps[0], "m")
+	apps := approvalReplicas(t, "m")
 
 	d := sendEve(t, apps[0], "m", 0)
 	if d.Effect != policy.Ask || d.ApprovalID == "" {
@@ -176,9 +184,7 @@ func TestApprovalUsedOnceUnderRace(t *testing.T) {
 // long-poll on replica 3 likewise; neither waits out its wait.
 func TestWaitWokenByAnotherReplica(t *testing.T) {
 	ctx := context.Background()
-	_, apps := replicas(t, 3)
-	runApprovals(t, apps)
-	mailSession(t, apps[0], "w")
+	apps := approvalReplicas(t, "w")
 	d := sendEve(t, apps[0], "w", 0)
 
 	const wait = 60 * time.Second
