@@ -119,3 +119,38 @@ func TestCompileButExcept(t *testing.T) {
 		{text: "Fix the workflow, but as a PR.", lang: "en", allow: []action.Kind{r, w, s}},
 	})
 }
+
+// TestAgeByPreposition: "de más de un año", "de plus d'un an", "di più di
+// un anno" are an age condition on the delete when an age follows them
+// (older_than_with_age), and no condition before anything else.
+func TestAgeByPreposition(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		days int // 0: no condition
+	}{
+		{"Borra los archivos de ~/tmp de más de un año.", 365},
+		{"Borra los archivos de ~/tmp con más de 30 días.", 30},
+		{"Borra los archivos de más de un año en ~/tmp.", 365},
+		{"Supprime les fichiers de ~/tmp de plus d'un an.", 365},
+		{"Supprime dans ~/tmp les fichiers de plus de 30 jours.", 30},
+		{"Supprime les fichiers de ~/tmp plus vieux que 30 jours.", 30},
+		{"Cancella i file in ~/tmp di più di un anno.", 365},
+		{"Cancella i file in ~/tmp più vecchi di un anno.", 365},
+		{"Lösche die Dateien in ~/tmp, die älter als ein Jahr sind.", 365},
+		{"Borra los pagos de más de 100 EUR.", 0},
+	} {
+		dr, err := Compile(tc.text, WithNow(testNow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for _, c := range dr.Mandate.Conditions {
+			if c.Kind == d {
+				got = c.OlderThanDays
+			}
+		}
+		if got != tc.days {
+			t.Errorf("%q: delete older than %d days, want %d", tc.text, got, tc.days)
+		}
+	}
+}

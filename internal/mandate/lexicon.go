@@ -186,6 +186,10 @@ type langTable struct {
 	// "älter als"); followed by an age ("a year", "30 Tage") they become a
 	// condition a call can be shown to meet (Mandate.Conditions).
 	OlderThan []string `yaml:"older_than"`
+	// OlderByAge are phrases that are an age condition only when an age
+	// follows them ("de más de un año", "de plus d'un an"): before
+	// anything else ("de más de 100 EUR") they are no condition at all.
+	OlderByAge []string `yaml:"older_than_with_age"`
 	// AgeUnits are the words of an age, by their length in days.
 	AgeUnits map[int][]string `yaml:"age_units"`
 	// LargerThan, SmallerThan and NewerThan are item conditions on the
@@ -586,6 +590,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.Keep, entry{role: roleKeep}},
 		{t.OnlyPairs, entry{role: roleOnlyPair}},
 		{t.OlderThan, entry{role: roleItemCondition, cond: condOlder}},
+		{t.OlderByAge, entry{role: roleItemCondition, cond: condOlderByAge}},
 		{t.AnyItems, entry{role: roleAnyItems}},
 		{t.LargerThan, entry{role: roleItemCondition, cond: condLarger}},
 		{t.SmallerThan, entry{role: roleItemCondition, cond: condSmaller}},
