@@ -1,6 +1,7 @@
 package mandate
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -89,3 +90,42 @@ var butOnlyCases = []compileCase{
 }
 
 func TestRuleButOnlyRestricts(t *testing.T) { runCompileCases(t, butOnlyCases) }
+
+// TestExceptedFileType: a file type after an exception word is every file
+// of that type in the folder named ("~/tmp/**/*.log"), not a file named
+// ".log", and a delete of the folder itself, which would take them with
+// it, is prohibited too.
+func TestExceptedFileType(t *testing.T) {
+	texts := []string{
+		"Borra los archivos de ~/tmp, excepto los .log.",
+		"Delete the files in ~/tmp except the .log files.",
+		"Supprime les fichiers de ~/tmp sauf les .log.",
+		"Lösche die Dateien in ~/tmp außer den .log-Dateien.",
+		"Cancella i file in ~/tmp tranne i .log.",
+	}
+	env := Env{WorkDir: "/home/sam/projects/site", HomeDir: "/home/sam"}
+	del := func(p string) action.Action {
+		return action.Action{Kind: action.Delete, Paths: []action.PathRef{{Path: p}}}
+	}
+	for _, text := range texts {
+		dr, err := Compile(text, WithNow(testNow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(dr.Mandate.Prohibitions, func(p Prohibition) bool { return p.Target == "~/tmp/**/*.log" }) {
+			t.Errorf("%q: prohibitions %+v, want one on ~/tmp/**/*.log", text, dr.Mandate.Prohibitions)
+		}
+		for p, want := range map[string]bool{
+			"/home/sam/tmp/app.log":     true,
+			"/home/sam/tmp/old/x.log":   true,
+			"/home/sam/tmp":             true, // rm -rf ~/tmp
+			"/home/sam/tmp/a.txt":       false,
+			"/home/sam/projects/site/x": false,
+		} {
+			a := del(p)
+			if got := len(dr.Mandate.CheckIn(&a, env, testNow).Prohibited) > 0; got != want {
+				t.Errorf("%q: delete %s prohibited = %v, want %v", text, p, got, want)
+			}
+		}
+	}
+}

@@ -110,6 +110,7 @@ func (b *build) finish() {
 	}
 	b.settlePreparation()
 	b.settleExtensions()
+	b.settleExceptedTypes()
 	b.settleFileObjects()
 	if b.nothingElse != "" && len(b.m.Scope.Paths) > 0 {
 		b.m.Scope.PathsOnly = true

@@ -116,6 +116,51 @@ func (b *build) settleExtensions() {
 	b.m.Scope.Paths = rest
 }
 
+// settleExceptedTypes reads a file type a prohibition names ("excepto
+// los .log", "except the .log files", "außer den .log-Dateien") as every
+// file of that type, not one file literally named ".log": the target
+// "**/.log" becomes "D/**/*.log" for each folder D in scope, or "**/*.log"
+// with none. A folder-rooted pattern also holds a delete of the folder
+// itself ("rm -rf ~/tmp" would take the .log files with it; touches
+// checks a call on a directory above the pattern's fixed prefix). The
+// literal target stays beside it, for the dotfile the words may name
+// (".env"), unless a compound says files ("-Dateien").
+func (b *build) settleExceptedTypes() {
+	var dirs []string
+	for _, p := range b.m.Scope.Paths {
+		if d, ok := strings.CutSuffix(p, "/**"); ok && !strings.ContainsAny(d, "*?[") {
+			dirs = append(dirs, d)
+		}
+	}
+	var out []Prohibition
+	for _, p := range b.m.Prohibitions {
+		w, ok := strings.CutPrefix(p.Target, "**/.")
+		e, compound, _ := strings.Cut(w, "-")
+		if !ok || !slices.Contains(fileExts, strings.ToLower(e)) || strings.ContainsAny(w, "/.*?[") {
+			out = append(out, p)
+			continue
+		}
+		if compound == "" {
+			out = append(out, p)
+		}
+		globs := []string{"**/*." + e}
+		if len(dirs) > 0 {
+			globs = globs[:0]
+			for _, d := range dirs {
+				globs = append(globs, d+"/**/*."+e)
+			}
+		}
+		for _, g := range globs {
+			q := p
+			q.Target = g
+			out = append(out, q)
+			b.recognise(p.Text, "prohibit "+string(p.Kind)+" on "+g,
+				fmt.Sprintf("the file type .%s: every such file, and a call on a folder that holds them", e))
+		}
+	}
+	b.m.Prohibitions = out
+}
+
 // narrowByOnly reads "clean up my Downloads folder, only delete files
 // older than a year": an "only" on one verb says that is all the sentence
 // asks of a broader verb sharing its kind ("clean up" writes and deletes;
