@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"cel.dev/cel-go/cel"
+
 	"github.com/mandate-dev/mandate/internal/action"
 )
 
@@ -89,6 +91,60 @@ func TestArgsBoundedRulesAgree(t *testing.T) {
 			if !reflect.DeepEqual(a, b) {
 				t.Errorf("%s %.40q: untracked %+v, tracked %+v", tool, line, a, b)
 			}
+		}
+	}
+}
+
+// TestContextFlagFormsAgree: builtin.context-unstated tests a word
+// against the context flags as `flags.exists(f, a == f ||
+// a.startsWith(f + "="))`, which the static estimate bounds, where it
+// read `a.split("=")[0] in flags`, which it does not. The two agree on
+// every word for flags without "=" (as kube_context_flags is written),
+// and the rule has an untracked program.
+func TestContextFlagFormsAgree(t *testing.T) {
+	for _, r := range builtinPolicy(t).rules {
+		if r.name == "builtin.context-unstated" && r.prg.fast == nil && r.prg.narrow == nil {
+			t.Error("builtin.context-unstated has no untracked program")
+		}
+	}
+	env, err := newEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err = env.Extend(cel.Variable("a", cel.StringType), cel.Variable("flags", cel.ListType(cel.StringType)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prg := func(expr string) cel.Program {
+		ast, iss := env.Compile(expr)
+		if iss.Err() != nil {
+			t.Fatal(iss.Err())
+		}
+		p, err := env.Program(ast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	split := prg(`a.split("=")[0] in flags`)
+	prefix := prg(`flags.exists(f, a == f || a.startsWith(f + "="))`)
+	flags := []string{"--context", "--kube-context", "--kubeconfig"}
+	for _, word := range []string{
+		"", "=", "==", "--context", "--context=", "--context=prod", "--context==x", "--context=a=b",
+		"--contexts", "--contexts=prod", "--contex", "-context=prod", "--kube-context=x", "--kubeconfig",
+		"--kubeconfig=/home/u/.kube/x", "context", "apply", "=--context", "x=--context", "--CONTEXT=prod", "--context prod",
+	} {
+		vars := map[string]any{"a": word, "flags": flags}
+		a, _, err := split.Eval(vars)
+		if err != nil {
+			t.Fatalf("%q: %v", word, err)
+		}
+		b, _, err := prefix.Eval(vars)
+		if err != nil {
+			t.Fatalf("%q: %v", word, err)
+		}
+		if a != b {
+			t.Errorf("%q: split %v, prefix %v", word, a, b)
 		}
 	}
 }
