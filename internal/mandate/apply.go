@@ -241,8 +241,16 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 			b.allow(action.Fetch, st.readOnly, fmt.Sprintf("%s; web-ish: %q", st.roWhy, webCue))
 		}
 		from, to := st.clauseOf(st.roPos)
+		// Against a kind a verb asks for outright ("run the tests, just
+		// tell me what fails") the phrase may limit only what else
+		// happens: settleConflict leaves such calls to a person instead
+		// of refusing the act the user asked for.
+		narrow := narrowReadOnly
+		if b.conditional {
+			narrow = narrowCondition
+		}
 		for _, k := range []action.Kind{action.Write, action.Delete, action.Send, action.Pay, action.Execute} {
-			b.deny(k, st.readOnly, b.span(toks, from, to), st.roWhy+": read only")
+			b.denyNarrow(k, st.readOnly, b.span(toks, from, to), st.roWhy+": read only", narrow)
 		}
 	}
 
@@ -606,10 +614,6 @@ func (b *build) grant(k action.Kind, phrase, why string) {
 		b.allowBy[k] = phrase
 	}
 	b.recognise(phrase, "allow "+string(k), why)
-}
-
-func (b *build) deny(k action.Kind, phrase, clause, why string) {
-	b.denyNarrow(k, phrase, clause, why, "")
 }
 
 // denyNarrow denies k and records how narrow the denial was, for finish

@@ -23,6 +23,7 @@ const (
 	narrowOperation = "operation" // "no apply", "don't merge": one operation of the kind
 	narrowCondition = "condition" // "if there's an error, don't change anything": only then
 	narrowAsk       = "ask"       // "ask me before deleting anything": a person decides
+	narrowReadOnly  = "read only" // "run the tests, just tell me what fails": reading only, against the run asked for
 )
 
 // roPhrase is the reason recorded for a read-only phrase ("read only").
