@@ -13,26 +13,10 @@ import (
 )
 
 // sessionLogQuery reads what the log and the tables say about one session
-// ($1) for store.CheckSession, in one statement on the session's indexes.
-// Records are ordered by id, the order they were committed in (the
-// integrator's index follows it for one session's records).
-const sessionLogQuery = `SELECT
-	(SELECT body FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'session_status' ORDER BY id DESC LIMIT 1),
-	(SELECT body FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'mandate' ORDER BY id DESC LIMIT 1),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'mandate'),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'decision'),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'observation'),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'approval'),
-	(SELECT COUNT(*) FROM mandates WHERE session_id = $1),
-	(SELECT COUNT(*) FROM decisions WHERE session_id = $1),
-	(SELECT COUNT(*) FROM observations WHERE session_id = $1),
-	(SELECT COUNT(*) FROM approvals WHERE session_id = $1),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'observation' AND convert_from(body, 'UTF8')::jsonb #>> '{content,gap}' = 'true'),
-	(SELECT COUNT(*) FROM observations WHERE session_id = $1 AND gap),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'tool_pin'),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = $1 AND session_id <> '' AND type = 'tool_change'),
-	(SELECT COUNT(*) FROM tool_pins WHERE session_id = $1),
-	(SELECT COUNT(*) FROM tool_changes WHERE session_id = $1)`
+// ($1) for store.CheckSession. Records are ordered by id, the order they
+// were committed in (the integrator's index follows it for one session's
+// records).
+var sessionLogQuery = sqlstore.SessionLogQuery(dialect)
 
 // checkSession holds a session row against the evidence log
 // (store.CheckSession).
@@ -65,7 +49,8 @@ func (s *Store) GetSession(ctx context.Context, id string) (*store.Session, erro
 }
 
 // dialect is how PostgreSQL writes what the listings share.
-var dialect = sqlstore.Dialect{Numbered: true, AgentID: "agent_id", Order: "ord", Gap: "gap"}
+var dialect = sqlstore.Dialect{Numbered: true, AgentID: "agent_id", Order: "ord", Gap: "gap",
+	LogOrder: "id", GapRecord: "convert_from(body, 'UTF8')::jsonb #>> '{content,gap}' = 'true'"}
 
 // ListSessions implements store.Store.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*store.Session, error) {
@@ -74,18 +59,9 @@ func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*sto
 	if err != nil {
 		return nil, err
 	}
-	// Checked after the rows are read: each check is a query of its own,
-	// and holding the listing's connection while taking another for each
-	// row could exhaust the pool under load.
-	out := make([]*store.Session, 0, len(all))
-	for _, b := range all {
-		sess, err := s.checkSession(ctx, b)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		out = append(out, sess)
-	}
-	return out, nil
+	// Checked after the rows are read: holding the listing's connection
+	// while taking another for each row could exhaust the pool under load.
+	return sqlstore.CheckSessions(all, func(b sqlstore.BoundSession) (*store.Session, error) { return s.checkSession(ctx, b) })
 }
 
 // each runs a query and calls fn for each row.

@@ -35,24 +35,8 @@ func (s *Store) scanSession(ctx context.Context, r sqlstore.Scanner) (*store.Ses
 }
 
 // sessionLogQuery reads what the log and the tables say about one session
-// (?1) for store.CheckSession, in one statement on the session's indexes.
-const sessionLogQuery = `SELECT
-	(SELECT body FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'session_status' ORDER BY idx DESC LIMIT 1),
-	(SELECT body FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'mandate' ORDER BY idx DESC LIMIT 1),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'mandate'),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'decision'),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'observation'),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'approval'),
-	(SELECT COUNT(*) FROM mandates WHERE session_id = ?1),
-	(SELECT COUNT(*) FROM decisions WHERE session_id = ?1),
-	(SELECT COUNT(*) FROM observations WHERE session_id = ?1),
-	(SELECT COUNT(*) FROM approvals WHERE session_id = ?1),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'observation' AND json_extract(CAST(body AS TEXT), '$.content.gap') = 1),
-	(SELECT COUNT(*) FROM observations WHERE session_id = ?1 AND gap = 1),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'tool_pin'),
-	(SELECT COUNT(*) FROM evidence WHERE session_id = ?1 AND session_id != '' AND type = 'tool_change'),
-	(SELECT COUNT(*) FROM tool_pins WHERE session_id = ?1),
-	(SELECT COUNT(*) FROM tool_changes WHERE session_id = ?1)`
+// (?1) for store.CheckSession.
+var sessionLogQuery = sqlstore.SessionLogQuery(dialect)
 
 func (s *Store) checkSession(ctx context.Context, b sqlstore.BoundSession) (*store.Session, error) {
 	id := b.Session.ID
@@ -94,7 +78,8 @@ func list[T any](ctx context.Context, s *Store, what, q string, scan func(sqlsto
 }
 
 // dialect is how SQLite writes what the listings share.
-var dialect = sqlstore.Dialect{AgentID: "json_extract(agent, '$.id')", Order: "rowid", Gap: "gap = 1"}
+var dialect = sqlstore.Dialect{AgentID: "json_extract(agent, '$.id')", Order: "rowid", Gap: "gap = 1",
+	LogOrder: "idx", GapRecord: "json_extract(CAST(body AS TEXT), '$.content.gap') = 1"}
 
 // ListSessions implements store.Store.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*store.Session, error) {
@@ -103,17 +88,9 @@ func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]*sto
 	if err != nil {
 		return nil, err
 	}
-	// Checked after the rows are read: each check is a query of its own,
-	// and the pool may have one connection (an in-memory store).
-	out := make([]*store.Session, 0, len(all))
-	for _, b := range all {
-		sess, err := s.checkSession(ctx, b)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		out = append(out, sess)
-	}
-	return out, nil
+	// Checked after the rows are read: the pool may have one connection
+	// (an in-memory store).
+	return sqlstore.CheckSessions(all, func(b sqlstore.BoundSession) (*store.Session, error) { return s.checkSession(ctx, b) })
 }
 
 // GetMandate implements store.Store. Version 0 means the latest.

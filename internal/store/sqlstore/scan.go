@@ -154,6 +154,21 @@ func CheckSessionRead(b BoundSession, readLog func() Scanner, reread func() (Bou
 	}
 }
 
+// CheckSessions holds each listed session row against its log by check,
+// once all of them are read: each check is a query of its own, which a
+// store must not run while the listing still holds its connection.
+func CheckSessions(all []BoundSession, check func(BoundSession) (*store.Session, error)) ([]*store.Session, error) {
+	out := make([]*store.Session, 0, len(all))
+	for _, b := range all {
+		sess, err := check(b)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	return out, nil
+}
+
 // rowMoved reports whether a session row changed between two reads in
 // what a commit changes with its log.
 func rowMoved(a, b *store.Session) bool {

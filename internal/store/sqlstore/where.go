@@ -57,6 +57,36 @@ type Dialect struct {
 	// Gap is the condition that an observation is a gap (a flag column is
 	// an integer in SQLite, a boolean in PostgreSQL).
 	Gap string
+	// LogOrder is the evidence column that holds a record's commit order.
+	LogOrder string
+	// GapRecord is the condition that an evidence record's body says its
+	// observation is a gap (each database reads JSON its own way).
+	GapRecord string
+}
+
+// SessionLogQuery reads what the log and the tables say about one session
+// (the first parameter) for CheckSession, in one statement on the
+// session's indexes, in the order CheckSession scans it.
+func SessionLogQuery(d Dialect) string {
+	id := "?1"
+	if d.Numbered {
+		id = "$1"
+	}
+	records := "FROM evidence WHERE session_id = " + id + " AND session_id <> '' AND type = "
+	latest := func(typ string) string {
+		return "(SELECT body " + records + "'" + typ + "' ORDER BY " + d.LogOrder + " DESC LIMIT 1)"
+	}
+	count := func(typ string) string { return "(SELECT COUNT(*) " + records + "'" + typ + "')" }
+	rows := func(table string) string { return "(SELECT COUNT(*) FROM " + table + " WHERE session_id = " + id + ")" }
+	return "SELECT\n\t" + strings.Join([]string{
+		latest("session_status"), latest("mandate"),
+		count("mandate"), count("decision"), count("observation"), count("approval"),
+		rows("mandates"), rows("decisions"), rows("observations"), rows("approvals"),
+		"(SELECT COUNT(*) " + records + "'observation' AND " + d.GapRecord + ")",
+		"(SELECT COUNT(*) FROM observations WHERE session_id = " + id + " AND " + d.Gap + ")",
+		count("tool_pin"), count("tool_change"),
+		rows("tool_pins"), rows("tool_changes"),
+	}, ",\n\t")
 }
 
 // SessionsQuery is the listing of sessions by f, newest first, with its
