@@ -97,13 +97,9 @@ func (s *jsonScanner) str(i int) (int, error) {
 // object calls fn with each member's raw name and value span, and returns
 // the end of the object starting at i.
 func (s *jsonScanner) object(i, depth int, fn func(name []byte, start, end int) error) (int, error) {
-	i = s.space(i)
-	if i >= len(s.data) || s.data[i] != '{' {
-		return 0, s.errorf(i, "expected an object")
-	}
-	i = s.space(i + 1)
-	if i < len(s.data) && s.data[i] == '}' {
-		return i + 1, nil
+	i, empty, err := s.open(i, '{', '}', "an object")
+	if err != nil || empty {
+		return i, err
 	}
 	for {
 		i = s.space(i)
@@ -126,17 +122,9 @@ func (s *jsonScanner) object(i, depth int, fn func(name []byte, start, end int) 
 		if err := fn(name, start, i); err != nil {
 			return 0, err
 		}
-		i = s.space(i)
-		if i >= len(s.data) {
-			return 0, s.errorf(i, "unexpected end of input in an object")
-		}
-		switch s.data[i] {
-		case '}':
-			return i + 1, nil
-		case ',':
-			i++
-		default:
-			return 0, s.errorf(i, "expected ',' or '}' after an object member")
+		var done bool
+		if i, done, err = s.after(i, '}', "an object", "an object member"); err != nil || done {
+			return i, err
 		}
 	}
 }
@@ -144,13 +132,9 @@ func (s *jsonScanner) object(i, depth int, fn func(name []byte, start, end int) 
 // array calls fn with each element's span and returns the end of the array
 // starting at i.
 func (s *jsonScanner) array(i, depth int, fn func(start, end int) error) (int, error) {
-	i = s.space(i)
-	if i >= len(s.data) || s.data[i] != '[' {
-		return 0, s.errorf(i, "expected an array")
-	}
-	i = s.space(i + 1)
-	if i < len(s.data) && s.data[i] == ']' {
-		return i + 1, nil
+	i, empty, err := s.open(i, '[', ']', "an array")
+	if err != nil || empty {
+		return i, err
 	}
 	for {
 		start := s.space(i)
@@ -161,19 +145,43 @@ func (s *jsonScanner) array(i, depth int, fn func(start, end int) error) (int, e
 		if err := fn(start, end); err != nil {
 			return 0, err
 		}
-		i = s.space(end)
-		if i >= len(s.data) {
-			return 0, s.errorf(i, "unexpected end of input in an array")
-		}
-		switch s.data[i] {
-		case ']':
-			return i + 1, nil
-		case ',':
-			i++
-		default:
-			return 0, s.errorf(i, "expected ',' or ']' after an array element")
+		var done bool
+		if i, done, err = s.after(end, ']', "an array", "an array element"); err != nil || done {
+			return i, err
 		}
 	}
+}
+
+// open reads the opening byte of an object or an array (what) at i and
+// what follows it: the closing byte at once (empty, with the end past it)
+// or the offset of the first member.
+func (s *jsonScanner) open(i int, opening, closing byte, what string) (next int, empty bool, err error) {
+	i = s.space(i)
+	if i >= len(s.data) || s.data[i] != opening {
+		return 0, false, s.errorf(i, "expected %s", what)
+	}
+	i = s.space(i + 1)
+	if i < len(s.data) && s.data[i] == closing {
+		return i + 1, true, nil
+	}
+	return i, false, nil
+}
+
+// after reads what follows a member of an object or an array (in) at i:
+// the closing byte (done, with the end past it) or a comma (with the
+// offset past it).
+func (s *jsonScanner) after(i int, closing byte, in, member string) (next int, done bool, err error) {
+	i = s.space(i)
+	if i >= len(s.data) {
+		return 0, false, s.errorf(i, "unexpected end of input in %s", in)
+	}
+	switch s.data[i] {
+	case closing:
+		return i + 1, true, nil
+	case ',':
+		return i + 1, false, nil
+	}
+	return 0, false, s.errorf(i, "expected ',' or '%c' after %s", closing, member)
 }
 
 // text decodes a JSON string value.

@@ -87,13 +87,7 @@ func compileCanon(t reflect.Type, seen map[reflect.Type]bool) canonFunc {
 		return canonTime
 	case rawPointerType, timePointerType:
 		// Marshalers by their value's methods: nil is null, else the value.
-		elem := compileCanon(t.Elem(), seen)
-		return func(c *jcs.Canonicalizer, dst []byte, v reflect.Value, depth int) ([]byte, error) {
-			if v.IsNil() {
-				return append(dst, "null"...), nil
-			}
-			return elem(c, dst, v.Elem(), depth)
-		}
+		return canonPointer(compileCanon(t.Elem(), seen))
 	}
 	if t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
 		(t.Kind() != reflect.Pointer && (reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshalerType))) {
@@ -122,12 +116,7 @@ func compileCanon(t reflect.Type, seen map[reflect.Type]bool) canonFunc {
 		if elem == nil {
 			return nil
 		}
-		return func(c *jcs.Canonicalizer, dst []byte, v reflect.Value, depth int) ([]byte, error) {
-			if v.IsNil() {
-				return append(dst, "null"...), nil
-			}
-			return elem(c, dst, v.Elem(), depth)
-		}
+		return canonPointer(elem)
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			return nil // base64 in encoding/json
@@ -168,6 +157,16 @@ func compileCanon(t reflect.Type, seen map[reflect.Type]bool) canonFunc {
 		return compileStruct(t, seen)
 	}
 	return nil
+}
+
+// canonPointer writes a pointer's value by elem, and nil as null.
+func canonPointer(elem canonFunc) canonFunc {
+	return func(c *jcs.Canonicalizer, dst []byte, v reflect.Value, depth int) ([]byte, error) {
+		if v.IsNil() {
+			return append(dst, "null"...), nil
+		}
+		return elem(c, dst, v.Elem(), depth)
+	}
 }
 
 // canonField is one member of a struct's canonical object.
