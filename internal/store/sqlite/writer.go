@@ -386,7 +386,6 @@ func (w *writer) fastPath(ctx context.Context, batch []job) ([]error, [][]byte, 
 		if j.fold != nil {
 			ferr, err := w.fold(t, j.fold)
 			if err != nil {
-				t.tx.Rollback()
 				return nil, nil, err
 			}
 			if ferr != nil {
@@ -427,8 +426,16 @@ func (w *writer) fastPath(ctx context.Context, batch []job) ([]error, [][]byte, 
 }
 
 // fold runs a baseline fold under a savepoint: ferr is the fold's own
-// failure (its writes undone), err one of the transaction's.
+// failure (its writes undone), err one of the transaction's, which fold
+// has rolled back (both paths of a batch give it up then).
 func (w *writer) fold(t *txn, f *store.BaselineFold) (ferr, err error) {
+	if ferr, err = w.foldSavepoint(t, f); err != nil {
+		t.tx.Rollback()
+	}
+	return ferr, err
+}
+
+func (w *writer) foldSavepoint(t *txn, f *store.BaselineFold) (ferr, err error) {
 	if _, err := t.tx.ExecContext(t.ctx, `SAVEPOINT fold`); err != nil {
 		return nil, fmt.Errorf("sqlite: savepoint: %w", err)
 	}
@@ -454,7 +461,6 @@ func (w *writer) slowPath(ctx context.Context, batch []job) ([]error, [][]byte, 
 		if j.fold != nil {
 			ferr, err := w.fold(t, j.fold)
 			if err != nil {
-				t.tx.Rollback()
 				return nil, nil, err
 			}
 			errs[i] = ferr
