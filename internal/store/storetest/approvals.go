@@ -20,11 +20,7 @@ import (
 
 func approvals(t *testing.T, s store.Store) store.Approvals {
 	t.Helper()
-	a, ok := Unwrap(s).(store.Approvals)
-	if !ok {
-		t.Fatalf("%T keeps no approvals (store.Approvals): every ask would stay a dead end", s)
-	}
-	return a
+	return kept[store.Approvals](t, s, "every ask would stay a dead end")
 }
 
 // Approval is a pending approval of session sess, asked by decision

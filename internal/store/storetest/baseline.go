@@ -36,11 +36,7 @@ func RunBaselines(t *testing.T, b Backend, names ...string) {
 
 func baselines(t *testing.T, s store.Store) store.Baselines {
 	t.Helper()
-	bs, ok := Unwrap(s).(store.Baselines)
-	if !ok {
-		t.Fatalf("%T does not keep baselines", s)
-	}
-	return bs
+	return kept[store.Baselines](t, s, "no agent's behaviour would be learned")
 }
 
 // counter is the profile these cases fold: how many decisions it saw.

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +45,17 @@ type Backend struct {
 // time after their change is acknowledged (shared stores, once integrated).
 type Syncer interface {
 	SyncEvidence(ctx context.Context) error
+}
+
+// kept is s's T, an optional part of a store (store.Approvals, say); a
+// store without it fails t, saying why the suite asks for it.
+func kept[T any](t *testing.T, s store.Store, why string) T {
+	t.Helper()
+	v, ok := Unwrap(s).(T)
+	if !ok {
+		t.Fatalf("%T keeps no %v: %s", s, reflect.TypeFor[T](), why)
+	}
+	return v
 }
 
 // Sync waits until s's evidence reads see every record committed so far.
