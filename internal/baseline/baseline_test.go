@@ -874,9 +874,16 @@ func TestCompareEarlyRate(t *testing.T) {
 			}
 		}
 		d := c.Compare(old, p)
-		if d.Verdict != tc.verdict || tc.verdict == VerdictDrift && !strings.Contains(strings.Join(d.Reasons, " "), "send per session 1.00 → 4.00") {
-			t.Errorf("%s: %s %v, want %s", tc.name, d.Verdict, d.Reasons, tc.verdict)
-		}
+		wantVerdict(t, tc.name, d, tc.verdict, "send per session 1.00 → 4.00")
+	}
+}
+
+// wantVerdict fails t unless d's verdict is want and, when want is
+// drift, one of its reasons says reason.
+func wantVerdict(t *testing.T, name string, d Drift, want, reason string) {
+	t.Helper()
+	if d.Verdict != want || want == VerdictDrift && !strings.Contains(strings.Join(d.Reasons, " "), reason) {
+		t.Errorf("%s: %s %v, want %s", name, d.Verdict, d.Reasons, want)
 	}
 }
 
@@ -1043,9 +1050,7 @@ func TestCompareEarlyMix(t *testing.T) {
 		{"deletes replace moves", files("v2", "b", 4, true), VerdictDrift},
 	} {
 		d := c.Compare(old, tc.new)
-		if d.Verdict != tc.verdict || tc.verdict == VerdictDrift && !strings.Contains(strings.Join(d.Reasons, " "), "kind/tool divergence") {
-			t.Errorf("%s: %s %v, want %s", tc.name, d.Verdict, d.Reasons, tc.verdict)
-		}
+		wantVerdict(t, tc.name, d, tc.verdict, "kind/tool divergence")
 	}
 }
 
