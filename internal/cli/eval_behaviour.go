@@ -23,25 +23,35 @@ type behaviourEvalFlags struct {
 	on       bool
 	simulate string
 	seed     uint64
+	short    bool
 }
 
 func addBehaviourEvalFlags(fl *pflag.FlagSet, f *behaviourEvalFlags) {
 	fl.BoolVar(&f.on, "behaviour", false, "replay behaviour episodes (each FILE_OR_DIR a corpus, reported side by side): drift detection and unlike-self precision/recall")
 	fl.StringVar(&f.simulate, "simulate-behaviour", "", "write the simulated behaviour corpus (coding, mail, infra, research agents; benign and harmful version changes) to this directory")
 	fl.Uint64Var(&f.seed, "seed", 1, "the simulation's seed (with --simulate-behaviour)")
+	fl.BoolVar(&f.short, "simulate-short", false, "with --simulate-behaviour: the short-history shape (12 sessions of the first version, 10 of the second, at most 3 calls a session; files short15-*)")
 }
 
 func runBehaviourEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths []string) error {
 	ctx := cmd.Context()
 	if f.behaviour.simulate != "" {
-		files, err := eval.SimulateBehaviour(f.behaviour.seed)
+		shape := eval.SimDefault
+		if f.behaviour.short {
+			shape = eval.SimShort
+		}
+		files, err := eval.SimulateBehaviourShape(f.behaviour.seed, shape)
 		if err != nil {
 			return err
 		}
 		if err := os.MkdirAll(f.behaviour.simulate, 0o755); err != nil {
 			return err
 		}
-		names, _ := eval.SimulatedFiles(f.behaviour.seed)
+		names := make([]string, 0, len(files))
+		for n := range files {
+			names = append(names, n)
+		}
+		slices.Sort(names)
 		for _, n := range names {
 			if err := os.WriteFile(filepath.Join(f.behaviour.simulate, n), files[n], 0o644); err != nil {
 				return err

@@ -348,9 +348,33 @@ const (
 	simShortSessions  = 6  // a short post-change run
 )
 
+// SimShape is the size of a simulated corpus: sessions of the first
+// version, sessions of the second (for the changes that are not short
+// runs), the most calls a session makes (0: the agent's own length) and
+// the prefix of the files' and agents' names.
+type SimShape struct {
+	First, Second, MaxCalls int
+	Prefix                  string
+}
+
+// SimDefault is the dev corpus's shape (scenarios/behaviour/sim-*).
+var SimDefault = SimShape{First: simFirstSessions, Second: simSecondSessions, Prefix: "sim"}
+
+// SimShort is the shape of the short-history corpus
+// (scenarios/behaviour/short15-*, seed 15): a first version of 12
+// sessions, a second of 10, sessions of at most 3 calls — the least the
+// drift contract speaks of (a verdict once both versions have 10
+// sessions), with sessions too short to carry a mix.
+var SimShort = SimShape{First: 12, Second: 10, MaxCalls: 3, Prefix: "short15"}
+
 // SimulateBehaviour writes the simulated corpus: one file per agent kind
-// and version change, named KIND-CHANGE.jsonl, deterministic for a seed.
+// and version change, named sim-KIND-CHANGE.jsonl, deterministic for a seed.
 func SimulateBehaviour(seed uint64) (map[string][]byte, error) {
+	return SimulateBehaviourShape(seed, SimDefault)
+}
+
+// SimulateBehaviourShape is SimulateBehaviour with the corpus's shape.
+func SimulateBehaviourShape(seed uint64, sh SimShape) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for ai, a := range simAgents {
 		for ci, ch := range simChanges {
@@ -364,17 +388,21 @@ func SimulateBehaviour(seed uint64) (map[string][]byte, error) {
 				continue
 			}
 			r := rand.New(rand.NewPCG(seed, uint64(ai*16+ci)))
-			agent := fmt.Sprintf("sim-%s-%s", a.kind, ch.name)
+			agent := fmt.Sprintf("%s-%s-%s", sh.Prefix, a.kind, ch.name)
 			var buf bytes.Buffer
 			firstHarm, explored := true, 0
-			total := simFirstSessions + simSecondSessions
+			total := sh.First + sh.Second
 			if ch.sessions > 0 {
-				total = simFirstSessions + ch.via + ch.sessions
+				total = sh.First + ch.via + ch.sessions
 			}
 			for s := range total {
-				second := s >= simFirstSessions
+				second := s >= sh.First
 				calls := make([]simCall, 0, 8)
-				for n := range a.length(r) {
+				length := a.length(r)
+				if sh.MaxCalls > 0 {
+					length = min(length, sh.MaxCalls)
+				}
+				for n := range length {
 					calls = append(calls, a.usual(r, n))
 				}
 				if ch.usual != nil {
@@ -389,7 +417,7 @@ func SimulateBehaviour(seed uint64) (map[string][]byte, error) {
 				expect := map[string]bool{}
 				novel := false
 				// j is the session's index in the changed version.
-				j := s - simFirstSessions - ch.via
+				j := s - sh.First - ch.via
 				switch {
 				case second && j < 0:
 					// The short benign intermediate version: a new prompt.

@@ -57,7 +57,9 @@ func TestSimulationIsDeterministic(t *testing.T) {
 }
 
 // TestDevCorpusIsTheSimulation: scenarios/behaviour is what seed 1 writes
-// (regenerate with `mandate eval --simulate-behaviour scenarios/behaviour`).
+// (regenerate with `mandate eval --simulate-behaviour scenarios/behaviour`),
+// and its short15-* files what seed 15 writes in the short shape
+// (`--simulate-short --seed 15`).
 func TestDevCorpusIsTheSimulation(t *testing.T) {
 	files, err := SimulateBehaviour(1)
 	if err != nil {
@@ -67,6 +69,16 @@ func TestDevCorpusIsTheSimulation(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "behaviour", name))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("scenarios/behaviour/%s is not the simulation's (seed 1): %v", name, err)
+		}
+	}
+	short, err := SimulateBehaviourShape(15, SimShort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range short {
+		got, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "behaviour", name))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("scenarios/behaviour/%s is not the short simulation's (seed 15, --simulate-short): %v", name, err)
 		}
 	}
 }
