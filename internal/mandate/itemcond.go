@@ -384,33 +384,36 @@ func (b *build) limitedDeletes(st *segState) {
 				// "delete all emails from news@shop.example": no scope
 				// entry holds a sender, and the delete granted as a
 				// whole would remove everyone else's mail too.
-				if _, ok := b.qualified[action.Delete]; !ok {
-					if words, ok := b.sender(st, j+n, to, true); ok {
-						b.qualified[action.Delete] = qualification{phrase: b.span(st.toks, j, to), verb: a.word, checkable: true,
-							cond: ItemCondition{From: words}}
-						break
-					}
-				}
-				b.qualifyLimited(action.Delete, b.span(st.toks, j, to), a.word)
+				b.deleteFrom(st, a, j, n, to, true)
 				break
 			}
 			if !b.unreadBetween(st, j+n, to) || b.placeOnly(st, j+n, to) {
 				continue
 			}
-			if _, ok := b.qualified[action.Delete]; !ok && b.anyMessagesBetween(st, a.end, j) {
-				// "delete all emails from LinkedIn": the sender is all
-				// the words say of the messages, and an earlier output
-				// of the session can show it.
-				if words, ok := b.sender(st, j+n, to, true); ok {
-					b.qualified[action.Delete] = qualification{phrase: b.span(st.toks, j, to), verb: a.word, checkable: true,
-						cond: ItemCondition{From: words}}
-					break
-				}
-			}
-			b.qualifyLimited(action.Delete, b.span(st.toks, j, to), a.word)
+			// "delete all emails from LinkedIn": the sender is all the
+			// words say of the messages, and an earlier output of the
+			// session can show it.
+			b.deleteFrom(st, a, j, n, to, b.anyMessagesBetween(st, a.end, j))
 			break
 		}
 	}
+}
+
+// deleteFrom reads the limited delete a over st.toks[j:to], whose
+// preposition of n tokens stands at j. Where bySender holds and no
+// qualification of the delete stands yet, the words after the preposition
+// that name a sender make it a checkable condition on the messages' sender;
+// otherwise the delete is put to a person.
+func (b *build) deleteFrom(st *segState, a *anchor, j, n, to int, bySender bool) {
+	phrase := b.span(st.toks, j, to)
+	if _, ok := b.qualified[action.Delete]; !ok && bySender {
+		if words, ok := b.sender(st, j+n, to, true); ok {
+			b.qualified[action.Delete] = qualification{phrase: phrase, verb: a.word, checkable: true,
+				cond: ItemCondition{From: words}}
+			return
+		}
+	}
+	b.qualifyLimited(action.Delete, phrase, a.word)
 }
 
 // channelDeletes reads a delete of messages in a chat channel the words

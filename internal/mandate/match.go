@@ -35,14 +35,21 @@ func cutSeg(s string) (seg, rest string) {
 // matches "a" itself); other segments follow path.Match. A pattern and a name
 // match only when both are absolute or both relative.
 func matchGlob(pattern, name string) bool {
-	pabs, nabs := strings.HasPrefix(pattern, "/"), strings.HasPrefix(name, "/")
-	if pabs != nabs {
-		return false
+	pattern, name, ok := sameRoot(pattern, name)
+	return ok && matchSegs(pattern, name)
+}
+
+// sameRoot reports whether a and b are both absolute or both relative, and
+// returns them without their leading "/".
+func sameRoot(a, b string) (string, string, bool) {
+	aabs, babs := strings.HasPrefix(a, "/"), strings.HasPrefix(b, "/")
+	if aabs != babs {
+		return a, b, false
 	}
-	if pabs {
-		pattern, name = pattern[1:], name[1:]
+	if aabs {
+		a, b = a[1:], b[1:]
 	}
-	return matchSegs(pattern, name)
+	return a, b, true
 }
 
 func matchSegs(pat, name string) bool {
@@ -87,14 +94,8 @@ func globSubsumes(p, c string) bool {
 	if p == c {
 		return true
 	}
-	pabs, cabs := strings.HasPrefix(p, "/"), strings.HasPrefix(c, "/")
-	if pabs != cabs {
-		return false
-	}
-	if pabs {
-		p, c = p[1:], c[1:]
-	}
-	return segsSubsume(p, c)
+	p, c, ok := sameRoot(p, c)
+	return ok && segsSubsume(p, c)
 }
 
 func segsSubsume(p, c string) bool {
