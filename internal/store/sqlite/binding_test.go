@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -34,22 +33,12 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 	// Back to version 7: no leaf columns, none of their indexes, and none
 	// of what the migrations after the binding made (budgets, provenance,
 	// the tool pins' and changes' leaves).
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	edit(t, path,
 		`DROP INDEX evidence_leaf`, `DROP INDEX evidence_session_type`, `DROP INDEX observations_session`,
 		`ALTER TABLE sessions DROP COLUMN leaf`, `ALTER TABLE mandates DROP COLUMN leaf`, `ALTER TABLE decisions DROP COLUMN leaf`,
 		`ALTER TABLE observations DROP COLUMN leaf`, `ALTER TABLE approvals DROP COLUMN leaf`,
 		`ALTER TABLE tool_pins DROP COLUMN leaf`, `ALTER TABLE tool_changes DROP COLUMN leaf`,
-		`DROP TABLE budgets`, `ALTER TABLE decisions DROP COLUMN provenance`, `PRAGMA user_version = 7`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+		`DROP TABLE budgets`, `ALTER TABLE decisions DROP COLUMN provenance`, `PRAGMA user_version = 7`)
 	s = open(t, path, Options{})
 	if ds, err := s.ListDecisions(ctx, store.DecisionFilter{SessionID: "s1"}); err != nil || len(ds) != 2 {
 		t.Fatalf("decisions after the upgrade: %d %v", len(ds), err)
@@ -60,22 +49,14 @@ func TestMigrationBindsExistingRows(t *testing.T) {
 	storetest.Upgraded(t, s, "s1", 2, 1)
 	// And a row edited after it is refused, by name.
 	s.Close()
-	db, _ = sql.Open("sqlite", path)
-	if _, err := db.Exec(`UPDATE decisions SET effect = 'deny' WHERE id = 's1-d2'`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	edit(t, path, `UPDATE decisions SET effect = 'deny' WHERE id = 's1-d2'`)
 	s = open(t, path, Options{})
 	var te *store.TamperError
 	if _, err := s.GetDecision(ctx, "s1-d2"); !errors.As(err, &te) || te.Table != "decisions" || te.Row != "s1-d2" || te.Column != "effect" {
 		t.Fatalf("edited decision: %v", err)
 	}
 	s.Close()
-	db, _ = sql.Open("sqlite", path)
-	if _, err := db.Exec(`UPDATE tool_pins SET hash = 'h3' WHERE tool = 'search'`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	edit(t, path, `UPDATE tool_pins SET hash = 'h3' WHERE tool = 'search'`)
 	s = open(t, path, Options{})
 	if _, err := s.ListToolPins(ctx, "s1"); !errors.As(err, &te) || te.Table != "tool_pins" || te.Row != "s1/search" || te.Column != "hash" {
 		t.Fatalf("edited tool pin: %v", err)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -97,14 +96,7 @@ func TestOpenReadOnly(t *testing.T) {
 	// the last index + 1), and reading the leaves over the gap fails —
 	// what makes the evidence log's rebuild refuse the store at start
 	// (internal/app TestOpenRefusesEvidenceGap). The read-only view opens.
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`DELETE FROM evidence WHERE idx = 1`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	edit(t, path, `DELETE FROM evidence WHERE idx = 1`)
 	rw, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)

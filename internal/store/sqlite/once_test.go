@@ -250,11 +250,7 @@ func TestUpgradeStoresDecisionsOnce(t *testing.T) {
 		t.Fatalf("a decision after the upgrade: %+v %v", d, err)
 	}
 	s.Close()
-	db, _ := sql.Open("sqlite", path)
-	if _, err := db.Exec(`UPDATE decisions SET effect = 'allow' WHERE id = 's1-d3'`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	edit(t, path, `UPDATE decisions SET effect = 'allow' WHERE id = 's1-d3'`)
 	s = open(t, path, Options{})
 	var te *store.TamperError
 	if _, err := s.GetDecision(ctx, "s1-d3"); !errors.As(err, &te) || te.Row != "s1-d3" || te.Column != "effect" {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,22 @@ func open(t testing.TB, path string, opts Options) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// edit runs statements on the database file at path behind the store's
+// back, as someone with the file would.
+func edit(t testing.TB, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 }
 
 // seeded opens a store in a new file and applies changes to it, in order.

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -38,14 +37,7 @@ func TestSessionReadAcrossACommit(t *testing.T) {
 	}
 
 	// Edited behind the log's back: the row does not move between reads.
-	db, err := sql.Open("sqlite", s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`UPDATE sessions SET status = 'active' WHERE id = 's1'`); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, s.path, `UPDATE sessions SET status = 'active' WHERE id = 's1'`)
 	if _, err := s.GetSession(ctx, "s1"); !errors.Is(err, store.ErrTampered) {
 		t.Fatalf("a status edited in the table: %v, want %v", err, store.ErrTampered)
 	}
