@@ -229,7 +229,10 @@ type build struct {
 	// other path (a directory, a pattern, a file only read): see
 	// settleFileObjects.
 	fileObjects []string
-	otherPaths  bool
+	// deleteDirs are the folders a verb that only deletes acts in
+	// ("delete everything in ./tmp"), see settleFileObjects.
+	deleteDirs []string
+	otherPaths bool
 	// sentenceVerbs is set once a segment of the sentence being read had
 	// a verb (noItemsCond).
 	sentenceVerbs bool

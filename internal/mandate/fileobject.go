@@ -32,17 +32,46 @@ func (b *build) notePathObject(st *segState, i int, e *entity, a *anchor) {
 		}
 		return
 	}
+	if !e.file && !fileType && !purpose && granting(a) && onlyDeletes(a.kinds) {
+		if !slices.Contains(b.deleteDirs, e.raw) {
+			b.deleteDirs = append(b.deleteDirs, e.raw)
+		}
+		return
+	}
 	b.otherPaths = true
+}
+
+// onlyDeletes reports whether a verb asks for deleting and nothing else
+// ("delete everything in ./tmp", "lösche alles in ./tmp"): its folder is
+// where the deleting happens, not a directory to work in.
+func onlyDeletes(kinds []action.Kind) bool {
+	return len(kinds) > 0 && !slices.ContainsFunc(kinds, func(k action.Kind) bool { return k != action.Delete })
 }
 
 // settleFileObjects takes the working directory out of scope when every
 // path the words name is a file a write or delete acts on: only those
 // files may be changed (Scope.PathsOnly).
+//
+// A folder a verb only deletes in ("delete everything in ./build/cache")
+// counts the same way when nothing else the draft grants writes or runs
+// anything: the deleting is bound to that folder, and a delete elsewhere
+// in the working directory would be wider than the words. A task that
+// also writes or runs ("delete ./tmp and fix the tests") keeps the
+// working directory, which the writing may need.
 func (b *build) settleFileObjects() {
-	if len(b.fileObjects) == 0 || b.otherPaths || b.m.Scope.PathsOnly {
+	if b.otherPaths || b.m.Scope.PathsOnly || len(b.fileObjects)+len(b.deleteDirs) == 0 {
+		return
+	}
+	if len(b.deleteDirs) > 0 && (slices.Contains(b.m.Allow, action.Write) || slices.Contains(b.m.Allow, action.Execute)) {
 		return
 	}
 	b.m.Scope.PathsOnly = true
-	b.recognise(strings.Join(b.fileObjects, ", "), "scope paths only",
-		fmt.Sprintf("the words name only the files to change (%s), no directory to work in: the working directory is not in scope beside them", strings.Join(b.fileObjects, ", ")))
+	if len(b.fileObjects) > 0 {
+		b.recognise(strings.Join(b.fileObjects, ", "), "scope paths only",
+			fmt.Sprintf("the words name only the files to change (%s), no directory to work in: the working directory is not in scope beside them", strings.Join(b.fileObjects, ", ")))
+	}
+	if len(b.deleteDirs) > 0 {
+		b.recognise(strings.Join(b.deleteDirs, ", "), "scope paths only",
+			fmt.Sprintf("the words only delete in %s and ask for no writing or running: the rest of the working directory is not in scope for deleting", strings.Join(b.deleteDirs, ", ")))
+	}
 }
