@@ -36,9 +36,9 @@ func addBehaviourEvalFlags(fl *pflag.FlagSet, f *behaviourEvalFlags) {
 func runBehaviourEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths []string) error {
 	ctx := cmd.Context()
 	if f.behaviour.simulate != "" {
-		shape := eval.SimDefault
+		shape := eval.SimDefault()
 		if f.behaviour.short {
-			shape = eval.SimShort
+			shape = eval.SimShort()
 		}
 		files, err := eval.SimulateBehaviourShape(f.behaviour.seed, shape)
 		if err != nil {

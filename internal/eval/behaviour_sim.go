@@ -357,20 +357,25 @@ type SimShape struct {
 	Prefix                  string
 }
 
-// SimDefault is the dev corpus's shape (scenarios/behaviour/sim-*).
-var SimDefault = SimShape{First: simFirstSessions, Second: simSecondSessions, Prefix: "sim"}
+// SimDefault is the dev corpus's shape (scenarios/behaviour/sim-*). A
+// function, not a variable, so no caller can change it for the others.
+func SimDefault() SimShape {
+	return SimShape{First: simFirstSessions, Second: simSecondSessions, Prefix: "sim"}
+}
 
 // SimShort is the shape of the short-history corpus
 // (scenarios/behaviour/short15-*, seed 15): a first version of 12
 // sessions, a second of 10, sessions of at most 3 calls — the least the
 // drift contract speaks of (a verdict once both versions have 10
 // sessions), with sessions too short to carry a mix.
-var SimShort = SimShape{First: 12, Second: 10, MaxCalls: 3, Prefix: "short15"}
+func SimShort() SimShape {
+	return SimShape{First: 12, Second: 10, MaxCalls: 3, Prefix: "short15"}
+}
 
 // SimulateBehaviour writes the simulated corpus: one file per agent kind
 // and version change, named sim-KIND-CHANGE.jsonl, deterministic for a seed.
 func SimulateBehaviour(seed uint64) (map[string][]byte, error) {
-	return SimulateBehaviourShape(seed, SimDefault)
+	return SimulateBehaviourShape(seed, SimDefault())
 }
 
 // SimulateBehaviourShape is SimulateBehaviour with the corpus's shape.

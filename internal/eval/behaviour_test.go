@@ -61,24 +61,23 @@ func TestSimulationIsDeterministic(t *testing.T) {
 // and its short15-* files what seed 15 writes in the short shape
 // (`--simulate-short --seed 15`).
 func TestDevCorpusIsTheSimulation(t *testing.T) {
-	files, err := SimulateBehaviour(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, want := range files {
-		got, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "behaviour", name))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("scenarios/behaviour/%s is not the simulation's (seed 1): %v", name, err)
+	for _, c := range []struct {
+		seed  uint64
+		shape SimShape
+		how   string
+	}{
+		{1, SimDefault(), "seed 1"},
+		{15, SimShort(), "seed 15, --simulate-short"},
+	} {
+		files, err := SimulateBehaviourShape(c.seed, c.shape)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	short, err := SimulateBehaviourShape(15, SimShort)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, want := range short {
-		got, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "behaviour", name))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("scenarios/behaviour/%s is not the short simulation's (seed 15, --simulate-short): %v", name, err)
+		for name, want := range files {
+			got, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "behaviour", name))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("scenarios/behaviour/%s is not the simulation's (%s): %v", name, c.how, err)
+			}
 		}
 	}
 }
