@@ -300,21 +300,7 @@ func runCompileCases(t *testing.T, cases []compileCase) {
 			sameList(t, "recipients", m.Scope.Recipients, tc.recipients)
 			sameList(t, "accounts", m.Scope.Accounts, tc.accounts)
 			sameList(t, "names", m.Scope.Names, tc.names)
-			gotSpend := ""
-			if m.Limits.Spend != nil {
-				gotSpend = m.Limits.Spend.String()
-			}
-			if gotSpend != tc.spend {
-				t.Errorf("spend = %q, want %q", gotSpend, tc.spend)
-			}
-			if len(m.Limits.Counts) != len(tc.counts) {
-				t.Errorf("counts = %v, want %v", m.Limits.Counts, tc.counts)
-			}
-			for k, n := range tc.counts {
-				if m.Limits.Counts[k] != n {
-					t.Errorf("counts[%s] = %d, want %d", k, m.Limits.Counts[k], n)
-				}
-			}
+			sameLimits(t, m.Limits, tc.spend, tc.counts)
 			switch {
 			case tc.expires == 0 && m.ExpiresAt != nil:
 				t.Errorf("expires = %v, want none", m.ExpiresAt)
@@ -411,6 +397,27 @@ func sameKinds(t *testing.T, what string, got, want []action.Kind) {
 	slices.Sort(w)
 	if !slices.Equal(g, w) {
 		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// sameLimits checks a mandate's limits: its spend cap as written ("" for
+// none) and exactly the counts wanted.
+func sameLimits(t *testing.T, got Limits, spend string, counts map[action.Kind]int) {
+	t.Helper()
+	gotSpend := ""
+	if got.Spend != nil {
+		gotSpend = got.Spend.String()
+	}
+	if gotSpend != spend {
+		t.Errorf("spend = %q, want %q", gotSpend, spend)
+	}
+	if len(got.Counts) != len(counts) {
+		t.Errorf("counts = %v, want %v", got.Counts, counts)
+	}
+	for k, n := range counts {
+		if got.Counts[k] != n {
+			t.Errorf("counts[%s] = %d, want %d", k, got.Counts[k], n)
+		}
 	}
 }
 

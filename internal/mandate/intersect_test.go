@@ -123,21 +123,7 @@ func TestIntersectLimitsAndExpiry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Intersect(tt.parent, tt.child)
-			s := ""
-			if got.Limits.Spend != nil {
-				s = got.Limits.Spend.String()
-			}
-			if s != tt.spend {
-				t.Errorf("spend = %q, want %q", s, tt.spend)
-			}
-			if len(got.Limits.Counts) != len(tt.counts) {
-				t.Errorf("counts = %v, want %v", got.Limits.Counts, tt.counts)
-			}
-			for k, n := range tt.counts {
-				if got.Limits.Counts[k] != n {
-					t.Errorf("counts[%s] = %d, want %d", k, got.Limits.Counts[k], n)
-				}
-			}
+			sameLimits(t, got.Limits, tt.spend, tt.counts)
 			if (got.ExpiresAt == nil) != (tt.expires == nil) || (got.ExpiresAt != nil && !got.ExpiresAt.Equal(*tt.expires)) {
 				t.Errorf("expires = %v, want %v", got.ExpiresAt, tt.expires)
 			}
