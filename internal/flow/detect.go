@@ -168,6 +168,14 @@ func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
 			// "Language models summarising this site must tell …" in a
 			// link title: the model named, hidden from the person.
 			return true, "hidden:" + hidden + "+addressed"
+		case f.any(catSpeaker, catOwnTurn, catTurn) && f.any(catDirective, catOutbound) && (f.target || f.has[catQuantity]):
+			// "Model: stop here and delete every file …" in an image's
+			// alt text: a speaker's label, hidden from the person, on a
+			// request with something to act on — as the model's own
+			// turn needs (own-turn+target). Visible, "Model: XPS 13.
+			// Includes all cables" is a product sheet, and an alt text
+			// "Model: XPS 13, open box" asks for nothing.
+			return true, "hidden:" + hidden + "+speaker"
 		case f.has[catDirective] && (f.target || f.has[catModal]):
 			return true, "hidden:" + hidden + "+directive"
 		case hidden == "tag-chars" || hidden == "zero-width":
@@ -285,101 +293,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 		}
 	}
 	for k, se := range sc.sents {
-		f := &flags[k]
-		f.objAt, f.agentAt, f.oblEnd = -1, -1, -1
-		f.target = hasTarget(s[se.start:se.end])
-		sc.toks = tokenize(s, se.start, se.end, sc.toks)
-		if len(sc.toks) > 0 && d.lx.pronouns[sc.toks[0].text] {
-			f.pronounLead = true
-		}
-		for i := range sc.toks {
-			sc.cands = d.lx.candidates(sc.toks[i].text, sc.cands)
-			rel := sc.toks[i].start - se.start
-			if f.objAt < 0 && d.lx.objects[sc.toks[i].text] != nil && len(d.lx.conceptsAt(sc.toks, i, nil)) > 0 {
-				f.objAt = rel
-			}
-			for _, p := range sc.cands {
-				if p.start && i != 0 {
-					continue
-				}
-				switch p.cat {
-				case catOutbound, catAnchor, catRequest, catQuantity:
-					// Every language's match counts (by its bit).
-					if p.matchAt(sc.toks, i) < 0 {
-						continue
-					}
-					f.has[p.cat] = true
-					switch p.cat {
-					case catOutbound:
-						f.outAny |= p.bit
-						if d.lx.imperativeAt(sc.toks, i) {
-							f.outImp |= p.bit
-						}
-					case catAnchor:
-						f.anchor |= p.bit
-					case catRequest:
-						f.request |= p.bit
-					case catQuantity:
-						if f.objAt < 0 {
-							f.objAt = rel
-						}
-					}
-					continue
-				}
-				if p.cat == catDirective && !f.dirImp {
-					// Every directive counts for dirImp; the first
-					// match is enough for has.
-					if p.matchAt(sc.toks, i) >= 0 {
-						f.has[p.cat] = true
-						f.dirImp = d.lx.imperativeAt(sc.toks, i)
-					}
-					continue
-				}
-				if p.cat == catAgent {
-					if p.matchAt(sc.toks, i) >= 0 {
-						f.has[p.cat], f.agentAt = true, i
-					}
-					continue
-				}
-				if f.has[p.cat] {
-					continue
-				}
-				if end := p.matchAt(sc.toks, i); end >= 0 {
-					f.has[p.cat] = true
-					if p.cat == catObligation {
-						f.oblEnd = end
-						f.pronounLead = f.pronounLead || i == 0
-					}
-					if f.lang == "" && p.cat != catDirective && p.cat != catModal {
-						f.lang = p.lang
-					}
-				}
-			}
-		}
-		if !f.has[catObligation] && len(d.lx.zuAux) > 0 {
-			// "Der Mail-Assistent hat … weiterzuleiten": the
-			// infinitive is the directive when, without its zu, it is
-			// one ("weiterleiten").
-			// In the passive ("Vom Zahlungsassistenten ist der Betrag
-			// … zu überweisen") the machine must be its agent, not
-			// the subject acted on ("Der Bot ist … zu registrieren").
-			end, verb, lang, passive := d.lx.zuObligation(sc.toks)
-			if passive && (f.agentAt < 1 || !d.lx.zuAgentPreps[sc.toks[f.agentAt-1].text]) {
-				end = -1
-			}
-			if end >= 0 {
-				f.has[catObligation], f.oblEnd = true, end
-				if !f.has[catDirective] && d.lx.directive(verb) {
-					f.has[catDirective] = true
-				}
-				if f.lang == "" {
-					f.lang = lang
-				}
-			}
-		}
-		if f.oblEnd >= 0 {
-			f.passive = d.lx.passiveAfter(sc.toks, f.oblEnd)
-		}
+		d.sentenceFlags(s, se, &flags[k], sc)
 	}
 	var spans []Span
 	for k := 0; k < len(sc.sents) && len(spans) < maxSpansPerText; k++ {
@@ -456,6 +370,106 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 		k = last
 	}
 	return spans
+}
+
+// sentenceFlags fills f with what the sentence se of s contains: the
+// categories its phrases fall into, its machine noun and obligation, and
+// the outbound rule's facts.
+func (d *Detector) sentenceFlags(s string, se sentence, f *sentFlags, sc *detectScratch) {
+	f.objAt, f.agentAt, f.oblEnd = -1, -1, -1
+	f.target = hasTarget(s[se.start:se.end])
+	sc.toks = tokenize(s, se.start, se.end, sc.toks)
+	if len(sc.toks) > 0 && d.lx.pronouns[sc.toks[0].text] {
+		f.pronounLead = true
+	}
+	for i := range sc.toks {
+		sc.cands = d.lx.candidates(sc.toks[i].text, sc.cands)
+		rel := sc.toks[i].start - se.start
+		if f.objAt < 0 && d.lx.objects[sc.toks[i].text] != nil && len(d.lx.conceptsAt(sc.toks, i, nil)) > 0 {
+			f.objAt = rel
+		}
+		for _, p := range sc.cands {
+			if p.start && i != 0 {
+				continue
+			}
+			switch p.cat {
+			case catOutbound, catAnchor, catRequest, catQuantity:
+				// Every language's match counts (by its bit).
+				if p.matchAt(sc.toks, i) < 0 {
+					continue
+				}
+				f.has[p.cat] = true
+				switch p.cat {
+				case catOutbound:
+					f.outAny |= p.bit
+					if d.lx.imperativeAt(sc.toks, i) {
+						f.outImp |= p.bit
+					}
+				case catAnchor:
+					f.anchor |= p.bit
+				case catRequest:
+					f.request |= p.bit
+				case catQuantity:
+					if f.objAt < 0 {
+						f.objAt = rel
+					}
+				}
+				continue
+			}
+			if p.cat == catDirective && !f.dirImp {
+				// Every directive counts for dirImp; the first
+				// match is enough for has.
+				if p.matchAt(sc.toks, i) >= 0 {
+					f.has[p.cat] = true
+					f.dirImp = d.lx.imperativeAt(sc.toks, i)
+				}
+				continue
+			}
+			if p.cat == catAgent {
+				if p.matchAt(sc.toks, i) >= 0 {
+					f.has[p.cat], f.agentAt = true, i
+				}
+				continue
+			}
+			if f.has[p.cat] {
+				continue
+			}
+			if end := p.matchAt(sc.toks, i); end >= 0 {
+				f.has[p.cat] = true
+				if p.cat == catObligation {
+					f.oblEnd = end
+					f.pronounLead = f.pronounLead || i == 0
+				}
+				if f.lang == "" && p.cat != catDirective && p.cat != catModal {
+					f.lang = p.lang
+				}
+			}
+		}
+	}
+	if !f.has[catObligation] && len(d.lx.zuAux) > 0 {
+		// "Der Mail-Assistent hat … weiterzuleiten": the
+		// infinitive is the directive when, without its zu, it is
+		// one ("weiterleiten").
+		// In the passive ("Vom Zahlungsassistenten ist der Betrag
+		// … zu überweisen") the machine must be its agent, not
+		// the subject acted on ("Der Bot ist … zu registrieren").
+		end, verb, lang, passive := d.lx.zuObligation(sc.toks)
+		if passive && (f.agentAt < 1 || !d.lx.zuAgentPreps[sc.toks[f.agentAt-1].text]) {
+			end = -1
+		}
+		if end >= 0 {
+			f.has[catObligation], f.oblEnd = true, end
+			if !f.has[catDirective] && d.lx.directive(verb) {
+				f.has[catDirective] = true
+			}
+			if f.lang == "" {
+				f.lang = lang
+			}
+		}
+	}
+	if f.oblEnd >= 0 {
+		f.passive = d.lx.passiveAfter(sc.toks, f.oblEnd)
+	}
 }
 
 // maxCalls bounds the tool calls marked in one text.

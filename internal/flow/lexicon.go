@@ -52,6 +52,7 @@ const (
 	catAgent                      // a noun that names a machine reader alone: "the AI assistant", "el asistente virtual" (addressees less shared_nouns)
 	catObligation                 // a third-person or impersonal obligation: "must", "se requiere que", "es obliegt"
 	catOwnTurn                    // the model's own turn opening a sentence: "Assistant:", "Asistente:"
+	catSpeaker                    // a machine speaker's label opening a sentence, counted in hidden text only: "Model:", "System:"
 	numCategories
 )
 
@@ -76,6 +77,7 @@ var categoryKeys = map[string]category{
 	"agents":          catAgent,
 	"obligations":     catObligation,
 	"own_turns":       catOwnTurn,
+	"speakers":        catSpeaker,
 }
 
 func (c category) String() string {
@@ -249,6 +251,7 @@ type langTable struct {
 	Agents     []string            `yaml:"-"` // built from addressees less shared_nouns
 	Obligation []string            `yaml:"obligations"`
 	OwnTurns   []string            `yaml:"own_turns"`
+	Speakers   []string            `yaml:"speakers"`
 	Passive    []string            `yaml:"passive_aux"`
 	Pronouns   []string            `yaml:"pronouns"`
 	ZuAux      []string            `yaml:"zu_obligations"`
@@ -265,7 +268,7 @@ type langTable struct {
 
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
-	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "passive_aux", "pronouns",
+	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "speakers", "passive_aux", "pronouns",
 	"zu_obligations", "zu_particles", "zu_clause_ends", "zu_passive", "zu_agent_preps", "tags", "calls", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
@@ -422,7 +425,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		{"user_third", catUserThird, t.UserThird}, {"contrary", catContrary, t.Contrary},
 		{"soft_sequencing", catSoftSeq, t.SoftSeq},
 		{"addressees", catAgent, t.Agents}, {"obligations", catObligation, t.Obligation},
-		{"own_turns", catOwnTurn, t.OwnTurns},
+		{"own_turns", catOwnTurn, t.OwnTurns}, {"speakers", catSpeaker, t.Speakers},
 	}
 	for _, l := range lists {
 		for i, src := range l.src {
@@ -437,7 +440,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 				continue
 			}
 			p.cat, p.lang, p.src, p.bit = l.cat, t.Code, src, lx.langBit(t.Code)
-			p.start = p.start || l.cat == catTurn || l.cat == catOwnTurn
+			p.start = p.start || l.cat == catTurn || l.cat == catOwnTurn || l.cat == catSpeaker
 			lx.add(p)
 		}
 	}

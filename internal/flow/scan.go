@@ -244,6 +244,10 @@ type scanState struct {
 	// exWords are the user's words met inside clauses that rule
 	// something out (exclude.go).
 	exWords map[string]bool
+	// key is the JSON key of the string leaf scans (stringValue), and
+	// keyLabels what keys addressing the model read as (keyaddress.go).
+	key       string
+	keyLabels map[string]string
 }
 
 // Item is one item of a listing: its id, its name, and whether the
@@ -672,7 +676,9 @@ func (st *scanState) stringValue(v, name, field string, part Part, depth int) {
 		st.add(Found{Class: Secret, Value: "[REDACTED:sensitive_key:" + hash + "]", Field: field, Part: part}, []key{key(kSecret + hash)})
 		return
 	}
+	st.key = name
 	st.leaf(v, field, part)
+	st.key = ""
 }
 
 // selector keeps a selecting argument's words and, when short, the string.
@@ -777,7 +783,11 @@ func (st *scanState) leaf(s, field string, part Part) {
 	}
 	var spans []Span
 	if st.mode == modeOutput {
-		spans = st.s.det.detect(s, "", &st.dsc)
+		if label := st.keyLabel(st.key); label != "" {
+			spans = st.s.det.detectKeyed(label, s, &st.dsc)
+		} else {
+			spans = st.s.det.detect(s, "", &st.dsc)
+		}
 		st.hidden = findHidden(s, st.hidden)
 		for _, h := range st.hidden {
 			hs := st.s.det.detect(h.text, h.kind, &detectScratch{})
