@@ -74,10 +74,8 @@ type Store struct {
 	schema string
 	where  string // host:port/database, for messages
 
-	queue  chan sqlstore.Job
-	done   chan struct{}
-	mu     sync.RWMutex // guards closed against Submit
-	closed bool
+	queue *sqlstore.Queue[sqlstore.Job]
+	done  chan struct{}
 
 	readOnly bool
 	integ    *integrator
@@ -200,7 +198,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.pool.Close()
 		return nil, err
 	}
-	s.queue = make(chan sqlstore.Job, 4096)
 	s.done = make(chan struct{})
 	go s.writer()
 	s.integ = newIntegrator(s)
@@ -248,7 +245,9 @@ func open(ctx context.Context, cfg *pgxpool.Config, where string, opts Options) 
 	if err != nil {
 		return nil, describe("connect to "+where, err)
 	}
-	s := &Store{pool: pool, cfg: cfg, opts: opts, log: opts.Logger, where: where, following: make(chan struct{})}
+	// A read-only store has a queue too, which nothing takes from: Close
+	// closes it, and Submit refuses before it.
+	s := &Store{pool: pool, cfg: cfg, opts: opts, log: opts.Logger, where: where, queue: sqlstore.NewQueue[sqlstore.Job](4096), following: make(chan struct{})}
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&s.schema); err != nil {
 		pool.Close()
 		return nil, describe("connect to "+where, err)
@@ -277,16 +276,9 @@ func (s *Store) Where() string { return s.where }
 // Close stops accepting changes, commits what is queued, gives up the
 // integrator role and closes the pool.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.queue.Close() {
 		return nil
 	}
-	s.closed = true
-	if s.queue != nil {
-		close(s.queue)
-	}
-	s.mu.Unlock()
 	if s.done != nil {
 		<-s.done
 	}
@@ -309,13 +301,9 @@ func (s *Store) Submit(c *store.Change) <-chan error {
 		res <- err
 		return res
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		res <- store.ErrClosed
-		return res
+	if err := s.queue.Put(sqlstore.Job{E: e, Res: res}, nil); err != nil {
+		res <- err
 	}
-	s.queue <- sqlstore.Job{E: e, Res: res}
 	return res
 }
 

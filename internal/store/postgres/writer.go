@@ -33,8 +33,7 @@ const (
 // (up to MaxBatch) in one implicit transaction.
 func (s *Store) writer() {
 	defer close(s.done)
-	for first := range s.queue {
-		batch := sqlstore.Drain(first, s.queue, s.opts.MaxBatch)
+	for batch := range s.queue.Batches(s.opts.MaxBatch) {
 		s.commit(batch)
 	}
 }

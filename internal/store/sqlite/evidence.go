@@ -49,13 +49,13 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		write: db,
 		opts:  Options{Logger: slog.New(slog.DiscardHandler)},
 		log:   slog.New(slog.DiscardHandler),
-		queue: make(chan job),
+		queue: sqlstore.NewQueue[job](0),
 		done:  make(chan struct{}),
 	}
 	go func() {
 		defer close(s.done)
-		for j := range s.queue {
-			j.Res <- ErrReadOnly
+		for batch := range s.queue.Batches(1) {
+			batch[0].Res <- ErrReadOnly
 		}
 	}()
 	return s, nil

@@ -53,15 +53,13 @@ const DefaultWALLimit = 64 << 20
 
 // Store is the SQLite backend. It is safe for concurrent use.
 type Store struct {
-	path   string
-	pool   *sql.DB
-	write  *sql.DB
-	opts   Options
-	log    *slog.Logger
-	queue  chan job
-	done   chan struct{}
-	mu     sync.RWMutex // guards closed against Submit
-	closed bool
+	path  string
+	pool  *sql.DB
+	write *sql.DB
+	opts  Options
+	log   *slog.Logger
+	queue *sqlstore.Queue[job]
+	done  chan struct{}
 
 	// stmts are the read pool's prepared statements by query text
 	// (prepared.go).
@@ -160,7 +158,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		write: write,
 		opts:  opts,
 		log:   opts.Logger,
-		queue: make(chan job, 4096),
+		queue: sqlstore.NewQueue[job](4096),
 		done:  make(chan struct{}),
 	}
 	w, err := newWriter(ctx, s)
@@ -242,14 +240,9 @@ func dataSource(path, sync string) string {
 // Close stops accepting changes, commits what is queued and closes the
 // database.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.queue.Close() {
 		return nil
 	}
-	s.closed = true
-	close(s.queue)
-	s.mu.Unlock()
 	<-s.done
 	if s.stopCheckpoints != nil {
 		close(s.stopCheckpoints)
@@ -290,17 +283,18 @@ type job struct {
 // enqueue hands j to the writer, or answers it at once when the store takes
 // nothing more.
 func (s *Store) enqueue(j job) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		j.Res <- store.ErrClosed
-		return
+	if err := s.queue.Put(j, s.refuse); err != nil {
+		j.Res <- err
 	}
+}
+
+// refuse is the error a store that failed to sync its WAL answers every
+// change with.
+func (s *Store) refuse() error {
 	if err := s.broken.Load(); err != nil {
-		j.Res <- *err
-		return
+		return *err
 	}
-	s.queue <- j
+	return nil
 }
 
 // EvidenceSize implements store.Store. The log is gapless from 0 (the

@@ -176,8 +176,7 @@ func (w *writer) run() {
 			<-syncerDone
 		}()
 	}
-	for first := range w.s.queue {
-		batch := sqlstore.Drain(first, w.s.queue, w.s.opts.MaxBatch)
+	for batch := range w.s.queue.Batches(w.s.opts.MaxBatch) {
 		w.commit(batch)
 	}
 }

@@ -112,25 +112,3 @@ type Job struct {
 	E   *Encoded
 	Res chan error
 }
-
-// Drain returns a batch of first and the jobs waiting on queue, up to max
-// in all, without waiting for more. A backend may queue jobs of its own
-// type (one that embeds Job).
-func Drain[J any](first J, queue <-chan J, max int) []J {
-	// A fresh slice each time: a batch may still be waiting to be
-	// acknowledged while the next is gathered.
-	batch := make([]J, 1, 16)
-	batch[0] = first
-	for len(batch) < max {
-		select {
-		case j, ok := <-queue:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, j)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
