@@ -72,8 +72,12 @@ type anchor struct {
 
 // segState is what one segment's analysis found.
 type segState struct {
-	toks       []token
-	last       bool // the sentence's last segment
+	toks []token
+	last bool // the sentence's last segment
+	// fronted: a segment before this one in its sentence, with no verb
+	// since the last verb, names a resource the scope holds ("In ~/tmp,
+	// delete …"): the place the next verb acts in.
+	fronted    bool
 	consumed   []bool
 	negBef     [][2]int // negation markers before what they negate
 	negAft     [][2]int // after

@@ -350,7 +350,33 @@ func (b *build) objectHeld(st *segState, a *anchor) bool {
 			}
 		}
 	}
-	return false
+	return b.frontedHeld(st, a)
+}
+
+// frontedHeld reports whether a resource the scope holds is named before
+// the verb, with no verb between them: in its own clause ("In ~/tmp
+// cancella i file …") or in clauses of the segment before it that have no
+// verb ("In ~/tmp, delete the files …", "Dans ~/tmp, supprime …"). A
+// place put first is where the verb acts, as one after it is; a clause
+// with a verb of its own ("Email bob@x.com, delete …") names that verb's
+// object, not this one's. A segment of its own before the verb's counts
+// too (st.fronted: the comma after "In ~/tmp" ends a segment).
+func (b *build) frontedHeld(st *segState, a *anchor) bool {
+	from, _ := st.clauseOf(a.pos)
+	for j := a.pos - 1; j >= 0; j-- {
+		if b.anchorBetween(st, j, j+1) {
+			return false
+		}
+		if j < from {
+			if from, _ = st.clauseOf(j); b.anchorBetween(st, from, j+1) {
+				return false
+			}
+		}
+		if t := st.toks[j]; t.kind == tokEntity && b.ents[t.ent].held() {
+			return true
+		}
+	}
+	return st.fronted
 }
 
 // nothingElseQualifies reads a "nothing else" that restricts a verb to

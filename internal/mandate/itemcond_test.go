@@ -154,3 +154,38 @@ func TestAgeByPreposition(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontedPlaceHoldsNothingElse: a place put before the verb ("In
+// ~/tmp, delete …", "Dans ~/tmp, supprime …", "In ~/tmp cancella …") holds
+// the verb's object as one after it does, so "nothing else" leaves the age
+// condition checkable; a clause with a verb of its own does not lend its
+// resource to the next verb, and "the logs" still say more than the age.
+func TestFrontedPlaceHoldsNothingElse(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		days int // 0: no condition on delete
+	}{
+		{"In ~/tmp, delete the files older than 30 days, nothing else.", 30},
+		{"In ~/tmp delete the files older than 30 days, nothing else.", 30},
+		{"Dans ~/tmp, supprime les fichiers de plus de 30 jours, rien d'autre.", 30},
+		{"En ~/tmp, borra los archivos de más de 30 días, nada más.", 30},
+		{"In ~/tmp cancella i file più vecchi di 30 giorni, nient'altro.", 30},
+		{"In ~/Downloads lösche alles, was älter als ein Jahr ist, sonst nichts.", 365},
+		{"In ~/tmp, delete the logs older than 30 days, nothing else.", 0},
+		{"Read ~/tmp/notes.txt, delete the files older than 30 days, nothing else.", 0},
+	} {
+		dr, err := Compile(tc.text, WithNow(testNow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for _, c := range dr.Mandate.Conditions {
+			if c.Kind == d {
+				got = c.OlderThanDays
+			}
+		}
+		if got != tc.days || !slices.Contains(dr.Mandate.Ask, d) {
+			t.Errorf("%q: delete older than %d days (ask %v), want %d asked", tc.text, got, dr.Mandate.Ask, tc.days)
+		}
+	}
+}

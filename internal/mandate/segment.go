@@ -253,8 +253,10 @@ func (b *build) sentence(sent sentence) {
 	b.sentenceVerbs = false
 	var reportsInto *anchor // a send verb and its addressee ending the segment before
 	readsInto := false      // a reading verb ending the segment before ("Schau nach, …")
+	fronted := false
 	for si, seg := range segs {
 		st := b.analyse(seg.toks, si == len(segs)-1)
+		st.fronted = fronted
 		b.reportedAfter(st, reportsInto)
 		reportsInto = b.reportsInto(st)
 		if readsInto {
@@ -279,6 +281,7 @@ func (b *build) sentence(sent sentence) {
 			b.butExcept(st, inherited)
 		}
 		b.account(st)
+		fronted = len(st.anchors) == 0 && (fronted || slices.ContainsFunc(st.toks, func(t token) bool { return t.kind == tokEntity && b.ents[t.ent].held() }))
 		for _, a := range st.anchors {
 			inherited = a
 			b.sentenceVerbs = b.sentenceVerbs || !a.noun
