@@ -139,17 +139,7 @@ func TestAgeByPreposition(t *testing.T) {
 		{"Lösche die Dateien in ~/tmp, die älter als ein Jahr sind.", 365},
 		{"Borra los pagos de más de 100 EUR.", 0},
 	} {
-		dr, err := Compile(tc.text, WithNow(testNow))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := 0
-		for _, c := range dr.Mandate.Conditions {
-			if c.Kind == d {
-				got = c.OlderThanDays
-			}
-		}
-		if got != tc.days {
+		if got, _ := deleteAge(t, tc.text); got != tc.days {
 			t.Errorf("%q: delete older than %d days, want %d", tc.text, got, tc.days)
 		}
 	}
@@ -174,18 +164,25 @@ func TestFrontedPlaceHoldsNothingElse(t *testing.T) {
 		{"In ~/tmp, delete the logs older than 30 days, nothing else.", 0},
 		{"Read ~/tmp/notes.txt, delete the files older than 30 days, nothing else.", 0},
 	} {
-		dr, err := Compile(tc.text, WithNow(testNow))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := 0
-		for _, c := range dr.Mandate.Conditions {
-			if c.Kind == d {
-				got = c.OlderThanDays
-			}
-		}
-		if got != tc.days || !slices.Contains(dr.Mandate.Ask, d) {
-			t.Errorf("%q: delete older than %d days (ask %v), want %d asked", tc.text, got, dr.Mandate.Ask, tc.days)
+		if got, m := deleteAge(t, tc.text); got != tc.days || !slices.Contains(m.Ask, d) {
+			t.Errorf("%q: delete older than %d days (ask %v), want %d asked", tc.text, got, m.Ask, tc.days)
 		}
 	}
+}
+
+// deleteAge compiles text and returns the age in days its delete
+// condition states (0: none) and the mandate.
+func deleteAge(t *testing.T, text string) (int, *Mandate) {
+	t.Helper()
+	dr, err := Compile(text, WithNow(testNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, c := range dr.Mandate.Conditions {
+		if c.Kind == d {
+			got = c.OlderThanDays
+		}
+	}
+	return got, dr.Mandate
 }
