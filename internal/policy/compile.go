@@ -7,6 +7,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -42,6 +43,9 @@ type compiler struct {
 	letExprs map[string]ast.Expr
 	// costs charges the custom functions in tracked programs.
 	costs *actualCost
+	// extends are the `extend:` entries of all files, by the let they
+	// extend, in file order.
+	extends map[string][]extension
 }
 
 // compileLet compiles a let and extends the environment with it as a
@@ -57,6 +61,13 @@ func (c *compiler) compileLet(f *sourceFile, sl sourceLet, e *errs) (*let, bool)
 		}
 		return nil, false
 	}
+	expr := strings.TrimSpace(sl.expr.Value)
+	if exts := c.extends[sl.name]; len(exts) > 0 {
+		var ok bool
+		if ast, expr, ok = c.extendLet(sl.name, ast, expr, exts, e); !ok {
+			return nil, false
+		}
+	}
 	prg, ok := c.program(ast, f, "", nodePos(sl.expr), e)
 	if !ok {
 		return nil, false
@@ -69,7 +80,60 @@ func (c *compiler) compileLet(f *sourceFile, sl sourceLet, e *errs) (*let, bool)
 	c.env = next
 	c.lets[sl.name] = letSize(ast)
 	c.letExprs[sl.name] = ast.NativeRep().Expr()
-	return &let{name: sl.name, expr: strings.TrimSpace(sl.expr.Value), prg: prg}, true
+	return &let{name: sl.name, expr: expr, prg: prg}, true
+}
+
+// extension is an `extend:` entry: a CEL list, in the file that gives it,
+// whose items are added to a list let defined anywhere.
+type extension struct {
+	file *sourceFile
+	sl   sourceLet
+}
+
+// extendLet adds the items of each extension to the list let name (ast,
+// its checked expression expr): the let becomes `(expr) + (ext) + …`,
+// compiled where the let is defined, so every rule and let that uses it —
+// in earlier files too, and the built-in pack — sees the longer list and
+// is estimated against it. An operator adds words to a built-in list
+// without copying it. Each extension must itself be a list of the let's
+// type, checked in its own file at its own position.
+func (c *compiler) extendLet(name string, base *cel.Ast, expr string, exts []extension, e *errs) (*cel.Ast, string, bool) {
+	want := base.OutputType()
+	if want.Kind() != types.ListKind {
+		for _, x := range exts {
+			e.add(x.file.name, nodePos(x.sl.key), "", "extend %s: the let is %s, not a list", name, want)
+		}
+		return nil, "", false
+	}
+	ok := true
+	combined := "(" + expr + ")"
+	for _, x := range exts {
+		a, iss := c.env.Compile(x.sl.expr.Value)
+		if iss.Err() != nil {
+			for _, ce := range iss.Errors() {
+				off := lineColOffset(x.sl.expr.Value, ce.Location.Line(), ce.Location.Column())
+				e.add(x.file.name, scalarPos(x.file.lines, x.sl.key.Column, x.sl.expr, off), "", "extend %s: %s", name, ce.Message)
+			}
+			ok = false
+			continue
+		}
+		if !a.OutputType().IsAssignableType(want) {
+			e.add(x.file.name, nodePos(x.sl.expr), "", "extend %s: adds %s to a let of type %s", name, a.OutputType(), want)
+			ok = false
+			continue
+		}
+		combined += " + (" + strings.TrimSpace(x.sl.expr.Value) + ")"
+	}
+	if !ok {
+		return nil, "", false
+	}
+	a, iss := c.env.Compile(combined)
+	if iss.Err() != nil || !a.OutputType().IsExactType(want) {
+		x := exts[0]
+		e.add(x.file.name, nodePos(x.sl.expr), "", "extend %s: the extended list does not check as %s: %v", name, want, iss.Err())
+		return nil, "", false
+	}
+	return a, combined, true
 }
 
 // reasonTemplate is a reason with its ${…} interpolations compiled.

@@ -197,8 +197,17 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 	var disables []disableRef
 	var all []*rule
 	var seqs []*sequence
-	for _, src := range srcs {
-		f := parseFile(src.name, src.data, src.builtin, &e)
+	// Every file is parsed first: a list let is extended (extend:) where
+	// it is defined, by entries of the files after it as well.
+	files := make([]*sourceFile, len(srcs))
+	c.extends = map[string][]extension{}
+	for i, src := range srcs {
+		files[i] = parseFile(src.name, src.data, src.builtin, &e)
+		for _, x := range files[i].extends {
+			c.extends[x.name] = append(c.extends[x.name], extension{file: files[i], sl: x})
+		}
+	}
+	for _, f := range files {
 		compileOnce(f.lets, letAt, f.name,
 			func(sl sourceLet) (string, position) { return sl.name, nodePos(sl.key) },
 			func(sl sourceLet, prev defined) {
@@ -232,6 +241,13 @@ func compileWith(env *cel.Env, srcs []source) (*Policy, error) {
 		}
 		if e.full() {
 			break
+		}
+	}
+	for _, f := range files {
+		for _, x := range f.extends {
+			if _, ok := letAt[x.name]; !ok {
+				e.add(f.name, nodePos(x.key), "", "extend: no let named %q is defined", x.name)
+			}
 		}
 	}
 	disabled := map[string]bool{}

@@ -58,6 +58,7 @@ type sourceFile struct {
 	builtin bool
 
 	lets     []sourceLet
+	extends  []sourceLet // extend: list lets of any file grown by this one (load.go)
 	rules    []sourceRule
 	defaults []sourceDefault
 	disable  []sourceRef
@@ -142,10 +143,12 @@ func parseFile(name string, src []byte, builtin bool, e *errs) *sourceFile {
 			f.parseDisable(v, e)
 		case "let":
 			f.parseLets(v, e)
+		case "extend":
+			f.parseExtends(v, e)
 		case "sequences":
 			f.parseSequences(v, e)
 		default:
-			e.add(name, nodePos(k), "", "unknown key %q (a policy file has let, rules, sequences, defaults and disable)", k.Value)
+			e.add(name, nodePos(k), "", "unknown key %q (a policy file has let, extend, rules, sequences, defaults and disable)", k.Value)
 		}
 	}
 	return f
@@ -295,6 +298,25 @@ func (f *sourceFile) parseLets(v *yaml.Node, e *errs) {
 			e.add(f.name, nodePos(val), "", "let: %s must be a CEL expression, found %s", k.Value, describe(val))
 		default:
 			f.lets = append(f.lets, sourceLet{name: k.Value, key: k, expr: val})
+		}
+	}
+}
+
+// parseExtends reads `extend:`, a mapping of a list let's name (defined in
+// this file or any other) to a CEL list whose items are added to it.
+func (f *sourceFile) parseExtends(v *yaml.Node, e *errs) {
+	if !f.mapping(v, e, "extend must be a mapping of a let's name to a CEL list to add to it") {
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], deref(v.Content[i+1])
+		switch {
+		case !letNameRE.MatchString(k.Value):
+			e.add(f.name, nodePos(k), "", "extend: bad name %q: use lower-case letters, digits and '_'", k.Value)
+		case val.Kind != yaml.ScalarNode || isNull(val) || strings.TrimSpace(val.Value) == "":
+			e.add(f.name, nodePos(val), "", "extend: %s must be a CEL list, found %s", k.Value, describe(val))
+		default:
+			f.extends = append(f.extends, sourceLet{name: k.Value, key: k, expr: val})
 		}
 	}
 }
