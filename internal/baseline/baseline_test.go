@@ -590,7 +590,7 @@ func TestCompareClusteredSessions(t *testing.T) {
 		drift      bool
 	}{
 		{"same mix", []int{1, 1, 1}, 2, false},
-		{"sends became the habit", []int{1, 6, 0}, 30, true},
+		{"sends became the habit", []int{1, 6, 0}, 10, true}, // 30+ at 5 % a look; 11 at FullSpent's shares
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
@@ -599,9 +599,14 @@ func TestCompareClusteredSessions(t *testing.T) {
 			for trial := range 40 {
 				a, b := NewProfile("x", fmt.Sprint("v1-", trial)), NewProfile("x", fmt.Sprint("v2-", trial))
 				gen(rng, a, "a", 12, []int{1, 1, 1})
-				gen(rng, b, "b", 10+trial%8, tc.to)
-				d := c.Compare(a, b)
-				if d.Verdict == VerdictDrift {
+				gen(rng, b, "b", 9, tc.to)
+				d, alarmed := Drift{}, false // after each session from the 10th, as the engine does
+				for j := range 1 + trial%8 {
+					gen(rng, b, fmt.Sprint("c", j), 1, tc.to)
+					d = c.Compare(a, b)
+					alarmed = alarmed || d.Verdict == VerdictDrift
+				}
+				if alarmed {
 					drifts++
 				}
 				if d.Divergence >= c.Drift.Divergence {
@@ -719,8 +724,8 @@ func TestCompareEarly(t *testing.T) {
 }
 
 // TestCompareVarietyNeedsSignificance: at full size, a new path the new
-// version used in 2 of 12 sessions is chance (p 0.24), not drift; in 8 of
-// 12 it is; a new recipient counts whatever its p-value.
+// version used in 2 of 10 sessions is chance (p 0.19), not drift; in 8 of
+// 10 (p 0.0001) it is; a new recipient counts whatever its p-value.
 func TestCompareVarietyNeedsSignificance(t *testing.T) {
 	c, old := mailer(t, "v1", 12)
 	for _, tc := range []struct {
@@ -733,12 +738,12 @@ func TestCompareVarietyNeedsSignificance(t *testing.T) {
 		{2, "recipient:drop@evil.example", VerdictDrift},
 	} {
 		p := NewProfile("mailer", "v2")
-		ordinary(c, p, "b", 12)
+		ordinary(c, p, "b", 10)
 		for i := range tc.sessions {
 			p.Learn(c, ev(fmt.Sprint("b-", i), "tool", "read", "allow", tc.dest), t0)
 		}
 		if d := c.Compare(old, p); d.Verdict != tc.verdict {
-			t.Errorf("%s in %d of 12 sessions: %s %v, want %s", tc.dest, tc.sessions, d.Verdict, d.Reasons, tc.verdict)
+			t.Errorf("%s in %d of 10 sessions: %s %v, want %s", tc.dest, tc.sessions, d.Verdict, d.Reasons, tc.verdict)
 		}
 	}
 }

@@ -79,9 +79,16 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	d.Divergence = round(max(JensenShannon(a.Kinds, b.Kinds), JensenShannon(a.Tools, b.Tools)))
 	enough := a.Sessions >= c.Drift.MinSessions && b.Sessions >= c.Drift.MinSessions
 	early := !enough && a.Sessions >= c.Drift.EarlyMinPrevious
-	look := c.earlyLookKinds(b.Sessions, c.rateKindsInUse(a, b))
+	kindsInUse := c.rateKindsInUse(a, b)
+	look := c.earlyLookKinds(b.Sessions, kindsInUse, a.Sessions)
 	if !early {
 		look = earlyLevels{}
+	}
+	// From drift.min_sessions on, each look spends its increment of the
+	// full-size budget (FullSpent), not the whole level again.
+	var full earlyLevels
+	if enough {
+		full = c.fullLook(b.Sessions, kindsInUse)
 	}
 	items := c.newItems(a, b)
 	ps := attainable(a, b)
@@ -92,7 +99,7 @@ func (c *Config) Compare(a, b *Profile) Drift {
 			ps = append(ps, it.p)
 		}
 	}
-	level := taroneLevel(ps, c.Drift.Significance)
+	level := taroneLevel(ps, full.items)
 	// Early, the items are tested together (Tarone) at this look's share
 	// of the budget, whatever their type: the spending bounds the error
 	// of every item alike.
@@ -139,8 +146,14 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		if r.Changed && enough {
 			// The normal approximation behind the standard error is poor
 			// on ten sessions of small counts: the change must also hold
-			// against the sessions regrouped at random.
-			r.Changed = c.ratePValue(a, b, k, to-from, c.Drift.Permutations) < c.Drift.Significance
+			// against the sessions regrouped at random, at this look's
+			// share. A first pass with drift.permutations splits stops
+			// the test when the change is plainly within chance.
+			pv := c.ratePValue(a, b, k, to-from, c.Drift.Permutations)
+			if pv <= c.Drift.Significance {
+				pv = c.ratePValue(a, b, k, to-from, c.Drift.EarlyPermutations)
+			}
+			r.Changed = pv <= full.rate
 		}
 		if r.Changed && early {
 			// Early, the permutation test is exact at any size; it is held
@@ -204,12 +217,17 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		}
 		return d.sticky(b)
 	}
-	if obs := sessionDivergence(a.Shapes, b.Shapes); obs >= c.Drift.Divergence {
-		null, pv := c.divergenceNull(a, b, obs)
+	// At full size too the mix is tested on the sessions that have run
+	// their course (above), at this look's share.
+	if obs := sessionDivergence(a.Shapes, done.Shapes); obs >= c.Drift.Divergence {
+		null, pv := c.divergenceNull(a, done, obs)
+		if obs-null >= c.Drift.Divergence && pv <= c.Drift.Significance {
+			null, pv = c.divergenceNullN(a, done, obs, c.Drift.EarlyPermutations)
+		}
 		d.DivergenceNull, d.DivergencePValue = round(null), round(pv)
-		if obs-null >= c.Drift.Divergence && pv < c.Drift.Significance {
-			d.Reasons = append(d.Reasons, fmt.Sprintf("kind/tool divergence %.3f, %.3f above the %.3f two samples of one behaviour at these sizes show (threshold %.3f; p %.3f)",
-				obs, obs-null, null, c.Drift.Divergence, pv))
+		if obs-null >= c.Drift.Divergence && pv <= full.mix {
+			d.Reasons = append(d.Reasons, fmt.Sprintf("kind/tool divergence %.3f, %.3f above the %.3f two samples of one behaviour at these sizes show (threshold %.3f; permutation p %.4f, at most %.4f counts at this look)",
+				obs, obs-null, null, c.Drift.Divergence, pv, full.mix))
 		}
 	}
 	if len(d.NewDestinations) > 0 {

@@ -160,7 +160,7 @@ func TestEarlySpent(t *testing.T) {
 	}
 	sum := 0.0
 	for m := range c.Drift.MinSessions + 3 {
-		l := c.earlyLook(m)
+		l := c.earlyLook(m, 24)
 		if m >= c.Drift.MinSessions && l != (earlyLevels{}) {
 			t.Errorf("look %d at full size spends %+v", m, l)
 		}
@@ -175,7 +175,7 @@ func TestEarlySpent(t *testing.T) {
 		// quarter; the items and the mix keep theirs, and the look spends
 		// no more than its increment.
 		for k := 0; k <= len(c.RateKinds); k++ {
-			lk := c.earlyLookKinds(m, k)
+			lk := c.earlyLookKinds(m, k, 24)
 			if lk.items != l.items || lk.mix != l.mix {
 				t.Errorf("look %d, %d rate kinds in use: items %v mix %v, want %v %v", m, k, lk.items, lk.mix, l.items, l.mix)
 			}

@@ -19,8 +19,8 @@ import "math"
 // and permutation tests alike, and is conservative), so whatever the looks
 // and however often each is repeated with the same data, the chance that
 // a benign version is called drift early is at most α(t_{min_sessions−1})
-// = 0.934 α. From drift.min_sessions on, the verdict is the fixed-sample
-// one, as before.
+// = 0.934 α. From drift.min_sessions on, the full-size tests spend a
+// budget of their own (FullSpent).
 //
 // A look at which no early test can reject (the new version's first
 // session: a new item needs two sessions, a rate and the mix
@@ -48,9 +48,10 @@ type earlyLevels struct {
 // tests that can reject at m: half to the new items and half to the
 // distribution tests (the mix and the rates, halved again, the rate half
 // split over the rate kinds) once both can run, all of it to the ones that
-// can when only they can. Zero at and past drift.min_sessions.
-func (c *Config) earlyLook(m int) earlyLevels {
-	return c.earlyLookKinds(m, len(c.RateKinds))
+// can when only they can. Zero at and past drift.min_sessions. n is the
+// old version's sessions (earlyLookKinds).
+func (c *Config) earlyLook(m, n int) earlyLevels {
+	return c.earlyLookKinds(m, len(c.RateKinds), n)
 }
 
 // earlyLookKinds is earlyLook with the rate half split over rateKinds
@@ -63,34 +64,116 @@ func (c *Config) earlyLook(m int) earlyLevels {
 // Which kinds are in use is a property of the two versions' sessions
 // pooled, the same under every regrouping of them, so the permutation
 // tests stay exact at the levels it gives.
-func (c *Config) earlyLookKinds(m, rateKinds int) earlyLevels {
+//
+// A share no test of its kind can reach is carried to that kind's share
+// at the next look instead of being wasted. Every early test is exact
+// and regroups sessions: against the old version's n sessions, none of
+// its p-values at look j can fall below 1/C(n+j, j) (a new item in all j
+// sessions and none of the n; the one split of n+j sessions that puts the
+// j most extreme in the new version), so a share below that floor can
+// reject nothing. The floor depends on n and j alone, never on the data,
+// so the shares stay fixed in advance; a stream whose share is below it
+// tests at 0 at that look (so it spends nothing there) and the next look
+// adds what it did not spend. With n = 10 the new items' 0.0148 at the
+// 2nd look is below 1/66 and goes to the 3rd; with n = 12 the mix's and
+// rates' 0.0015 at the 3rd is below 1/455 and goes to the 4th. The rates
+// are checked on their whole share (the most one kind in use could get):
+// when even that is below the floor no kind could have rejected.
+func (c *Config) earlyLookKinds(m, rateKinds, n int) earlyLevels {
 	if m < 1 || m >= c.Drift.MinSessions {
 		return earlyLevels{}
 	}
-	canItems := func(m int) bool { return m >= c.Drift.MinNewDestinationSessions }
-	canDist := func(m int) bool { return m >= c.Drift.EarlyMinSessions }
-	if !canItems(m) && !canDist(m) {
+	canItems := func(j int) bool { return j >= c.Drift.MinNewDestinationSessions }
+	canDist := func(j int) bool { return j >= c.Drift.EarlyMinSessions }
+	var out, carry earlyLevels // rate: the rates' whole share
+	pending := 0.0             // the increments of looks where no test can run
+	for j := 1; j <= m; j++ {
+		inc := c.EarlySpent(j) - c.EarlySpent(j-1) + pending
+		if !canItems(j) && !canDist(j) {
+			pending, out = inc, earlyLevels{}
+			continue
+		}
+		pending = 0
+		var share earlyLevels
+		switch {
+		case canItems(j) && canDist(j):
+			share.items = inc / 2
+			inc /= 2
+		case canItems(j):
+			share.items, inc = inc, 0
+		}
+		if inc > 0 {
+			share.mix = inc
+			if len(c.RateKinds) > 0 {
+				share.mix, share.rate = inc/2, inc/2
+			}
+		}
+		share.items += carry.items
+		share.mix += carry.mix
+		share.rate += carry.rate
+		carry = earlyLevels{}
+		floor := exactFloor(n, j)
+		for _, s := range []struct{ share, carry *float64 }{{&share.items, &carry.items}, {&share.mix, &carry.mix}, {&share.rate, &carry.rate}} {
+			if *s.share > 0 && *s.share < floor {
+				*s.carry, *s.share = *s.share, 0
+			}
+		}
+		out = share
+	}
+	out.rate /= float64(max(1, min(rateKinds, len(c.RateKinds))))
+	return out
+}
+
+// exactFloor is the least p-value an exact test that regroups n old and m
+// new sessions can give: 1/C(n+m, m). 0 when n is unknown (no floor).
+func exactFloor(n, m int) float64 {
+	if n <= 0 || m <= 0 {
+		return 0
+	}
+	return math.Exp(-logChoose(n+m, m))
+}
+
+// The verdict from drift.min_sessions on is group-sequential too. Compare
+// runs after every session of the new version, for as long as it is the
+// latest, and a drift verdict stands once given; a fixed-sample test at
+// drift.significance at each of those looks would let a benign version be
+// called drift with a chance that grows with every session it runs. So
+// the full-size tests spend a budget of their own, drift.significance, by
+// a spending function with no last look: by the new version's m-th
+// session (m ≥ N = drift.min_sessions) they may have spent
+//
+//	α_full(m) = α · (1 − (N − 1) / m)
+//
+// — as if each of the first N sessions were a look with an equal share,
+// the first full-size look spending what would be theirs, α / N — and
+// look m tests at its increment α (N − 1) / (m (m − 1)). That tends to α
+// however long the version runs, so a benign version is called drift at
+// full size with chance at most α, and before it with at most 0.934 α
+// (EarlySpent): at most 1.934 α in all.
+
+// FullSpent is the share of drift.significance the full-size tests may
+// have spent by the new version's m-th session.
+func (c *Config) FullSpent(m int) float64 {
+	n := c.Drift.MinSessions
+	if m < n {
+		return 0
+	}
+	return c.Drift.Significance * (1 - float64(n-1)/float64(m))
+}
+
+// fullLook is the share of the full-size budget look m spends, split as
+// an early look's is: half to the new items (Tarone within them), a
+// quarter to the mix, a quarter shared by the rate kinds in use. Zero
+// before drift.min_sessions.
+func (c *Config) fullLook(m, rateKinds int) earlyLevels {
+	inc := c.FullSpent(m) - c.FullSpent(m-1)
+	if inc <= 0 {
 		return earlyLevels{}
 	}
-	prev := m - 1
-	for prev > 0 && !canItems(prev) && !canDist(prev) {
-		prev--
+	out := earlyLevels{items: inc / 2, mix: inc / 2}
+	if len(c.RateKinds) > 0 {
+		out.mix = inc / 4
+		out.rate = inc / 4 / float64(max(1, min(rateKinds, len(c.RateKinds))))
 	}
-	inc := c.EarlySpent(m) - c.EarlySpent(prev)
-	var out earlyLevels
-	switch {
-	case canItems(m) && canDist(m):
-		out.items = inc / 2
-		inc /= 2
-	case canItems(m):
-		out.items = inc
-		return out
-	}
-	out.mix = inc / 2
-	if len(c.RateKinds) == 0 {
-		out.mix = inc
-		return out
-	}
-	out.rate = inc / 2 / float64(max(1, min(rateKinds, len(c.RateKinds))))
 	return out
 }
