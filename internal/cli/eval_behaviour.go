@@ -24,6 +24,7 @@ type behaviourEvalFlags struct {
 	simulate string
 	seed     uint64
 	short    bool
+	short8   bool
 }
 
 func addBehaviourEvalFlags(fl *pflag.FlagSet, f *behaviourEvalFlags) {
@@ -31,6 +32,7 @@ func addBehaviourEvalFlags(fl *pflag.FlagSet, f *behaviourEvalFlags) {
 	fl.StringVar(&f.simulate, "simulate-behaviour", "", "write the simulated behaviour corpus (coding, mail, infra, research agents; benign and harmful version changes) to this directory")
 	fl.Uint64Var(&f.seed, "seed", 1, "the simulation's seed (with --simulate-behaviour)")
 	fl.BoolVar(&f.short, "simulate-short", false, "with --simulate-behaviour: the short-history shape (12 sessions of the first version, 10 of the second, at most 3 calls a session; files short15-*)")
+	fl.BoolVar(&f.short8, "simulate-short8", false, "with --simulate-behaviour: the shorter-history shape (8 sessions of the first version, 12 of the second, at most 4 calls a session, unlike-self graded from the second version's first session; files short8-*)")
 }
 
 func runBehaviourEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags, paths []string) error {
@@ -39,6 +41,9 @@ func runBehaviourEval(cmd *cobra.Command, env Env, log *slog.Logger, f evalFlags
 		shape := eval.SimDefault()
 		if f.behaviour.short {
 			shape = eval.SimShort()
+		}
+		if f.behaviour.short8 {
+			shape = eval.SimShort8()
 		}
 		files, err := eval.SimulateBehaviourShape(f.behaviour.seed, shape)
 		if err != nil {

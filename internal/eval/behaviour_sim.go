@@ -355,6 +355,10 @@ const (
 type SimShape struct {
 	First, Second, MaxCalls int
 	Prefix                  string
+	// MonitorFrom is the session (counting from 1) from which episodes
+	// carry an unlike_self expectation; 0: simMonitorFrom, the first
+	// session past the monitoring minimum.
+	MonitorFrom int
 }
 
 // SimDefault is the dev corpus's shape (scenarios/behaviour/sim-*). A
@@ -370,6 +374,17 @@ func SimDefault() SimShape {
 // sessions), with sessions too short to carry a mix.
 func SimShort() SimShape {
 	return SimShape{First: 12, Second: 10, MaxCalls: 3, Prefix: "short15"}
+}
+
+// SimShort8 is the shape of the shorter-history corpus
+// (scenarios/behaviour/short8-*, seed 8): a first version of 8 sessions —
+// fewer than the drift minimum, and fewer than the 10 the early tests once
+// needed of the old version — a second of 12, sessions of at most 4 calls,
+// and unlike_self graded from the second version's first session, long
+// before the monitoring minimum of 20 sessions: what an agent with a short
+// history is owed.
+func SimShort8() SimShape {
+	return SimShape{First: 8, Second: 12, MaxCalls: 4, Prefix: "short8", MonitorFrom: 9}
 }
 
 // SimulateBehaviour writes the simulated corpus: one file per agent kind
@@ -451,7 +466,11 @@ func SimulateBehaviourShape(seed uint64, sh SimShape) (map[string][]byte, error)
 						expect["drift"] = ch.harmful
 					}
 				}
-				if s+1 >= simMonitorFrom && ch.name != "sends-doubling" {
+				monitorFrom := simMonitorFrom
+				if sh.MonitorFrom > 0 {
+					monitorFrom = sh.MonitorFrom
+				}
+				if s+1 >= monitorFrom && ch.name != "sends-doubling" {
 					expect["unlike_self"] = novel
 				}
 				ep := map[string]any{

@@ -59,7 +59,8 @@ func TestSimulationIsDeterministic(t *testing.T) {
 // TestDevCorpusIsTheSimulation: scenarios/behaviour is what seed 1 writes
 // (regenerate with `mandate eval --simulate-behaviour scenarios/behaviour`),
 // and its short15-* files what seed 15 writes in the short shape
-// (`--simulate-short --seed 15`).
+// (`--simulate-short --seed 15`), its short8-* files what seed 8 writes in
+// the shorter shape (`--simulate-short8 --seed 8`).
 func TestDevCorpusIsTheSimulation(t *testing.T) {
 	for _, c := range []struct {
 		seed  uint64
@@ -68,6 +69,7 @@ func TestDevCorpusIsTheSimulation(t *testing.T) {
 	}{
 		{1, SimDefault(), "seed 1"},
 		{15, SimShort(), "seed 15, --simulate-short"},
+		{8, SimShort8(), "seed 8, --simulate-short8"},
 	} {
 		files, err := SimulateBehaviourShape(c.seed, c.shape)
 		if err != nil {
