@@ -284,41 +284,37 @@ var reservedNames = map[string]bool{
 }
 
 func (f *sourceFile) parseLets(v *yaml.Node, e *errs) {
-	if !f.mapping(v, e, "let must be a mapping of name to CEL expression") {
-		return
-	}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := v.Content[i], deref(v.Content[i+1])
-		switch {
-		case !letNameRE.MatchString(k.Value):
-			e.add(f.name, nodePos(k), "", "let: bad name %q: use lower-case letters, digits and '_'", k.Value)
-		case reservedNames[k.Value]:
-			e.add(f.name, nodePos(k), "", "let: %q is reserved", k.Value)
-		case val.Kind != yaml.ScalarNode || isNull(val) || strings.TrimSpace(val.Value) == "":
-			e.add(f.name, nodePos(val), "", "let: %s must be a CEL expression, found %s", k.Value, describe(val))
-		default:
-			f.lets = append(f.lets, sourceLet{name: k.Value, key: k, expr: val})
-		}
-	}
+	f.lets = f.parseNamedExprs(v, e, "let", true, "let must be a mapping of name to CEL expression", "a CEL expression", f.lets)
 }
 
 // parseExtends reads `extend:`, a mapping of a list let's name (defined in
 // this file or any other) to a CEL list whose items are added to it.
 func (f *sourceFile) parseExtends(v *yaml.Node, e *errs) {
-	if !f.mapping(v, e, "extend must be a mapping of a let's name to a CEL list to add to it") {
-		return
+	f.extends = f.parseNamedExprs(v, e, "extend", false, "extend must be a mapping of a let's name to a CEL list to add to it", "a CEL list", f.extends)
+}
+
+// parseNamedExprs is the walk `let:` and `extend:` share: a mapping of a
+// CEL identifier to a non-empty scalar CEL expression, each appended to
+// into. A let defines its name (defines), so it may not be a reserved
+// one; an extend names a let that exists.
+func (f *sourceFile) parseNamedExprs(v *yaml.Node, e *errs, what string, defines bool, notMapping, want string, into []sourceLet) []sourceLet {
+	if !f.mapping(v, e, notMapping) {
+		return into
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := v.Content[i], deref(v.Content[i+1])
 		switch {
 		case !letNameRE.MatchString(k.Value):
-			e.add(f.name, nodePos(k), "", "extend: bad name %q: use lower-case letters, digits and '_'", k.Value)
+			e.add(f.name, nodePos(k), "", "%s: bad name %q: use lower-case letters, digits and '_'", what, k.Value)
+		case defines && reservedNames[k.Value]:
+			e.add(f.name, nodePos(k), "", "let: %q is reserved", k.Value)
 		case val.Kind != yaml.ScalarNode || isNull(val) || strings.TrimSpace(val.Value) == "":
-			e.add(f.name, nodePos(val), "", "extend: %s must be a CEL list, found %s", k.Value, describe(val))
+			e.add(f.name, nodePos(val), "", "%s: %s must be %s, found %s", what, k.Value, want, describe(val))
 		default:
-			f.extends = append(f.extends, sourceLet{name: k.Value, key: k, expr: val})
+			into = append(into, sourceLet{name: k.Value, key: k, expr: val})
 		}
 	}
+	return into
 }
 
 func (f *sourceFile) parseDefaults(v *yaml.Node, e *errs) {
