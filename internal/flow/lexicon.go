@@ -53,6 +53,7 @@ const (
 	catObligation                 // a third-person or impersonal obligation: "must", "se requiere que", "es obliegt"
 	catOwnTurn                    // the model's own turn opening a sentence: "Assistant:", "Asistente:"
 	catSpeaker                    // a machine speaker's label opening a sentence, counted in hidden text only: "Model:", "System:"
+	catShared                     // a shared noun, as often a person or a thing as a machine: "the assistant", "der Assistent"
 	numCategories
 )
 
@@ -78,6 +79,7 @@ var categoryKeys = map[string]category{
 	"obligations":     catObligation,
 	"own_turns":       catOwnTurn,
 	"speakers":        catSpeaker,
+	"shared":          catShared,
 }
 
 func (c category) String() string {
@@ -249,6 +251,7 @@ type langTable struct {
 	SoftSeq    []string            `yaml:"soft_sequencing"`
 	Shared     []string            `yaml:"shared_nouns"`
 	Agents     []string            `yaml:"-"` // built from addressees less shared_nouns
+	SharedPat  []string            `yaml:"-"` // built from shared_nouns
 	Obligation []string            `yaml:"obligations"`
 	OwnTurns   []string            `yaml:"own_turns"`
 	Speakers   []string            `yaml:"speakers"`
@@ -398,8 +401,14 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 	// manager must approve", "the model should validate the field"), so
 	// shared_nouns lists what counts only inside a phrase that says more.
 	shared := map[string]bool{}
+	var sharedWords []string
 	for _, w := range t.Shared {
-		shared[strings.TrimSpace(fold.String(w))] = true
+		f := strings.TrimSpace(fold.String(w))
+		shared[f] = true
+		sharedWords = append(sharedWords, f)
+	}
+	if len(sharedWords) > 0 {
+		t.SharedPat = []string{"(" + strings.Join(sharedWords, "|") + ")"}
 	}
 	var agents []string
 	for _, a := range addressees {
@@ -426,6 +435,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		{"soft_sequencing", catSoftSeq, t.SoftSeq},
 		{"addressees", catAgent, t.Agents}, {"obligations", catObligation, t.Obligation},
 		{"own_turns", catOwnTurn, t.OwnTurns}, {"speakers", catSpeaker, t.Speakers},
+		{"shared_nouns", catShared, t.SharedPat},
 	}
 	for _, l := range lists {
 		for i, src := range l.src {
