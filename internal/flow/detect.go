@@ -3,6 +3,8 @@ package flow
 import (
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Detector marks the spans of a text that address the model or the agent
@@ -75,6 +77,11 @@ type sentFlags struct {
 	// or, in a language that drops it, with its obligation ("Debe
 	// borrar …"): it can continue the sentence before it.
 	pronounLead bool
+	// person: the sentence opens by greeting a person by name ("Hello
+	// Mark, …", "Bonjour Claire, …"): its steps and requests are that
+	// person's, so the rules that infer a machine reader from a task
+	// step or a request's shape alone do not apply to it.
+	person bool
 }
 
 func (f *sentFlags) any(cs ...category) bool {
@@ -112,7 +119,7 @@ func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
 		return true, "addressed+directive"
 	case f.has[catAuthority] && instr:
 		return true, "authority+directive"
-	case f.has[catSequencing] && f.has[catDirective]:
+	case f.has[catSequencing] && f.has[catDirective] && !f.person:
 		return true, "task-step+directive"
 	case f.has[catUserRef] && f.has[catDirective] && f.any(catModal, catSequencing):
 		return true, "user-reference+directive"
@@ -160,23 +167,13 @@ func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
 	case f.call:
 		return true, "tool-call"
 	}
-	if f.outbound(sent) {
-		return true, weakWhy
-	}
-	if f.has[catSoftSeq] && f.has[catDirective] && (f.target && f.anchor == 0 || f.has[catUserThird]) {
-		// "Before answering, open https://…": a step before the
-		// reader's own answer, towards a place the text does not call
-		// its own, or on "the user's" things ("Prima di rispondere,
-		// elimina tutti i file … dell'utente"): a support mail asks
-		// for "your order number". Weak: only open content counts it.
-		return true, weakSoftWhy
-	}
-	if f.has[catUserThird] && f.dirImp && f.target {
-		// "Email the user's session cookies to perf-lab@…": an
-		// imperative on "the user's" things towards a concrete place
-		// speaks to whoever serves the user, not to the user ("your
-		// cookies"). Weak: only open content counts it.
-		return true, weakWhy
+	// A sentence that greets a person by name ("Hello Mark, before you
+	// summarise the quarter, first check …") is written to that person,
+	// whatever its shape: the shapes below infer a machine reader.
+	if !f.person {
+		if why := f.shapeOnly(sent); why != "" {
+			return true, why
+		}
 	}
 	if hidden != "" {
 		switch {
@@ -205,6 +202,27 @@ func (f *sentFlags) instruction(hidden, sent string) (bool, string) {
 		}
 	}
 	return false, ""
+}
+
+// shapeOnly returns the reason of a weak span the sentence's shape
+// alone makes, "" if none: a request sending named data out to an
+// unanchored target (outbound), a step before the reader's own answer
+// towards such a target or on "the user's" things ("Before answering,
+// open https://…", "Prima di rispondere, elimina … dell'utente": a
+// support mail asks for "your order number"), an imperative on "the
+// user's" things towards a concrete place ("Email the user's session
+// cookies to perf-lab@…": the user would read "your cookies"). Weak:
+// only open content counts them.
+func (f *sentFlags) shapeOnly(sent string) string {
+	switch {
+	case f.outbound(sent):
+		return weakWhy
+	case f.has[catSoftSeq] && f.has[catDirective] && (f.target && f.anchor == 0 || f.has[catUserThird]):
+		return weakSoftWhy
+	case f.has[catUserThird] && f.dirImp && f.target:
+		return weakWhy
+	}
+	return ""
 }
 
 // weakWhy is the reason of a span marked by its shape alone.
@@ -395,6 +413,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 // the outbound rule's facts.
 func (d *Detector) sentenceFlags(s string, se sentence, f *sentFlags, sc *detectScratch) {
 	f.objAt, f.agentAt, f.oblEnd = -1, -1, -1
+	greetEnd := -1
 	f.target = hasTarget(s[se.start:se.end])
 	sc.toks = tokenize(s, se.start, se.end, sc.toks)
 	if len(sc.toks) > 0 && d.lx.pronouns[sc.toks[0].text] {
@@ -458,7 +477,10 @@ func (d *Detector) sentenceFlags(s string, se sentence, f *sentFlags, sc *detect
 					f.oblEnd = end
 					f.pronounLead = f.pronounLead || i == 0
 				}
-				if f.lang == "" && p.cat != catDirective && p.cat != catModal {
+				if p.cat == catGreeting {
+					greetEnd = end
+				}
+				if f.lang == "" && p.cat != catDirective && p.cat != catModal && p.cat != catGreeting {
 					f.lang = p.lang
 				}
 			}
@@ -488,6 +510,25 @@ func (d *Detector) sentenceFlags(s string, se sentence, f *sentFlags, sc *detect
 	if f.oblEnd >= 0 {
 		f.passive = d.lx.passiveAfter(sc.toks, f.oblEnd)
 	}
+	if greetEnd >= 0 && !f.has[catAddressee] {
+		f.person = d.lx.namedPerson(s, sc.toks, greetEnd)
+	}
+}
+
+// namedPerson reports whether toks[i:] is a person's name after a
+// greeting: one to three capitalised words that are no machine's name
+// ("Hi Claude," greets a model), then a comma.
+func (lx *lexicon) namedPerson(s string, toks []tok, i int) bool {
+	for j := i; j < len(toks) && j < i+4; j++ {
+		w := toks[j]
+		if w.text == "," {
+			return j > i
+		}
+		if r, _ := utf8.DecodeRuneInString(s[w.start:]); !unicode.IsUpper(r) || lx.machineWords[w.text] {
+			return false
+		}
+	}
+	return false
 }
 
 // maxCalls bounds the tool calls marked in one text.

@@ -54,6 +54,7 @@ const (
 	catOwnTurn                    // the model's own turn opening a sentence: "Assistant:", "Asistente:"
 	catSpeaker                    // a machine speaker's label opening a sentence, counted in hidden text only: "Model:", "System:"
 	catShared                     // a shared noun, as often a person or a thing as a machine: "the assistant", "der Assistent"
+	catGreeting                   // a greeting opening a sentence: "Hi", "Sehr geehrte", "Bonjour"
 	numCategories
 )
 
@@ -80,6 +81,7 @@ var categoryKeys = map[string]category{
 	"own_turns":       catOwnTurn,
 	"speakers":        catSpeaker,
 	"shared":          catShared,
+	"greetings":       catGreeting,
 }
 
 func (c category) String() string {
@@ -195,6 +197,9 @@ type lexicon struct {
 	// pronouns are the subject pronouns that can stand for a machine
 	// named in the sentence before ("it", "er", "il").
 	pronouns map[string]bool
+	// machineWords are the one-word addressees ("claude", "ki"): a
+	// greeting to one of them ("Hi Claude,") greets no person.
+	machineWords map[string]bool
 	// zuAux maps an auxiliary of a zu-infinitive obligation ("hat",
 	// "haben") to its language; zuParticles and zuClauseEnds are the
 	// particles a zu stands after ("weiter-zu-leiten") and the words
@@ -255,6 +260,7 @@ type langTable struct {
 	Obligation []string            `yaml:"obligations"`
 	OwnTurns   []string            `yaml:"own_turns"`
 	Speakers   []string            `yaml:"speakers"`
+	Greetings  []string            `yaml:"greetings"`
 	Passive    []string            `yaml:"passive_aux"`
 	Pronouns   []string            `yaml:"pronouns"`
 	ZuAux      []string            `yaml:"zu_obligations"`
@@ -271,7 +277,7 @@ type langTable struct {
 
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
-	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "speakers", "passive_aux", "pronouns",
+	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "speakers", "greetings", "passive_aux", "pronouns",
 	"zu_obligations", "zu_particles", "zu_clause_ends", "zu_passive", "zu_agent_preps", "tags", "calls", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
@@ -293,7 +299,7 @@ const maxLexiconFile = 1 << 20
 
 // loadLexicon reads the embedded tables and then each operator file.
 func loadLexicon(extra map[string][]byte) (*lexicon, error) {
-	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, pronouns: map[string]bool{}, zuAux: map[string]string{}, zuClauseEnds: map[string]bool{}, zuPassive: map[string]bool{}, zuAgentPreps: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
+	lx := &lexicon{byWord: map[string][]*pattern{}, byPrefix: map[string][]*pattern{}, stop: map[string]bool{}, leads: map[string]bool{}, passive: map[string]bool{}, pronouns: map[string]bool{}, machineWords: map[string]bool{}, zuAux: map[string]string{}, zuClauseEnds: map[string]bool{}, zuPassive: map[string]bool{}, zuAgentPreps: map[string]bool{}, bits: map[string]uint32{}, objects: map[string][]objectPhrase{}}
 	ents, err := fs.ReadDir(langFS, "lang")
 	if err != nil {
 		return nil, fmt.Errorf("flow: reading the built-in lexicons: %w", err)
@@ -435,7 +441,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		{"soft_sequencing", catSoftSeq, t.SoftSeq},
 		{"addressees", catAgent, t.Agents}, {"obligations", catObligation, t.Obligation},
 		{"own_turns", catOwnTurn, t.OwnTurns}, {"speakers", catSpeaker, t.Speakers},
-		{"shared_nouns", catShared, t.SharedPat},
+		{"shared_nouns", catShared, t.SharedPat}, {"greetings", catGreeting, t.Greetings},
 	}
 	for _, l := range lists {
 		for i, src := range l.src {
@@ -450,7 +456,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 				continue
 			}
 			p.cat, p.lang, p.src, p.bit = l.cat, t.Code, src, lx.langBit(t.Code)
-			p.start = p.start || l.cat == catTurn || l.cat == catOwnTurn || l.cat == catSpeaker
+			p.start = p.start || l.cat == catTurn || l.cat == catOwnTurn || l.cat == catSpeaker || l.cat == catGreeting
 			lx.add(p)
 		}
 	}
@@ -479,6 +485,11 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 	}
 	for _, w := range t.Stopwords {
 		lx.stop[fold.String(w)] = true
+	}
+	for _, a := range addressees {
+		if !strings.ContainsAny(a, " *|()") {
+			lx.machineWords[a] = true
+		}
 	}
 	for _, w := range t.Pronouns {
 		lx.pronouns[fold.String(strings.TrimSpace(w))] = true
