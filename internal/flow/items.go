@@ -178,7 +178,7 @@ func (t *Table) itemFacts(f *Facts, sc *Scan) {
 		}
 		f.Items = append(f.Items, ItemFacts{
 			ID: v.Value, Field: v.Field, Name: li.name, Tool: li.tool, DecisionID: li.decisionID, Trust: li.trust,
-			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded), Private: li.private,
+			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded) || t.wordsInjected(li.words), Private: li.private,
 			SenderNamed: t.senderNamed(li), Excluded: t.itemExcluded(li),
 			Price: li.price, Currency: li.currency, Cost: li.price * max(sc.quantity, 1), Prepared: t.preparedIDs[v.Value],
 			senders: li.senders, labels: li.labels,
@@ -311,6 +311,42 @@ func (t *Table) nameInjected(folded string) bool {
 	}
 	for i := range t.injections {
 		if strings.Contains(t.injections[i].full, folded) {
+			return true
+		}
+	}
+	return false
+}
+
+// wordsInjected: one injected span has most of the words that set the
+// item's name apart (four letters at least, not a number, not a generic
+// word, not one of the user's words), two at least — the span named the
+// item in its own words: "tick the Protection Plan" names the control
+// "Add 2-year Protection Plan (+19.99 €)". A span sharing one word with a
+// name ("plan", "report") does not name it.
+func (t *Table) wordsInjected(words string) bool {
+	if len(t.injections) == 0 {
+		return false
+	}
+	var own []string
+	for _, tk := range tokenize(words, 0, len(words), nil) {
+		if len(tk.text) < 4 || isNumber(tk.text) || genericWord[tk.text] || t.userHasStem(tk.text) {
+			continue
+		}
+		own = append(own, tk.text)
+	}
+	if len(own) < 2 {
+		return false
+	}
+	var toks []tok
+	for i := range t.injections {
+		toks = tokenize(t.injections[i].full, 0, len(t.injections[i].full), toks)
+		in := 0
+		for _, w := range own {
+			if slices.ContainsFunc(toks, func(x tok) bool { return x.text == w }) {
+				in++
+			}
+		}
+		if in >= 2 && 2*in >= len(own) {
 			return true
 		}
 	}

@@ -821,6 +821,7 @@ func (st *scanState) leaf(s, field string, part Part) {
 	}
 	if st.mode == modeOutput {
 		st.plainWords(s, spans)
+		st.snapshotItems(s)
 	}
 	switch st.mode {
 	case modeArgs:

@@ -226,6 +226,7 @@ type knowledge struct {
 	PrivateFlagKeys []string         `yaml:"private_flag_keys"`
 	ParentKeys      []string         `yaml:"parent_keys"`
 	LabelKeys       []string         `yaml:"item_label_keys"`
+	SnapshotRefKeys []string         `yaml:"snapshot_ref_keys"`
 	PrivateWords    []string         `yaml:"private_words"`
 	TLDs            []string         `yaml:"tlds"`
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
@@ -271,10 +272,13 @@ const (
 
 // vocabulary is the compiled knowledge.
 type vocabulary struct {
-	roles       map[string]keyRole
-	private     map[string]bool // private_words, folded
-	tlds        map[string]bool
-	familyTrust map[string]Trust
+	roles   map[string]keyRole
+	private map[string]bool // private_words, folded
+	// snapshotRefs are the keys a page snapshot's controls carry their
+	// reference under (snapshot_ref_keys: `[ref=e14]`).
+	snapshotRefs []string
+	tlds         map[string]bool
+	familyTrust  map[string]Trust
 	// refs are the amounts a user names by what they are; refField maps
 	// an output field (normKey) to the index of its ref.
 	refs     []amountRef
@@ -316,6 +320,7 @@ func loadVocabulary() (*vocabulary, error) {
 	for _, t := range k.TLDs {
 		v.tlds[strings.ToLower(t)] = true
 	}
+	v.snapshotRefs = k.SnapshotRefKeys
 	v.private = map[string]bool{}
 	for _, w := range k.PrivateWords {
 		v.private[fold.String(w)] = true

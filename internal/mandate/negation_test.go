@@ -71,6 +71,18 @@ func TestRuleAskAfter(t *testing.T) {
 	})
 }
 
+// German sends with a separable particle ("abschicken", "absenden",
+// "schick … ab") are sends, so "Nicht abschicken" rules the send out of a
+// draft's task; the particle at the clause's end is the same verb.
+func TestSeparableSendVerbs(t *testing.T) {
+	runCompileCases(t, []compileCase{
+		{text: "Schreib einen Entwurf an Anna. Nicht abschicken.", lang: "de", allow: ks(r, w), deny: ks(s)},
+		{text: "Schreib einen Entwurf an Anna, aber nicht absenden.", lang: "de", allow: ks(r, w), deny: ks(s)},
+		{text: "Schreib einen Entwurf an Anna, aber schick ihn nicht ab.", lang: "de", allow: ks(r, w), ask: ks(s)},
+		{text: "Schick den Bericht an Anna ab.", lang: "de", allow: ks(r, s), recipients: []string{"Anna"}},
+	})
+}
+
 // Rule 6, quantifiers: a negative determiner before items of any sort as
 // the verb's whole object ("delete no files", "ne supprime aucun fichier")
 // and "anything" after a negated verb ("don't delete anything", "ne
