@@ -160,10 +160,10 @@ func TestAssess(t *testing.T) {
 		unlikeSelf bool
 	}{
 		{"usual send", Current{Event: ev("n", "send_mail", "send", "allow", "recipient:c0@corp.example"), PrevTool: "fetch", PrevKind: "fetch"}, nil, false},
-		{"new recipient", Current{Event: ev("n", "send_mail", "send", "allow", "recipient:drop@evil.example"), PrevTool: "fetch", PrevKind: "fetch"}, []string{SignalFirstSeen}, true},
+		{"new recipient", Current{Event: ev("n", "send_mail", "send", "allow", "recipient:drop@evil.example"), PrevTool: "fetch", PrevKind: "fetch"}, []string{SignalFirstSeen, SignalUnlikeSelf}, true},
 		{"new tool", Current{Event: ev("n", "delete_all", "delete", "allow")}, []string{SignalRareTool}, false},
 		{"rare transition", Current{Event: ev("n", "send_mail", "send", "allow", "recipient:c1@corp.example"), PrevTool: "read_inbox", PrevKind: "read"}, []string{SignalRareTransition}, false},
-		{"rate", Current{Event: ev("n", "send_mail", "send", "allow", "recipient:c1@corp.example"), PrevTool: "send_mail", Counts: map[string]int{"send": 5}}, []string{SignalRate}, true},
+		{"rate", Current{Event: ev("n", "send_mail", "send", "allow", "recipient:c1@corp.example"), PrevTool: "send_mail", Counts: map[string]int{"send": 5}}, []string{SignalRate, SignalUnlikeSelf}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := c.Assess(p, tc.cur)
@@ -660,8 +660,8 @@ func TestTaroneLevel(t *testing.T) {
 
 // TestCompareEarly: before the new version has its 10 sessions, a new
 // reach or consequential destination it keeps using is drift once chance
-// is ruled out; variety, one session, or a thin old version is not; and
-// stable always waits.
+// is ruled out; variety or one session is not (thin old versions:
+// TestCompareShortOld); and stable always waits.
 func TestCompareEarly(t *testing.T) {
 	c, old := mailer(t, "v1", 24)
 	_, thin := mailer(t, "v0", 6)
@@ -703,7 +703,7 @@ func TestCompareEarly(t *testing.T) {
 		// changes no kind and reaches nowhere new: the tool is the item.
 		{"a new tool in 2 of 2 sessions", old, 2, []string{"b-0", "b-1"}, "browser_navigate", "fetch", "host:docs.example", VerdictDrift, "tool:browser_navigate in 2 of the new version's 2 sessions"},
 		{"a new tool in 1 session", old, 3, []string{"b-1", "b-1"}, "browser_navigate", "fetch", "host:docs.example", VerdictInsufficient, ""},
-		{"a thin old version", thin, 3, []string{"b-0", "b-1", "b-2"}, "Bash", "execute", "program:nc", VerdictInsufficient, ""},
+		{"a thin old version", thin, 3, []string{"b-0", "b-1", "b-2"}, "Bash", "execute", "program:nc", VerdictDrift, "program:nc in 3 of the new version's 3 sessions and none of the old one's 6 (p 0.0119"},
 		// A read-only program is a means, not a new item; the same
 		// program run to do something is one.
 		{"a read-only program in 2 of 2 sessions", shell, 2, []string{"b-0", "b-1"}, "Bash", "fetch", "program:dig", VerdictInsufficient, ""},

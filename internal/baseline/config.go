@@ -85,6 +85,11 @@ type Config struct {
 			Rate                   float64 `yaml:"rate"`
 		} `yaml:"weights"`
 		UnlikeSelf float64 `yaml:"unlike_self"`
+		// UnlikeSelfMinSessions: while learning, a call is unlike itself
+		// (recorded, never asked on: the pack asks only in monitoring)
+		// once the agent has this many ordinary sessions — the sample
+		// the destination signals need; the others carry their own.
+		UnlikeSelfMinSessions int `yaml:"unlike_self_min_sessions"`
 	} `yaml:"signals"`
 	Drift struct {
 		MinSessions               int      `yaml:"min_sessions"`
@@ -193,7 +198,7 @@ func (c *Config) check() error {
 		pos("lifecycle.min_calls", c.Lifecycle.MinCalls), pos("learning.path_depth", l.PathDepth),
 		pos("learning.max_destinations", l.MaxDestinations), pos("learning.max_tools", l.MaxTools),
 		pos("learning.max_transitions", l.MaxTransitions), pos("learning.max_shapes", l.MaxShapes), pos("learning.family_members", l.FamilyMembers), pos("learning.tried_sessions", l.TriedSessions),
-		pos("signals.rate_min_sessions", s.RateMinSessions), pos("drift.min_sessions", d.MinSessions),
+		pos("signals.rate_min_sessions", s.RateMinSessions), pos("signals.unlike_self_min_sessions", s.UnlikeSelfMinSessions), pos("drift.min_sessions", d.MinSessions),
 		pos("signals.novelty_sessions", s.NoveltySessions), unit("signals.rare_transition_lift", s.RareTransitionLift),
 		nonneg("signals.rare_z", s.RareZ), nonneg("learning.family_subnets", float64(l.FamilySubnets)),
 		pos("drift.min_new_destination_calls", d.MinNewDestinationCalls), pos("drift.min_new_destination_sessions", d.MinNewDestinationSessions),

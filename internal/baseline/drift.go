@@ -78,11 +78,18 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	}
 	d.Divergence = round(max(JensenShannon(a.Kinds, b.Kinds), JensenShannon(a.Tools, b.Tools)))
 	enough := a.Sessions >= c.Drift.MinSessions && b.Sessions >= c.Drift.MinSessions
-	early := !enough && a.Sessions >= c.Drift.EarlyMinPrevious
+	// Until both versions have drift.min_sessions the exact tests run at
+	// the looks' levels (lookLevels) whatever the old version's size: a
+	// share no test could reach against its n sessions carries to the next
+	// look, so a short old version waits exactly as long as chance cannot
+	// be ruled out, and no longer. Only a well-populated old version
+	// (drift.early_min_previous) lets a new party count without a test.
+	early := !enough
+	populated := a.Sessions >= c.Drift.EarlyMinPrevious
 	kindsInUse := c.rateKindsInUse(a, b)
-	look := c.earlyLookKinds(b.Sessions, kindsInUse, a.Sessions)
-	if !early {
-		look = earlyLevels{}
+	var look earlyLevels
+	if early {
+		look = c.lookLevels(b.Sessions, kindsInUse, a.Sessions)
 	}
 	// From drift.min_sessions on, each look spends its increment of the
 	// full-size budget (FullSpent), not the whole level again.
@@ -111,7 +118,7 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		case early && look.items > 0 && it.p <= itemLevel:
 			earlyWhy = append(earlyWhy, fmt.Sprintf("%s in %d of the new version's %d sessions and none of the old one's %d (p %.4f, at most %.4f counts at this look)",
 				it.name, it.sessions, b.Sessions, a.Sessions, it.p, itemLevel))
-		case early && it.always && !it.transition:
+		case early && populated && b.Sessions < c.Drift.MinSessions && it.always && !it.transition:
 			// A new party (a recipient, an account) or a destination of a
 			// consequential call counts at full size whatever its
 			// p-value, and what made it new only grows: its calls and
@@ -185,7 +192,7 @@ func (c *Config) Compare(a, b *Profile) Drift {
 		cp.Shapes = b.Shapes[:n-1]
 		done = &cp
 	}
-	if early && look.mix > 0 && len(done.Shapes) >= c.Drift.EarlyMinSessions {
+	if early && populated && look.mix > 0 && len(done.Shapes) >= c.Drift.EarlyMinSessions {
 		// The mix of kinds and tools: the divergence of the two versions'
 		// calls, tested by regrouping their sessions at random. The
 		// calls of one session are not independent (a session that
@@ -211,9 +218,18 @@ func (c *Config) Compare(a, b *Profile) Drift {
 	if !enough {
 		d.Verdict = VerdictInsufficient
 		d.Reasons = []string{fmt.Sprintf("%d and %d sessions; a verdict needs %d of each", a.Sessions, b.Sessions, c.Drift.MinSessions)}
-		if len(earlyWhy) > 0 {
+		switch {
+		case len(earlyWhy) > 0:
 			d.Verdict = VerdictDrift
-			d.Reasons = append([]string{fmt.Sprintf("drift before %d sessions of the new version:", c.Drift.MinSessions)}, earlyWhy...)
+			d.Reasons = append([]string{fmt.Sprintf("drift before %d sessions of each version:", c.Drift.MinSessions)}, earlyWhy...)
+		case b.Sessions >= c.Drift.MinSessions && look != (earlyLevels{}):
+			// The new version has its sample and the tests could reject
+			// against the old version's few sessions at this look (its
+			// levels are above their exact floors): none did.
+			d.Verdict = VerdictStable
+			d.Reasons = []string{fmt.Sprintf("no test rejects at this look against the old version's %d sessions (levels: new items %.4f, mix %.4f, rates %.4f)", a.Sessions, look.items, look.mix, look.rate)}
+		case look == (earlyLevels{}) && b.Sessions > 1:
+			d.Reasons = append(d.Reasons, fmt.Sprintf("no exact test can reach this look's level against the old version's %d sessions yet (least p %.4f)", a.Sessions, exactFloor(a.Sessions, b.Sessions)))
 		}
 		return d.sticky(b)
 	}

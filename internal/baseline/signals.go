@@ -31,6 +31,10 @@ const (
 	// than the monitoring minimum): a change the drift verdict cannot yet
 	// speak of.
 	SignalNewInVersion = "baseline.new_in_version"
+	// SignalUnlikeSelf is present, true, when the call is unlike itself:
+	// in monitoring, or while learning once the agent has
+	// signals.unlike_self_min_sessions ordinary sessions.
+	SignalUnlikeSelf = "baseline.unlike_self"
 	// SignalRareHour is the hour of day the agent rarely works at:
 	// recorded, never weighed in the score.
 	SignalRareHour = "baseline.rare_hour"
@@ -370,7 +374,18 @@ func (c *Config) Assess(p *Profile, cur Current) Result {
 		reason += " (baseline still learning)"
 	}
 	r.Signals = append(r.Signals, Signal{Name: SignalScore, Value: jsonOf(r.Score), Reason: reason})
-	r.UnlikeSelf = r.State == Monitoring && r.Score >= c.Signals.UnlikeSelf
+	// Each part of the score carries the sample it needs (see
+	// unlike_self_min_sessions), so a learning baseline past that many
+	// sessions can say a call is unlike itself; the state stays learning.
+	early := r.State == Learning && p.Ordinary >= c.Signals.UnlikeSelfMinSessions
+	r.UnlikeSelf = (r.State == Monitoring || early) && r.Score >= c.Signals.UnlikeSelf
+	if r.UnlikeSelf {
+		why := fmt.Sprintf("score %.2f at or above %.2f in monitoring", r.Score, c.Signals.UnlikeSelf)
+		if early {
+			why = fmt.Sprintf("score %.2f at or above %.2f while learning, after %d ordinary sessions (%d needed for monitoring)", r.Score, c.Signals.UnlikeSelf, p.Ordinary, c.Lifecycle.MinSessions)
+		}
+		r.Signals = append(r.Signals, Signal{Name: SignalUnlikeSelf, Value: jsonOf(true), Reason: why})
+	}
 	return r
 }
 
@@ -410,8 +425,11 @@ func (c *Config) stateReason(p *Profile, state string) string {
 }
 
 // novelty is the smoothed share of the agent's last ordinary sessions
-// (other than this one) that used a destination of typ new to it; 0 while
-// there are fewer than signals.novelty_sessions of them.
+// (other than this one, signals.novelty_sessions at most) that used a
+// destination of typ new to it; 0 while there are fewer than
+// signals.novelty_sessions of them and fewer than
+// signals.unlike_self_min_sessions (a learning baseline is weighed on
+// what it has).
 func (c *Config) novelty(p *Profile, typ, session string) float64 {
 	n, k := 0, 0
 	for i := len(p.Shapes) - 1; i >= 0 && n < c.Signals.NoveltySessions; i-- {
@@ -424,8 +442,15 @@ func (c *Config) novelty(p *Profile, typ, session string) float64 {
 			k++
 		}
 	}
-	if n < c.Signals.NoveltySessions {
+	if n < min(c.Signals.NoveltySessions, c.Signals.UnlikeSelfMinSessions) {
 		return 0
+	}
+	if p.State(c) == Learning {
+		// A learning baseline's share is judged by the most it could be
+		// (the upper Wilson bound, as a rare tool's): going somewhere new
+		// in none of 8 sessions could still be a habit of one session in
+		// four, and the first use weighs that much less.
+		return wilsonUpper(k, n, c.Signals.RareZ)
 	}
 	return (float64(k) + 0.5) / (float64(n) + 1)
 }

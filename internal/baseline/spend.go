@@ -83,12 +83,30 @@ func (c *Config) earlyLookKinds(m, rateKinds, n int) earlyLevels {
 	if m < 1 || m >= c.Drift.MinSessions {
 		return earlyLevels{}
 	}
+	return c.lookLevels(m, rateKinds, n)
+}
+
+// lookLevels is the share of the budgets look m spends, early
+// (EarlySpent) before drift.min_sessions and full-size (FullSpent) from
+// it, with the floors and carries earlyLookKinds describes running across
+// both: a share below the exact floor at the last early look goes to the
+// first full-size one. When the old version is well populated (n at least
+// drift.min_sessions) no floor binds at or past drift.min_sessions, and
+// from there the levels are fullLook's; against a short old version (8
+// sessions, or 2) they carry until a test could reject, so a verdict is
+// withheld only at the looks where none could. n ≤ 0: no floor.
+func (c *Config) lookLevels(m, rateKinds, n int) earlyLevels {
+	if m < 1 {
+		return earlyLevels{}
+	}
+	N := c.Drift.MinSessions
+	spent := func(j int) float64 { return c.EarlySpent(min(j, N-1)) + c.FullSpent(j) }
 	canItems := func(j int) bool { return j >= c.Drift.MinNewDestinationSessions }
 	canDist := func(j int) bool { return j >= c.Drift.EarlyMinSessions }
 	var out, carry earlyLevels // rate: the rates' whole share
 	pending := 0.0             // the increments of looks where no test can run
 	for j := 1; j <= m; j++ {
-		inc := c.EarlySpent(j) - c.EarlySpent(j-1) + pending
+		inc := spent(j) - spent(j-1) + pending
 		if !canItems(j) && !canDist(j) {
 			pending, out = inc, earlyLevels{}
 			continue
@@ -166,14 +184,8 @@ func (c *Config) FullSpent(m int) float64 {
 // quarter to the mix, a quarter shared by the rate kinds in use. Zero
 // before drift.min_sessions.
 func (c *Config) fullLook(m, rateKinds int) earlyLevels {
-	inc := c.FullSpent(m) - c.FullSpent(m-1)
-	if inc <= 0 {
+	if m < c.Drift.MinSessions {
 		return earlyLevels{}
 	}
-	out := earlyLevels{items: inc / 2, mix: inc / 2}
-	if len(c.RateKinds) > 0 {
-		out.mix = inc / 4
-		out.rate = inc / 4 / float64(max(1, min(rateKinds, len(c.RateKinds))))
-	}
-	return out
+	return c.lookLevels(m, rateKinds, 0)
 }

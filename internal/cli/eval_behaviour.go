@@ -150,5 +150,5 @@ func writeBehaviourReports(env Env, reps []*eval.BehaviourReport) {
 	row("hash", func(r *eval.BehaviourReport) string { return r.Hash[:min(19, len(r.Hash))] })
 	row("decisions digest", func(r *eval.BehaviourReport) string { return r.Digest[:min(19, len(r.Digest))] })
 	w.Flush()
-	fmt.Fprintln(env.Stdout, "grading: drift = the episode's version is judged drift against the version before it after the episode (insufficient counts as no drift); unlike-self = a decision of the episode was made in monitoring with baseline.score at or above signals.unlike_self")
+	fmt.Fprintln(env.Stdout, "grading: drift = the episode's version is judged drift against the version before it after the episode (insufficient counts as no drift); unlike-self = a decision of the episode carries baseline.unlike_self (its score at or above signals.unlike_self in monitoring, or while learning after signals.unlike_self_min_sessions sessions)")
 }

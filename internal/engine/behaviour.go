@@ -187,10 +187,14 @@ func exposureOf(f *flow.Facts) []string {
 }
 
 // baselineFacts is what rules see of an assessment (`baseline`).
+// unlike_self keeps its meaning for rules — monitoring, and the score at
+// or above the threshold — so a policy that asks on it alone does not
+// start asking while a baseline learns; the learning flag is on the
+// decision's signals (baseline.unlike_self) only.
 func baselineFacts(r baseline.Result) *policy.BaselineFacts {
 	return &policy.BaselineFacts{
 		State: r.State, FirstSeen: r.FirstSeen, RareTool: r.RareTool, RareTransition: r.RareTransition,
-		Rate: r.Rate, RateHigh: r.RateHigh, Score: r.Score, Reasons: r.Reasons, UnlikeSelf: r.UnlikeSelf,
+		Rate: r.Rate, RateHigh: r.RateHigh, Score: r.Score, Reasons: r.Reasons, UnlikeSelf: r.UnlikeSelf && r.State == baseline.Monitoring,
 	}
 }
 

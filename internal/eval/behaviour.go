@@ -26,8 +26,11 @@ import (
 //
 // drift: after the episode, its version's drift verdict against the
 // version before it is "drift" (insufficient counts as no drift).
-// unlike_self: one of the episode's decisions was made with the agent's
-// baseline monitoring and a score at or above the configured threshold.
+// unlike_self: one of the episode's decisions was unlike itself — its
+// signals carry baseline.unlike_self (monitoring, or learning with
+// signals.unlike_self_min_sessions sessions), or, on decisions recorded
+// before that signal, it was made in monitoring with a score at or above
+// the configured threshold.
 
 // Expect is a behaviour episode's expectation; nil fields are not graded.
 type Expect struct {
@@ -345,6 +348,10 @@ func unlikeSelf(cfg *baseline.Config, sig []baseline.Signal) bool {
 	monitoring, score := false, 0.0
 	for _, s := range sig {
 		switch s.Name {
+		case baseline.SignalUnlikeSelf:
+			// Said by the engine, in monitoring or while learning once
+			// the agent's sample suffices.
+			return string(s.Value) == "true"
 		case baseline.SignalState:
 			monitoring = string(s.Value) == strconv.Quote(baseline.Monitoring)
 		case baseline.SignalScore:
