@@ -110,10 +110,11 @@ func (d *Decider) DecideContext(ctx context.Context, in *Input) (res Result, err
 		res.Flow = in.Flow.Facts(&res.Action)
 		if res.Flow != nil && m.NeedsItems() {
 			// "but keep everything from my bank", "the emails in the
-			// Promotions label": who sent the items the call names, and
-			// where they are filed, is known only from the session's
-			// earlier outputs.
-			m.MeetItems(&res.Scope, &res.Action, listedItems(res.Flow))
+			// Promotions label", "the emails older than 30 days", "only
+			// post in #general": who sent the items the call names, where
+			// they are filed, when they were sent and a channel id's name
+			// are known only from the session's earlier outputs.
+			m.MeetItems(&res.Scope, &res.Action, listedItems(res.Flow), in.Now)
 		}
 	}
 	var bl *policy.BaselineFacts
@@ -156,7 +157,7 @@ func listedItems(f *flow.Facts) []mandate.Item {
 		if it.Injected {
 			continue
 		}
-		out = append(out, mandate.Item{ID: it.ID, Senders: it.Senders(), Labels: it.Labels()})
+		out = append(out, mandate.Item{ID: it.ID, Senders: it.Senders(), Labels: it.Labels(), Name: it.Name, Date: it.Date()})
 	}
 	return out
 }

@@ -3,7 +3,9 @@ package flow
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mandate-dev/mandate/internal/action"
 	"github.com/mandate-dev/mandate/internal/fold"
@@ -66,7 +68,13 @@ type ItemFacts struct {
 	// fact of its own for policy, which has SenderNamed and Excluded.
 	senders []string
 	labels  []string
+	date    time.Time
 }
+
+// Date returns the date the item's listing gave it (item_date_keys: a
+// mail's date, a message's ts); zero when it gave none. The mandate's age
+// conditions on messages are checked against it.
+func (it ItemFacts) Date() time.Time { return it.date }
 
 // Labels returns the labels, folders or tags the item's listing filed it
 // under (item_label_keys), folded; none when it showed none.
@@ -86,6 +94,7 @@ type listedItem struct {
 	private    bool
 	senders    []string // folded sender, author or organiser fields
 	labels     []string // folded labels, folders or tags
+	date       time.Time
 	within     []string // the places the listing call read (a channel's id)
 	tool       string
 	decisionID string
@@ -108,7 +117,7 @@ func (t *Table) addItems(sc *Scan, info DecisionInfo) {
 		if t.items == nil {
 			t.items = map[string]*listedItem{}
 		}
-		li := &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, labels: it.labels, within: info.Within, tool: info.Tool, decisionID: info.ID, trust: info.Trust,
+		li := &listedItem{name: it.Name, words: it.words, folded: fold.String(it.Name), private: it.Private, senders: it.senders, labels: it.labels, date: it.date, within: info.Within, tool: info.Tool, decisionID: info.ID, trust: info.Trust,
 			price: it.price, currency: it.currency}
 		t.items[it.ID] = li
 		for _, p := range it.parents {
@@ -181,7 +190,7 @@ func (t *Table) itemFacts(f *Facts, sc *Scan) {
 			InUserWords: t.nameInUserWords(li.name, false), Named: t.nameInUserWords(li.words, true), Injected: t.nameInjected(li.folded) || t.wordsInjected(li.words), Private: li.private,
 			SenderNamed: t.senderNamed(li), Excluded: t.itemExcluded(li),
 			Price: li.price, Currency: li.currency, Cost: li.price * max(sc.quantity, 1), Prepared: t.preparedIDs[v.Value],
-			senders: li.senders, labels: li.labels,
+			senders: li.senders, labels: li.labels, date: li.date,
 		})
 	}
 }
@@ -463,4 +472,34 @@ func (t *Table) prepare(info DecisionInfo, args *Scan) {
 		t.preparedIDs[v.Value] = true
 		t.prepared[li.currency] += li.price * max(args.quantity, 1)
 	}
+}
+
+// itemDate reads a listed item's date field: RFC 3339 or a bare date
+// (parseDate), an RFC 5322 mail date ("Tue, 3 Nov 2026 09:12:00 +0100"),
+// or a Unix time in seconds ("1764840000.000200", a Slack ts) or
+// milliseconds (Gmail's internalDate). Anything else is no date: zero.
+func itemDate(v string) time.Time {
+	if at, ok := parseDate(v); ok {
+		return at
+	}
+	v = strings.TrimSpace(v)
+	for _, layout := range []string{time.RFC1123Z, time.RFC1123, "2 Jan 2006 15:04:05 -0700", "Mon, 2 Jan 2006 15:04:05 -0700"} {
+		if len(v) >= 10 && strings.ContainsRune(v, ' ') {
+			if at, err := time.Parse(layout, v); err == nil {
+				return at
+			}
+		}
+	}
+	secs, _, _ := strings.Cut(v, ".")
+	if len(secs) < 9 || len(secs) > 13 || strings.Trim(secs, "0123456789") != "" {
+		return time.Time{}
+	}
+	n, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	if len(secs) == 13 {
+		return time.UnixMilli(n).UTC()
+	}
+	return time.Unix(n, 0).UTC()
 }

@@ -273,6 +273,9 @@ type Item struct {
 	// parents are the ids the item gives as its parent folder or
 	// container (parent_keys).
 	parents []string
+	// date is the item's first date field (item_date_keys) that reads
+	// as a time; zero when none does.
+	date time.Time
 }
 
 // maxSenders bounds the sender fields one listed item keeps.
@@ -516,7 +519,7 @@ func (st *scanState) itemLabel(n int, t json.Token) {
 // item's id, its name or a private flag.
 func (st *scanState) itemField(n int, key string, t json.Token) {
 	r := st.s.voc.role(key)
-	if r&(roleID|roleItemName|rolePrivateFlag|roleHeader|roleParent|roleLabel) == 0 {
+	if r&(roleID|roleItemName|rolePrivateFlag|roleHeader|roleParent|roleLabel|roleDate) == 0 {
 		return
 	}
 	it := st.listedItem(n)
@@ -541,6 +544,9 @@ func (st *scanState) itemField(n int, key string, t json.Token) {
 		it.Name = clip(v, 200)
 	case r&roleHeader != 0 && v != "" && len(it.senders) < maxSenders:
 		it.senders = append(it.senders, fold.String(clip(v, 200)))
+	}
+	if r&roleDate != 0 && it.date.IsZero() {
+		it.date = itemDate(v) // "ts" is a message's id and its date
 	}
 	if r&roleLabel != 0 && r&roleID == 0 && v != "" && len(it.labels) < maxLabels {
 		// A label field is the item's label even where it also names it

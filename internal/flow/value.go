@@ -227,6 +227,7 @@ type knowledge struct {
 	ParentKeys      []string         `yaml:"parent_keys"`
 	LabelKeys       []string         `yaml:"item_label_keys"`
 	SnapshotRefKeys []string         `yaml:"snapshot_ref_keys"`
+	DateKeys        []string         `yaml:"item_date_keys"`
 	PrivateWords    []string         `yaml:"private_words"`
 	TLDs            []string         `yaml:"tlds"`
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
@@ -268,6 +269,7 @@ const (
 	roleWindowStart
 	roleWindowEnd
 	roleLabel
+	roleDate
 )
 
 // vocabulary is the compiled knowledge.
@@ -311,7 +313,7 @@ func loadVocabulary() (*vocabulary, error) {
 		{k.SelectorKeys, roleSelector}, {k.ContentKeys, roleContent},
 		{k.ItemNameKeys, roleItemName}, {k.PrivateFlagKeys, rolePrivateFlag}, {k.ContainerKeys, roleContainer},
 		{k.ParentKeys, roleParent}, {k.WindowStartKeys, roleWindowStart}, {k.WindowEndKeys, roleWindowEnd},
-		{k.QuantityKeys, roleQuantity}, {k.LabelKeys, roleLabel},
+		{k.QuantityKeys, roleQuantity}, {k.LabelKeys, roleLabel}, {k.DateKeys, roleDate},
 	} {
 		for _, key := range l.keys {
 			v.roles[normKey(key)] |= l.r

@@ -94,7 +94,7 @@ func (m *Mandate) CheckIn(a *action.Action, env Env, now time.Time) Report {
 		}
 	}
 	if r.KindAsk && !r.KindDenied {
-		if met := m.conditionsMet(a, kinds, nil); len(met) > 0 {
+		if met := m.conditionsMet(a, kinds, nil, now); len(met) > 0 {
 			r.KindAsk, r.ConditionsMet = false, met
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/mandate-dev/mandate/internal/action"
@@ -24,6 +25,11 @@ type Item struct {
 	Senders []string
 	// Labels are the labels, folders or tags it was listed under.
 	Labels []string
+	// Name is the name it was listed with (a channel's "general"), and
+	// Date the date its listing gave it (a message's date; zero when the
+	// listing gave none).
+	Name string
+	Date time.Time
 }
 
 // ConditionsMet returns the texts of the item conditions the action is
@@ -35,25 +41,27 @@ func (m *Mandate) ConditionsMet(a *action.Action) []string {
 	if m == nil || a == nil {
 		return nil
 	}
-	return m.conditionsMet(a, actionKinds(a), nil)
+	return m.conditionsMet(a, actionKinds(a), nil, time.Time{})
 }
 
 // ConditionsMetItems is ConditionsMet with what the session's earlier
 // outputs showed of the items the call names by id: a sender condition
 // ("but keep everything from my bank") holds when the call acts on as
 // many items as it names listed ones, and every one was listed with a
-// sender that meets it.
-func (m *Mandate) ConditionsMetItems(a *action.Action, items []Item) []string {
+// sender that meets it. A message's age is its listed date's at now, the
+// decision's time.
+func (m *Mandate) ConditionsMetItems(a *action.Action, items []Item, now time.Time) []string {
 	if m == nil || a == nil {
 		return nil
 	}
-	return m.conditionsMet(a, actionKinds(a), items)
+	return m.conditionsMet(a, actionKinds(a), items, now)
 }
 
 // NeedsItems reports whether a condition of the mandate is on the items'
-// senders or labels, which only the session's earlier outputs show.
+// senders, labels, channels or messages' dates, which the session's
+// earlier outputs may show.
 func (m *Mandate) NeedsItems() bool {
-	return m != nil && slices.ContainsFunc(m.Conditions, ItemCondition.listed)
+	return m != nil && slices.ContainsFunc(m.Conditions, func(c ItemCondition) bool { return c.listed() || c.channelled() || c.Messages })
 }
 
 // listed reports whether the condition states an attribute only a
@@ -64,12 +72,13 @@ func (c ItemCondition) listed() bool {
 
 // MeetItems updates a report CheckIn made for the action with what the
 // session's earlier outputs showed of its items: a call of an asked kind
-// whose sender conditions the items meet is no longer asked.
-func (m *Mandate) MeetItems(r *Report, a *action.Action, items []Item) {
+// whose sender conditions the items meet is no longer asked. now is the
+// decision's time, for the ages of listed messages.
+func (m *Mandate) MeetItems(r *Report, a *action.Action, items []Item, now time.Time) {
 	if r == nil || !r.KindAsk || r.KindDenied || len(items) == 0 || !m.NeedsItems() {
 		return
 	}
-	if met := m.ConditionsMetItems(a, items); len(met) > 0 {
+	if met := m.ConditionsMetItems(a, items, now); len(met) > 0 {
 		r.KindAsk, r.ConditionsMet = false, met
 	}
 }
@@ -77,7 +86,7 @@ func (m *Mandate) MeetItems(r *Report, a *action.Action, items []Item) {
 // conditionsMet returns the texts of the conditions the action is shown to
 // meet, when every kind of it in Ask has a condition and the action meets
 // them all, and every other kind is allowed; otherwise nil.
-func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind, items []Item) []string {
+func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind, items []Item, now time.Time) []string {
 	var met []string
 	for _, k := range kinds {
 		if !slices.Contains(m.Ask, k) {
@@ -92,7 +101,7 @@ func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind, items []I
 				continue
 			}
 			found = true
-			if c.PreparesPayment && !prepares(a) || !c.PreparesPayment && !meets(a, c, items) {
+			if c.PreparesPayment && !prepares(a) || !c.PreparesPayment && !meets(a, c, items, now) {
 				return nil
 			}
 			if !slices.Contains(met, c.Text) {
@@ -110,7 +119,8 @@ func (m *Mandate) conditionsMet(a *action.Action, kinds []action.Kind, items []I
 func (c ItemCondition) attributes() int {
 	n := 0
 	for _, set := range []bool{c.OlderThanDays > 0, c.NewerThanDays > 0, c.LargerThanBytes > 0, c.SmallerThanBytes > 0,
-		len(c.Names) > 0, len(c.NotNames) > 0, len(c.From) > 0, len(c.NotFrom) > 0, len(c.Labels) > 0, len(c.NotLabels) > 0} {
+		len(c.Names) > 0, len(c.NotNames) > 0, len(c.From) > 0, len(c.NotFrom) > 0, len(c.Labels) > 0, len(c.NotLabels) > 0,
+		len(c.Channels) > 0, len(c.NotChannels) > 0} {
 		if set {
 			n++
 		}
@@ -128,10 +138,21 @@ func (c ItemCondition) fileAttributes() bool {
 // meets the condition. Sender conditions are met by listed items only
 // (meetsSenders); the others by the call's own commands or paths
 // (meetsFiles). A condition on both is met by neither: no call shows a
-// file's sender.
-func meets(a *action.Action, c ItemCondition, items []Item) bool {
+// file's sender. A channel condition is met by a post's channels alone
+// (meetsChannels); a condition on messages by listed items only, their
+// age by their listed dates at now.
+func meets(a *action.Action, c ItemCondition, items []Item, now time.Time) bool {
 	if c.attributes() == 0 {
 		return false
+	}
+	if c.channelled() {
+		return c.attributes() == channelAttributes(c) && meetsChannels(a, c, items)
+	}
+	if c.Messages {
+		if c.LargerThanBytes > 0 || c.SmallerThanBytes > 0 || len(c.Names)+len(c.NotNames) > 0 {
+			return false // no listing shows a message's size or file name
+		}
+		return meetsListed(a, c, items, now)
 	}
 	listed := c.listed()
 	files := c.fileAttributes() || len(c.Names)+len(c.NotNames) > 0
@@ -139,7 +160,7 @@ func meets(a *action.Action, c ItemCondition, items []Item) bool {
 	case listed && files:
 		return false
 	case listed:
-		return meetsListed(a, c, items)
+		return meetsListed(a, c, items, now)
 	}
 	return meetsFiles(a, c)
 }
@@ -381,19 +402,24 @@ func findSize(v string) (sign, n int, unit int64, ok bool) {
 // listed with a sender that has one of From's words and none of
 // NotFrom's, where the condition states a sender, and with labels that
 // have one of Labels' words and none of NotLabels', where it states a
-// label.
-func meetsListed(a *action.Action, c ItemCondition, items []Item) bool {
+// label, and with a date that is old (new) enough at now, where it
+// states a messages' age.
+func meetsListed(a *action.Action, c ItemCondition, items []Item, now time.Time) bool {
 	if len(a.Commands) > 0 || a.Items <= 0 {
 		return false
 	}
 	senders, labels := len(c.From)+len(c.NotFrom) > 0, len(c.Labels)+len(c.NotLabels) > 0
+	dated := c.Messages && (c.OlderThanDays > 0 || c.NewerThanDays > 0)
 	seen := map[string]bool{}
 	for _, it := range items {
 		if seen[it.ID] {
 			continue
 		}
-		if len(it.Senders) == 0 && len(it.Labels) == 0 {
-			continue // not a message (a label, a folder): it shows neither
+		if len(it.Senders) == 0 && len(it.Labels) == 0 && it.Date.IsZero() {
+			continue // not a message (a label, a folder): it shows none
+		}
+		if dated && !dateMeets(it.Date, c, now) {
+			return false
 		}
 		if senders && (len(it.Senders) == 0 || !senderMeets(it.Senders, c)) {
 			return false

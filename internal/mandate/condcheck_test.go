@@ -241,7 +241,7 @@ func TestNameConditions(t *testing.T) {
 			Paths: []action.PathRef{{Path: "/home/u/tmp/a.pdf", Access: action.Delete}}}, pdf, false},
 		{&action.Action{Tool: "delete_email", Kind: action.Delete, Kinds: []action.Kind{action.Delete}}, pdf, false},
 	} {
-		if got := meets(tc.a, tc.c, nil); got != tc.want {
+		if got := meets(tc.a, tc.c, nil, time.Time{}); got != tc.want {
 			t.Errorf("%s %+v %v under %q: %v, want %v", tc.a.Tool, tc.a.Commands, tc.a.Paths, tc.c.Text, got, tc.want)
 		}
 	}
@@ -280,7 +280,7 @@ func TestSenderConditions(t *testing.T) {
 		{"a count it does not show", del(0), []Item{news}, false},
 	} {
 		r := m.CheckIn(tc.a, Env{}, time.Now())
-		m.MeetItems(&r, tc.a, tc.items)
+		m.MeetItems(&r, tc.a, tc.items, time.Time{})
 		if got := !r.KindAsk && len(r.ConditionsMet) == 1; got != tc.want {
 			t.Errorf("%s: met %v (kind_ask %v), want %v", tc.name, r.ConditionsMet, r.KindAsk, tc.want)
 		}
@@ -485,7 +485,7 @@ func TestLabelConditions(t *testing.T) {
 		}
 		a := del(tc.n)
 		r := m.CheckIn(a, Env{}, time.Now())
-		m.MeetItems(&r, a, tc.items)
+		m.MeetItems(&r, a, tc.items, time.Time{})
 		if got := !r.KindAsk; got != tc.want {
 			t.Errorf("%s: met %v, want %v", tc.name, r.ConditionsMet, tc.want)
 		}

@@ -223,6 +223,9 @@ func (b *build) itemConditions(st *segState, inherited *anchor) {
 			} else {
 				checkable = (a.anyObject || senders && a.anyMessages) && anyItems(st, 0, q.from)
 			}
+			if !checkable && !senders && b.messagesAged(st, &q, a) {
+				checkable = true // "delete the emails older than 30 days": their listed dates
+			}
 		}
 		if q.only && slices.ContainsFunc(qs, func(o qualifier) bool {
 			return o.cond.attributes() > 0 && o.from > q.from && o.from < to && b.anyItemsBetween(st, q.to, o.from)
@@ -262,6 +265,8 @@ func mergeConditions(a, c ItemCondition) ItemCondition {
 	a.NotLabels = append(a.NotLabels, c.NotLabels...)
 	a.Labels = bothHold(a.Labels, c.Labels)
 	a.From = bothHold(a.From, c.From)
+	a.Channels, a.NotChannels = bothHold(a.Channels, c.Channels), append(a.NotChannels, c.NotChannels...)
+	a.Messages = a.Messages || c.Messages
 	return a
 }
 
@@ -840,6 +845,10 @@ func (b *build) namedItems(st *segState, q *qualifier, a *anchor, to int) bool {
 	case q.only && slices.Contains(st.anchors, a):
 		// "only delete files named *.tmp", "lösche nur Dateien namens
 		// *.bak": the pattern after the verb and the "only".
+		if chs, ok := b.onlyChannels(st, *q, a, to); ok {
+			q.cond.Channels = chs // "only post in #general"
+			return true
+		}
 		if g, ok := b.bareGlob(st, max(a.end, q.to), to); ok {
 			q.cond.Names = []string{g}
 			return true
@@ -971,7 +980,7 @@ func (c ItemCondition) describe() string {
 	if len(c.NotFrom) > 0 {
 		parts = append(parts, fmt.Sprintf("from a sender an earlier output listed, with none of %d words (%s)", len(c.NotFrom), strings.Join(c.NotFrom[:min(3, len(c.NotFrom))], ", ")))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(append(parts, c.describeMore()...), ", ")
 }
 
 // addressOnly reports whether tokens i to j are function words and at

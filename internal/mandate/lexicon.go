@@ -128,6 +128,10 @@ type langTable struct {
 	// posta", "aus dem Posteingang"): after a limiting preposition they
 	// say where the items are, not which.
 	ItemPlaces []string `yaml:"item_places"`
+	// ChannelWords name a chat channel beside its "#name" ("the channel",
+	// "im Kanal", "nel canale"): "only post in the channel #general"
+	// restricts posting to the channel named.
+	ChannelWords []string `yaml:"channel_words"`
 	// Purposes are the prepositions of what a change is for ("write tests
 	// for src/loader.ts", "Tests für …"): a file after one is not the
 	// file changed.
@@ -290,6 +294,7 @@ const (
 	roleFreeBooking   // "table", "Termin": booked without paying
 	roleExceptBreak   // "but": a clause break that can mean "except"
 	roleItemPlace     // "inbox", "posta": where items are kept
+	roleChannelWord   // "channel", "Kanal": a word for the channel named beside it
 )
 
 // entry is one phrase of a lexicon, folded and split into words.
@@ -576,6 +581,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		{t.Persons, entry{role: rolePerson}},
 		{t.Limiting, entry{role: roleLimiting}},
 		{t.ItemPlaces, entry{role: roleItemPlace}},
+		{t.ChannelWords, entry{role: roleChannelWord}},
 		{t.Purposes, entry{role: rolePurpose}},
 		{t.Bookings.Verbs, entry{role: roleBookingVerb}},
 		{t.Bookings.Objects, entry{role: roleFreeBooking}},

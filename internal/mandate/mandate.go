@@ -53,8 +53,9 @@ type Mandate struct {
 }
 
 // ItemCondition is a condition on the items one kind acts on. Version 1
-// of conditions knew the items' age; version 2 (ConditionsVersion) adds
-// a newest age, size, file name, sender and label. A
+// of conditions knew the items' age; version 2 added a newest age, size,
+// file name, sender and label; version 3 (ConditionsVersion) adds the
+// channel and messages' ages from their listed dates. A
 // condition that states several attributes holds when every one holds;
 // a kind with several conditions needs them all. A call meets a condition
 // only when it shows every attribute for every item it acts on: where an
@@ -92,6 +93,22 @@ type ItemCondition struct {
 	// listed with their labels.
 	Labels    []string `json:"labels,omitempty" yaml:"labels,omitempty"`
 	NotLabels []string `json:"not_labels,omitempty" yaml:"not_labels,omitempty"`
+	// Channels: every item is posted to (sent in) a channel named by one
+	// of these ("#general"): "only post in #general". A call meets it when
+	// every recipient it has is a channel, and each is named so on the
+	// call ("#general", "general") or is the id an earlier output of the
+	// session listed with that name ("C01GEN" listed as "general").
+	// NotChannels: in none of these, each channel's name shown the same
+	// way. A call with a recipient that is not a channel, or a channel
+	// whose name nothing shows, does not meet either (version 3).
+	Channels    []string `json:"channels,omitempty" yaml:"channels,omitempty"`
+	NotChannels []string `json:"not_channels,omitempty" yaml:"not_channels,omitempty"`
+	// Messages: the items are messages, not files ("delete the emails
+	// older than 30 days"): an age is met only by a tool call naming
+	// items an earlier output listed with a date (flow item_date_keys)
+	// that is that old at the decision's time, never by a command line's
+	// find (version 3).
+	Messages bool `json:"messages,omitempty" yaml:"messages,omitempty"`
 	// PreparesPayment: the item is the purchase or transfer the user
 	// asked for, being prepared — a cart, a form, a quote, a payee. A call
 	// meets it when it is a tool call (no command line) that writes,
@@ -105,9 +122,10 @@ type ItemCondition struct {
 // reads and checks (docs/mandate.md, "Conditions on items"): 1 had
 // older_than_days and prepares_payment; 2 adds newer_than_days,
 // larger_than_bytes, smaller_than_bytes, names, not_names, from,
-// not_from, labels and not_labels. A mandate written for version 1 reads
-// the same.
-const ConditionsVersion = 2
+// not_from, labels and not_labels; 3 adds channels, not_channels and
+// messages (an age checked against a listed message's date). A mandate
+// written for an earlier version reads the same.
+const ConditionsVersion = 3
 
 // Instruction is the user's (or operator's) text, verbatim, with its source.
 type Instruction struct {

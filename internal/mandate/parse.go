@@ -341,7 +341,7 @@ func validateCondition(c ItemCondition, f string, bad func(field, format string,
 	case c.PreparesPayment:
 		return
 	case attrs == 0:
-		bad(f, "states no attribute of the items (older_than_days, newer_than_days, larger_than_bytes, smaller_than_bytes, names, not_names, from, not_from, labels, not_labels) and no prepares_payment")
+		bad(f, "states no attribute of the items (older_than_days, newer_than_days, larger_than_bytes, smaller_than_bytes, names, not_names, from, not_from, labels, not_labels, channels, not_channels) and no prepares_payment")
 		return
 	}
 	days := func(field string, n int) {
@@ -390,4 +390,5 @@ func validateCondition(c ItemCondition, f string, bad func(field, format string,
 	words("not_from", c.NotFrom)
 	words("labels", c.Labels)
 	words("not_labels", c.NotLabels)
+	validateChannels(c, f, bad)
 }

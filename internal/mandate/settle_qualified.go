@@ -28,7 +28,7 @@ func (b *build) settleQualified() {
 		if q.checkable && q.cond.attributes() > 0 && !b.spared {
 			c := q.cond
 			c.Kind, c.Text = k, q.phrase
-			if !c.listed() && len(c.Names) == 0 {
+			if !c.listed() && !c.channelled() && !c.Messages && len(c.Names) == 0 {
 				// "delete the *.iso files bigger than 1 GB": the pattern
 				// named is part of what the words say of the items.
 				c.Names = b.bareGlobs(c.NotNames)
