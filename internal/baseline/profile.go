@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -472,6 +473,31 @@ func bump(m map[string]int, key string, limit int, dropped *int) bool {
 	}
 	m[key]++
 	return true
+}
+
+// Clone returns a deep copy of p: nothing the copy learns changes p, so a
+// profile others read can be learned on from its copy. (TestCloneShares
+// Nothing fills every field and fails for one a new field left shared.)
+func (p *Profile) Clone() *Profile {
+	q := *p
+	for _, m := range []*map[string]int{&q.Tools, &q.Kinds, &q.Destinations, &q.Attempted, &q.Domains, &q.Families,
+		&q.ToolNext, &q.KindNext, &q.ToolFrom, &q.KindFrom, &q.TriedNext, &q.TriedFrom, &q.NewSinceChange, &q.NewSinceFirst} {
+		*m = maps.Clone(*m)
+	}
+	for _, m := range []*map[string]DestUse{&q.DestUse, &q.TransUse, &q.TriedUse, &q.DomainUse} {
+		*m = maps.Clone(*m)
+	}
+	q.Shapes = slices.Clone(p.Shapes)
+	for i := range q.Shapes {
+		s := &q.Shapes[i]
+		s.Kinds, s.Tried, s.Tools, s.Novel = maps.Clone(s.Kinds), maps.Clone(s.Tried), maps.Clone(s.Tools), maps.Clone(s.Novel)
+	}
+	q.Versions, q.Pooled = slices.Clone(p.Versions), slices.Clone(p.Pooled)
+	if p.Fingerprint != nil {
+		f := *p.Fingerprint
+		q.Fingerprint = &f
+	}
+	return &q
 }
 
 // NewProfileFrom makes a decoded profile usable (its maps allocated).

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -85,6 +86,22 @@ type behaviour struct {
 	caughtUp bool
 	// flushing skips the fold's pacing while someone waits for it.
 	flushing atomic.Bool
+	// folded are the profiles the fold last stored, decoded, with the
+	// bytes it stored (b.mu): a fold round that reads exactly those bytes
+	// learns on the kept profile instead of decoding its JSON again; any
+	// other bytes (another replica's write, a drift mark, a rolled-back
+	// fold) are decoded as before. A round takes its entries out, so a
+	// fold whose Apply runs again decodes; they come back once it has
+	// committed. Never shared: the profile cache gets a copy.
+	folded map[store.BaselineKey]foldedProfile
+}
+
+// foldedProfile is a profile the fold stored under key, and its stored
+// bytes.
+type foldedProfile struct {
+	key store.BaselineKey
+	raw []byte
+	p   *baseline.Profile
 }
 
 type cachedProfile struct {
@@ -99,7 +116,8 @@ func newBehaviour(e *Engine, cfg *baseline.Config, opts *Options) (*behaviour, e
 			return nil, fmt.Errorf("engine: baseline knowledge: %w", err)
 		}
 	}
-	b := &behaviour{e: e, cfg: cfg, profiles: map[string]cachedProfile{}, pending: map[string]*heldDecisions{}}
+	b := &behaviour{e: e, cfg: cfg, profiles: map[string]cachedProfile{}, pending: map[string]*heldDecisions{},
+		folded: map[store.BaselineKey]foldedProfile{}}
 	b.cond = sync.NewCond(&b.mu)
 	b.bs, _ = e.store.(store.Baselines)
 	b.noLearn = opts.NoBaselineLearning
@@ -415,6 +433,7 @@ func (b *behaviour) foldDecisions(ctx context.Context, sessionID string, ag stor
 		previous   string
 		isNew      bool
 		checkDrift bool
+		kept       [2]foldedProfile
 	)
 	err := b.bs.FoldBaseline(ctx, &store.BaselineFold{
 		SessionID: sessionID,
@@ -435,7 +454,7 @@ func (b *behaviour) foldDecisions(ctx context.Context, sessionID string, ag stor
 					return 0, errNothingNew
 				}
 			}
-			all, ver, err := profilesOf(rows)
+			all, ver, err := b.profilesOf(rows)
 			if err != nil {
 				return 0, err
 			}
@@ -463,6 +482,9 @@ func (b *behaviour) foldDecisions(ctx context.Context, sessionID string, ag stor
 				return 0, err
 			}
 			learned = all
+			for i, p := range []*baseline.Profile{all, ver} {
+				kept[i] = foldedProfile{store.BaselineKey{Agent: rows[i].Agent, Version: rows[i].Version}, rows[i].Profile, p}
+			}
 			checkDrift = ver.Previous != "" && !ver.DriftAlerted
 			return next, nil
 		},
@@ -473,7 +495,8 @@ func (b *behaviour) foldDecisions(ctx context.Context, sessionID string, ag stor
 	if err != nil {
 		return err
 	}
-	b.cache(agent, learned)
+	b.keepFolded(kept[:])
+	b.cache(agent, learned.Clone())
 	if isNew && previous != "" {
 		b.record(ctx, &store.BehaviourRecord{Type: "version", Agent: agent, Version: version, SessionID: sessionID,
 			Detail: mustJSON(map[string]any{"previous": previous, "agent": ag})})
@@ -520,9 +543,16 @@ func storedAsIs(d *store.Decision) bool {
 	return ok
 }
 
-func profilesOf(rows []*store.Baseline) (all, ver *baseline.Profile, err error) {
+// profilesOf are a fold's two profiles, the agent's and the version's:
+// the ones the fold last stored when the rows hold their bytes, decoded
+// otherwise.
+func (b *behaviour) profilesOf(rows []*store.Baseline) (all, ver *baseline.Profile, err error) {
 	out := make([]*baseline.Profile, len(rows))
 	for i, r := range rows {
+		if p := b.takeFolded(r); p != nil {
+			out[i] = p
+			continue
+		}
 		out[i] = baseline.NewProfile(r.Agent, r.Version)
 		if r.Profile != nil {
 			if err := json.Unmarshal(r.Profile, out[i]); err != nil {
@@ -532,6 +562,33 @@ func profilesOf(rows []*store.Baseline) (all, ver *baseline.Profile, err error) 
 		}
 	}
 	return out[0], out[1], nil
+}
+
+// takeFolded takes the profile the fold last stored for r's key out of
+// b.folded; it returns it when r holds the bytes stored with it, nil
+// otherwise.
+func (b *behaviour) takeFolded(r *store.Baseline) *baseline.Profile {
+	k := store.BaselineKey{Agent: r.Agent, Version: r.Version}
+	b.mu.Lock()
+	f, ok := b.folded[k]
+	delete(b.folded, k)
+	b.mu.Unlock()
+	if !ok || r.Profile == nil || !bytes.Equal(f.raw, r.Profile) {
+		return nil
+	}
+	return f.p
+}
+
+// keepFolded keeps the profiles a fold just committed, with their bytes.
+func (b *behaviour) keepFolded(kept []foldedProfile) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.folded)+len(kept) > 2*maxCachedAgents {
+		clear(b.folded)
+	}
+	for _, f := range kept {
+		b.folded[f.key] = f
+	}
 }
 
 // checkDrift compares a version with the one before it and reports a

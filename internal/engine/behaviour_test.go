@@ -250,7 +250,8 @@ func TestTraceSuppliedByFlow(t *testing.T) {
 // TestHeldFoldIsTheStoredFold: a fold of the decisions held in memory
 // learns exactly what a fold reading them back from the store learns —
 // redacted values, times and all — on one workload run twice with one
-// clock and the same session ids.
+// clock and the same session ids; and learning on the profiles the fold
+// kept (behaviour.folded) stores what decoding them every round does.
 func TestHeldFoldIsTheStoredFold(t *testing.T) {
 	ctx := context.Background()
 	calls := [][2]string{
@@ -258,7 +259,7 @@ func TestHeldFoldIsTheStoredFold(t *testing.T) {
 		{"Bash", "curl -H 'Authorization: Bearer ghp_0123456789abcdefghijklmnopqrstuvwxyzAB' https://api.github.com/user"},
 		{"Read", "/home/u/.ssh/id_rsa"}, {"Bash", "rm -rf /"}, {"Bash", "kubectl apply -f deploy.yaml"},
 	}
-	run := func(held bool) (all, ver []byte) {
+	run := func(held, decodeEvery bool) (all, ver []byte) {
 		st := testStore(t, "")
 		clock := time.Date(2026, 11, 30, 22, 59, 0, 123456789, time.UTC)
 		red, err := redact.New(bytes.Repeat([]byte{7}, 32))
@@ -280,6 +281,11 @@ func TestHeldFoldIsTheStoredFold(t *testing.T) {
 				if _, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: id, Tool: c[0], Args: args}); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if decodeEvery {
+				e.beh.mu.Lock()
+				clear(e.beh.folded)
+				e.beh.mu.Unlock()
 			}
 			if held {
 				if err := e.FlushBaselines(ctx); err != nil {
@@ -304,10 +310,12 @@ func TestHeldFoldIsTheStoredFold(t *testing.T) {
 		}
 		return all, ver
 	}
-	heldAll, heldVer := run(true)
-	storedAll, storedVer := run(false)
-	if string(heldAll) != string(storedAll) || string(heldVer) != string(storedVer) {
-		t.Fatalf("held fold:\n%s\n%s\nstored fold:\n%s\n%s", heldAll, heldVer, storedAll, storedVer)
+	heldAll, heldVer := run(true, false)
+	for _, decodeEvery := range []bool{false, true} {
+		storedAll, storedVer := run(false, decodeEvery)
+		if string(heldAll) != string(storedAll) || string(heldVer) != string(storedVer) {
+			t.Fatalf("held fold:\n%s\n%s\nstored fold (decoding every round %v):\n%s\n%s", heldAll, heldVer, decodeEvery, storedAll, storedVer)
+		}
 	}
 }
 
@@ -407,5 +415,67 @@ func TestAnswerOf(t *testing.T) {
 	e.appr.st = nil
 	if e.approvalStates() != nil {
 		t.Fatal("no approvals store, yet a reader")
+	}
+}
+
+// TestKeptProfileOnlyForItsBytes: the fold learns on the profile it kept
+// only while the store holds the bytes it wrote: a write by anyone else
+// (here a fold of another replica's making) is decoded and learned on,
+// and a kept profile is handed out once (a fold whose Apply runs again
+// decodes).
+func TestKeptProfileOnlyForItsBytes(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t, "")
+	ag := store.Agent{ID: "coder", Model: "m-1"}
+	decide := func(n int) {
+		id := mustSession(t, e, SessionRequest{AgentID: "coder", Agent: ag, WorkingDir: "/work/proj"})
+		for range n {
+			if _, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: id, Tool: "Bash", Args: map[string]any{"command": "go test ./..."}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.FlushBaselines(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decide(3)
+	rows := make([]*store.Baseline, 2)
+	for i, v := range []string{"", versionOf(ag)} {
+		r, err := e.beh.bs.GetBaseline(ctx, "coder", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows[i] = r
+	}
+	e.beh.mu.Lock()
+	kept := e.beh.folded[store.BaselineKey{Agent: "coder"}].p
+	e.beh.mu.Unlock()
+	first, _, err := e.beh.profilesOf(rows)
+	if err != nil || first != kept || kept == nil {
+		t.Fatalf("the stored bytes are the fold's: got %p, kept %p (%v)", first, kept, err)
+	}
+	again, _, err := e.beh.profilesOf(rows)
+	if err != nil || again == kept || again.Decided != 3 {
+		t.Fatalf("a second take: %p (kept %p), %d decided, %v", again, kept, again.Decided, err)
+	}
+	decide(2)
+	// Another replica's write: the next fold must learn on it.
+	err = e.beh.bs.FoldBaseline(ctx, &store.BaselineFold{Keys: []store.BaselineKey{{Agent: "coder"}},
+		Apply: func(_ int, rows []*store.Baseline) (int, error) {
+			p, err := decodeProfile(rows[0])
+			if err != nil {
+				return 0, err
+			}
+			p.Denied += 1000
+			rows[0].Profile, err = json.Marshal(p)
+			return 0, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide(2)
+	p, err := e.loadProfile(ctx, "coder", "")
+	if err != nil || p.Decided != 7 || p.Denied < 1000 {
+		t.Fatalf("after another replica's write: %d decided, %d denied, %v", p.Decided, p.Denied, err)
 	}
 }

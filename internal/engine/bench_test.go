@@ -13,6 +13,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/cputime"
 	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/policy"
+	"github.com/mandate-dev/mandate/internal/store"
 )
 
 // benchCalls are a coding agent's ordinary calls plus ones the built-in
@@ -185,4 +186,49 @@ func BenchmarkEvaluateTreeCap(b *testing.B) {
 		}
 		return err
 	})
+}
+
+// BenchmarkFold is one round of the baseline fold as a busy server runs
+// it: a session's eight held decisions learned into its agent's two
+// stored profiles (an agent with 200 sessions of history behind it), in
+// the store's writer, the profiles read, learned and written back.
+func BenchmarkFold(b *testing.B) {
+	ctx := context.Background()
+	e, _ := newEngine(b, "")
+	e.beh.noLearn = true
+	ag := store.Agent{ID: "dev", Model: "m-1"}
+	sid := mustSession(b, e, SessionRequest{AgentID: "dev", Agent: ag, Intent: "Fix the failing test in ./pkg/auth and run the tests", WorkingDir: "/home/dev/proj"})
+	var recs []*store.Decision
+	for _, c := range benchCalls {
+		d, err := e.Evaluate(ctx, admin, EvaluateRequest{SessionID: sid, Tool: c.tool, Args: c.args})
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs = append(recs, d.rec)
+	}
+	seq := 0
+	round := func(session string) {
+		held := &heldDecisions{agent: ag, workDir: "/home/dev/proj"}
+		for _, r := range recs {
+			d := *r
+			seq++
+			d.SessionID, d.Seq = session, seq
+			held.list = append(held.list, &d)
+		}
+		if err := e.beh.foldHeld(ctx, session, held); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// History: 200 sessions' shapes, so the profiles are a busy agent's.
+	for i := range 200 {
+		seq = 0
+		s := mustSession(b, e, SessionRequest{AgentID: "dev", Agent: ag, WorkingDir: "/home/dev/proj", ID: fmt.Sprintf("hist-%d", i)})
+		round(s)
+	}
+	seq = 0 // sid's decisions are not folded yet: the first round learns seqs 1–8
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		round(sid)
+	}
 }
