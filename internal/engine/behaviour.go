@@ -475,16 +475,14 @@ func (b *behaviour) foldDecisions(ctx context.Context, sessionID string, ag stor
 				ver.Learn(b.cfg, ev, d.CreatedAt)
 				next = max(next, d.Seq)
 			}
-			if rows[0].Profile, err = json.Marshal(all); err != nil {
-				return 0, err
-			}
-			if rows[1].Profile, err = json.Marshal(ver); err != nil {
-				return 0, err
-			}
-			learned = all
 			for i, p := range []*baseline.Profile{all, ver} {
+				// json.Marshal's bytes, written from the type.
+				if rows[i].Profile, err = p.AppendJSON(make([]byte, 0, len(rows[i].Profile)+1024)); err != nil {
+					return 0, err
+				}
 				kept[i] = foldedProfile{store.BaselineKey{Agent: rows[i].Agent, Version: rows[i].Version}, rows[i].Profile, p}
 			}
+			learned = all
 			checkDrift = ver.Previous != "" && !ver.DriftAlerted
 			return next, nil
 		},
