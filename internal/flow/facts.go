@@ -227,7 +227,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 		add("host", "host", Host, h, []key{keyOf(Host, h)})
 	}
 	for _, u := range a.URLs {
-		add("url", "url", URL, u, []key{keyOf(URL, u)})
+		add("url", "url", URL, u, urlKeys(u))
 	}
 	for _, acc := range a.Accounts {
 		add("account", "account", Account, acc, []key{keyOf(Account, acc)})

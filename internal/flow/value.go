@@ -416,6 +416,38 @@ func homeAlias(p string) key {
 	return keyOf(Path, "~/"+rest)
 }
 
+// urlKeys are the keys a call's URL is looked up by: itself, then the
+// form with its query's values left empty. A text that gives a link to
+// fill in ("subscribe at https://shop.example/newsletter?email= with their
+// address") is where the filled-in link came from: the agent supplied the
+// values, the text the place they go to.
+func urlKeys(u string) []key {
+	k := keyOf(URL, u)
+	q := strings.IndexByte(u, '?')
+	if k == "" || q < 0 {
+		return []key{k}
+	}
+	query := u[q+1:]
+	if i := strings.IndexByte(query, '#'); i >= 0 {
+		query = query[:i]
+	}
+	var b strings.Builder
+	b.WriteString(u[:q+1])
+	for i, p := range strings.Split(query, "&") {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		name, _, _ := strings.Cut(p, "=")
+		b.WriteString(name)
+		b.WriteByte('=')
+	}
+	// A link's trailing "=" is punctuation to the text's scan (token).
+	if t := keyOf(URL, strings.TrimRight(b.String(), ".,:;?=")); t != k {
+		return []key{k, t}
+	}
+	return []key{k}
+}
+
 // pathKeys are the keys a call's path is looked up by: itself, then its
 // form from "~".
 func pathKeys(p string) []key {
