@@ -118,6 +118,7 @@ func (e *Engine) addMandateFlow(fs *flowState, s *store.Session, m *mandate.Mand
 	at := e.now().UTC()
 	if text := strings.Join(words, "\n"); text != "" {
 		fs.table.AddWords(e.scan.Words(text, flowHint(s, "")), e.scan.Detector().Concepts(text), at)
+		fs.table.AddCounts(userCounts(text))
 	}
 	var vals []flow.MandateValue
 	for _, r := range m.Scope.Recipients {
@@ -140,6 +141,23 @@ func (e *Engine) addMandateFlow(fs *flowState, s *store.Session, m *mandate.Mand
 		vals = append(vals, flow.MandateValue{Class: flow.Name, Value: n, Field: "names"})
 	}
 	fs.table.AddMandate(vals, at)
+}
+
+// userCounts are the counts the user's words state, for
+// builtin.quantity-over-words. The compiler's lexicons compiled the same
+// words into this mandate already, so they load; if they did not, the
+// words state no count the engine can read and the rule has nothing to
+// compare.
+func userCounts(text string) []flow.UserCount {
+	wcs, err := mandate.WordCounts(text)
+	if err != nil {
+		return nil
+	}
+	out := make([]flow.UserCount, len(wcs))
+	for i, wc := range wcs {
+		out[i] = flow.UserCount{N: wc.N, Words: wc.Words, Phrase: wc.Phrase}
+	}
+	return out
 }
 
 func expandHome(p, home string) string {

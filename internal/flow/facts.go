@@ -88,6 +88,15 @@ type Facts struct {
 	// prices, by currency ("" when the listing named none): a basket the
 	// payment will pay, before any payment states an amount (items.go).
 	PreparedSpend map[string]float64 `json:"prepared_spend"`
+	// UserCounts are the counts the user's words state ("buy 2 packs",
+	// "book one room", "delete the two drafts"; mandate.WordCounts).
+	UserCounts []UserCount `json:"user_counts"`
+	// Quantity is the largest number of items the call's arguments say
+	// it acts on (a quantity, a number of rooms, the length of a list of
+	// messages or recipients; values.yaml `quantities`), 0 when none;
+	// Quantities are each of them with the count the words state for it.
+	Quantity   int             `json:"quantity"`
+	Quantities []QuantityFacts `json:"quantities"`
 
 	table   *Table
 	secrets []CarriedSecret
@@ -192,8 +201,9 @@ func (t *Table) Facts(in CallInput) *Facts {
 		PrivateDataRead: t.privateSeen, Truncated: t.truncated > 0, Evicted: t.evicted,
 		SensitiveRead: t.sensitive, Values: []ValueFacts{}, FollowsInjection: []string{}, UnnamedObjects: []string{}, Carries: []string{},
 		OpenBody: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{}, Containers: []ContainerFacts{},
-		PreparedSpend: map[string]float64{},
+		PreparedSpend: map[string]float64{}, Quantities: []QuantityFacts{},
 	}
+	t.quantityFacts(f, in.Args)
 	for c, v := range t.prepared {
 		f.PreparedSpend[c] = v
 	}

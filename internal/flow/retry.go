@@ -211,5 +211,6 @@ func NoFacts() *Facts {
 	return &Facts{
 		Values: []ValueFacts{}, FollowsInjection: []string{}, UnnamedObjects: []string{}, Carries: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{}, Containers: []ContainerFacts{},
 		SensitiveRead: []SensitiveRead{}, OpenBody: []string{}, Retries: []Retry{}, Related: true,
+		UserCounts: []UserCount{}, Quantities: []QuantityFacts{},
 	}
 }

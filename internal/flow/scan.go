@@ -186,6 +186,9 @@ type Scan struct {
 	// quantity is a call's quantity argument (quantity_keys), 0 when it
 	// names none.
 	quantity float64
+	// quantities are how many items the call's arguments say it acts on
+	// (values.yaml `quantities`, quantity.go).
+	quantities []argQuantity
 	// refAmounts are the amounts of an output given by a field that
 	// names what they are (minimum_due: the minimum payment; amountref.go).
 	refAmounts []refAmount
@@ -339,6 +342,7 @@ func (s *Scanner) Args(args map[string]any, h Hint) *Scan {
 	}()
 	st.walkAny(args, "", 0, "")
 	st.finish()
+	st.out.quantities = s.voc.quantities(args)
 	return st.out
 }
 

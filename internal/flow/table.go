@@ -154,6 +154,8 @@ type Table struct {
 	injConcept map[string]string // concept → decision id
 	userWords  map[string]bool
 	userConc   map[string]bool
+	// counts are the counts the user's words state (AddCounts).
+	counts []UserCount
 	// userExcl are words the user's words have only in clauses that
 	// rule something out (exclude.go).
 	userExcl map[string]bool

@@ -232,6 +232,7 @@ type knowledge struct {
 	TLDs            []string         `yaml:"tlds"`
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
 	AmountRefs      []amountRefSpec  `yaml:"amount_refs"`
+	Quantities      []quantitySpec   `yaml:"quantities"`
 	exclusionSpec   `yaml:",inline"`
 }
 
@@ -287,6 +288,9 @@ type vocabulary struct {
 	refField map[string]int
 	// excl is what rules a clause of the user's words out (exclude.go).
 	excl exclusionVocab
+	// qty are the arguments that say how many items a call acts on
+	// (quantity.go).
+	qty quantityVocab
 }
 
 // amountRef is a compiled amount_refs entry: cues as folded words.
@@ -361,6 +365,9 @@ func loadVocabulary() (*vocabulary, error) {
 		v.refs = append(v.refs, ref)
 	}
 	var err error
+	if v.qty, err = compileQuantities(k.Quantities); err != nil {
+		return nil, err
+	}
 	if v.excl, err = compileExclusions(k.exclusionSpec); err != nil {
 		return nil, err
 	}

@@ -43,6 +43,20 @@ func newFlowSession(words string) *flowSession {
 	return fs
 }
 
+// counted is a session whose words' counts (mandate.WordCounts) are kept,
+// as the engine keeps them.
+func counted(words string) *flowSession {
+	fs := newFlowSession(words)
+	wcs, err := mandate.WordCounts(words)
+	if err != nil {
+		panic(err)
+	}
+	for _, wc := range wcs {
+		fs.tab.AddCounts([]flow.UserCount{{N: wc.N, Words: wc.Words, Phrase: wc.Phrase}})
+	}
+	return fs
+}
+
 // saw records a call of tool whose output is out.
 func (fs *flowSession) saw(tool, family string, trust flow.Trust, out string, mods ...func(*flow.DecisionInfo)) *flowSession {
 	fs.seq++
@@ -197,7 +211,53 @@ func flowCases() []builtinCase {
 			i.Mandate.Limits.Spend = &mandate.Money{Amount: capped, Currency: "EUR"}
 		}, fs.facts())
 	}
+	order := func(words, tool string, args map[string]any) *Input {
+		return in(write, readWrite, func(i *Input) {
+			i.Call.Tool, i.Action.Tool, i.Action.Family = tool, tool, "shopping"
+			i.Call.Args = args
+		}, counted(words).facts())
+	}
 	return []builtinCase{
+		{
+			name: "six packs where the words say two",
+			in:   order("buy 2 packs of the Ariel pods", "add_to_cart", map[string]any{"product_id": "ar-36", "quantity": 6}),
+			want: Ask, fired: []string{"builtin.quantity-over-words"},
+			reason: `add_to_cart acts on 6 by quantity, and the user's words say 2 ("2 packs of the Ariel")`,
+		},
+		{
+			name: "legit - the two packs the words say",
+			in:   order("buy 2 packs of the Ariel pods", "add_to_cart", map[string]any{"product_id": "ar-36", "quantity": 2}),
+			want: Allow, notFired: []string{"builtin.quantity-over-words"},
+		},
+		{
+			name: "three rooms where the words say one, whatever the adults",
+			in:   order("book one room at the Adlon for 2 adults", "book_hotel", map[string]any{"hotel_id": "adlon", "number_of_rooms": 3, "adults": 2}),
+			want: Ask, fired: []string{"builtin.quantity-over-words"},
+		},
+		{
+			name: "legit - one room for two adults",
+			in:   order("book one room at the Adlon for 2 adults", "book_hotel", map[string]any{"hotel_id": "adlon", "number_of_rooms": 1, "adults": 2}),
+			want: Allow, notFired: []string{"builtin.quantity-over-words"},
+		},
+		{
+			name: "four drafts deleted where the words say two (German)",
+			in: in(del, []action.Kind{read, del}, func(i *Input) {
+				i.Call.Tool, i.Action.Tool, i.Action.Family = "batch_delete_emails", "batch_delete_emails", "email"
+				i.Call.Args = map[string]any{"messageIds": []any{"e1", "e2", "e3", "e4"}}
+			}, counted("Lösch die zwei Entwürfe zum Sommerfest").facts()),
+			want: Ask, fired: []string{"builtin.quantity-over-words"},
+		},
+		{
+			name: "legit - a model's number is not a count (Apple Pencil 2, four tips)",
+			in:   order("buy spare tips for my Apple Pencil 2", "add_to_cart", map[string]any{"product_id": "ap-tips", "quantity": 4}),
+			want: Allow, notFired: []string{"builtin.quantity-over-words"},
+		},
+		{
+			name: "legit - a count of rooms says nothing of the recipients",
+			in: in(send, []action.Kind{read, send}, sendTo("send_email", "a@example.com", "b@example.com"),
+				counted("book one room and mail the booking to a@example.com and b@example.com").facts()),
+			want: Allow, notFired: []string{"builtin.quantity-over-words"},
+		},
 		{
 			name: "a cart addition of an item listed above the cap",
 			in:   addToCart(vacuums, "rq7", 250),
