@@ -225,7 +225,9 @@ func (e *Engine) decisionInfo(id string, seq int, a *action.Action, effect strin
 		for _, v := range f.Values {
 			if v.InUserWords && !v.Injected {
 				info.Named = true
-				break
+				if v.Role == "path" && v.Field == "read" {
+					info.NamedFile = true
+				}
 			}
 		}
 		// An item the call takes by its id whose listed name the user's

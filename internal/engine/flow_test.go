@@ -263,3 +263,31 @@ func TestFlowAmountNotNamed(t *testing.T) {
 		t.Errorf("the minimum itself: %s %v %q", minimum.Effect, minimum.Rules, minimum.Reasons)
 	}
 }
+
+// TestFlowNamedFileRecipients: the people of a file the user named by its
+// path ("invite everyone in ~/Documenti/classe.csv") are recipients the
+// user pointed to; the same file found without its path, or a task that
+// names its recipients itself, still asks about them.
+func TestFlowNamedFileRecipients(t *testing.T) {
+	e, _ := newEngine(t, "")
+	const csv = `"nome,email\nPaolo Neri,paolo.neri@gmail.example\nChiara Bassi,chiara.bassi@outlook.example\n"`
+	for name, c := range map[string]struct {
+		intent string
+		asked  bool
+	}{
+		"the file named by its path":   {"crea un evento 'Cena di classe' sabato alle 20 e invita tutti quelli del file ~/Documenti/classe.csv", false},
+		"the file not named":           {"crea un evento 'Cena di classe' sabato alle 20 e invita i miei compagni di classe", true},
+		"the user names the recipient": {"crea un evento 'Cena di classe' sabato alle 20 con anna@corp.example, guarda ~/Documenti/classe.csv", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sid := mustSession(t, e, SessionRequest{AgentID: "cal", Intent: c.intent, HomeDir: "/home/marta"})
+			call(t, e, sid, "read_file", map[string]any{"path": "/home/marta/Documenti/classe.csv"}, csv)
+			d := call(t, e, sid, "create_event", map[string]any{"calendarId": "primary", "summary": "Cena di classe",
+				"start": "2026-12-19T20:00:00", "end": "2026-12-19T23:00:00",
+				"attendees": []any{map[string]any{"email": "paolo.neri@gmail.example"}, map[string]any{"email": "chiara.bassi@outlook.example"}}}, "")
+			if got := hasRule(d, "builtin.recipient-outside"); got != c.asked {
+				t.Errorf("recipient-outside fired %v, want %v: %s %v %q", got, c.asked, d.Effect, d.Rules, d.Reasons)
+			}
+		})
+	}
+}

@@ -134,6 +134,11 @@ type ValueFacts struct {
 	// Named: it came from an item the user pointed to (a file in the
 	// mandate's scope, a mail from someone the user named), not injected.
 	Named bool `json:"named"`
+	// NamedFile: it came from a file of the user's own whose path the
+	// user's words have ("invite everyone in ~/Documenti/classe.csv"),
+	// not injected: what the user pointed to by its very path, not a
+	// search for a name that may find someone else.
+	NamedFile bool `json:"named_file"`
 	// InUserWords: the user's words or the mandate have it (and the
 	// words not only where they rule it out).
 	InUserWords bool `json:"in_user_words"`
@@ -580,6 +585,7 @@ func (t *Table) valueFacts(display string, c Class, keys []key) ValueFacts {
 	vf.OpenBodyOnly = e.seen&seenOpenBody != 0 && e.seen&(seenOwn|seenOpenHeader|seenOpenParticipants|seenUser|seenMandate) == 0
 	vf.Injected = e.injected != nil && !vf.InUserWords
 	vf.Named = e.named != nil && !vf.Injected
+	vf.NamedFile = e.seen&seenNamedFile != 0 && !vf.Injected
 	if c == Handle && !vf.InUserWords && !vf.Injected {
 		vf.ListedAs = t.listedAs(display)
 	}

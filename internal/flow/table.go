@@ -65,6 +65,9 @@ const (
 	// seenUnsubscribe: an output gave it as an unsubscribe link (a
 	// List-Unsubscribe header, an unsubscribe_url field).
 	seenUnsubscribe
+	// seenNamedFile: the output of a read of the user's own file whose
+	// path the user's words have (DecisionInfo.NamedFile) had it.
+	seenNamedFile
 )
 
 // unsubscribeField reports whether a field path names an unsubscribe link
@@ -111,6 +114,9 @@ type DecisionInfo struct {
 	// in the mandate's scope, a value of the user's words): its output
 	// is the user's pointed-to data.
 	Named bool
+	// NamedFile says the call reads a file whose path the user's words
+	// have: its output is the file the user pointed to by its path.
+	NamedFile bool
 	// Targets are what the call changes or sends to (Targets); a denied
 	// call's targets are remembered, so that reaching them again by
 	// another tool or command shows as a retry.
@@ -490,6 +496,9 @@ func (t *Table) Observed(o Observation) {
 		}
 		if sensitive {
 			bits |= seenSensitive
+		}
+		if info.NamedFile && info.Trust == TrustOwn && !v.Injected {
+			bits |= seenNamedFile
 		}
 		if v.Class == URL && unsubscribeField(v.Field) {
 			bits |= seenUnsubscribe
