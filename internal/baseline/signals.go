@@ -434,7 +434,9 @@ func (c *Config) novelty(p *Profile, typ, session string) float64 {
 	n, k := 0, 0
 	for i := len(p.Shapes) - 1; i >= 0 && n < c.Signals.NoveltySessions; i-- {
 		s := &p.Shapes[i]
-		if s.Session == session || s.Calls < c.Lifecycle.MinSessionCalls {
+		if s.Session == session || s.Calls < c.Lifecycle.MinSessionCalls || s.N == 1 {
+			// The agent's first session went somewhere new because it
+			// had been nowhere: no habit of exploring.
 			continue
 		}
 		n++
