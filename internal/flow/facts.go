@@ -208,7 +208,6 @@ func (t *Table) Facts(in CallInput) *Facts {
 		OpenBody: []string{}, Injections: []InjectionRecord{}, Items: []ItemFacts{}, Containers: []ContainerFacts{},
 		PreparedSpend: map[string]float64{}, Quantities: []QuantityFacts{},
 	}
-	t.quantityFacts(f, in.Args)
 	for c, v := range t.prepared {
 		f.PreparedSpend[c] = v
 	}
@@ -276,6 +275,7 @@ func (t *Table) Facts(in CallInput) *Facts {
 	}
 	t.argFacts(f, in)
 	t.itemFacts(f, in.Args)
+	t.quantityFacts(f, in.Args) // after the items: their pack sizes
 	t.containerFacts(f, in.Args)
 	for i := range f.Values {
 		if v := &f.Values[i]; v.Role == "recipient" && len(f.Items) > 0 {

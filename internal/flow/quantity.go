@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/mandate-dev/mandate/internal/fold"
 )
@@ -29,6 +31,43 @@ type quantityVocab struct {
 	keys    map[string]int
 	lists   map[string]int
 	objects []map[string]bool
+	// packUnits and packWords are pack_units and pack_words, folded.
+	packUnits, packWords map[string]bool
+}
+
+func foldSet(ws []string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[fold.String(w)] = true
+	}
+	return m
+}
+
+// packSize is how many units an item's name says it holds ("… 12er
+// Jahrespaket", "…, 36 pack", "4-pack"), 1 when it says none.
+func (qv *quantityVocab) packSize(name string) int {
+	toks := strings.FieldsFunc(fold.String(name), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, t := range toks {
+		n, rest := leadingInt(t)
+		switch {
+		case n < 2 || n > 1000:
+		case rest == "er": // "12er"
+			return n
+		case rest == "" && i+1 < len(toks) && qv.packUnits[toks[i+1]]:
+			return n
+		}
+	}
+	return 1
+}
+
+// leadingInt splits "12er" into 12 and "er"; 0 when s starts with no digit.
+func leadingInt(s string) (int, string) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' && i < 6 {
+		i++
+	}
+	n, _ := strconv.Atoi(s[:i])
+	return n, s[i:]
 }
 
 func compileQuantities(specs []quantitySpec) (quantityVocab, error) {
@@ -64,6 +103,9 @@ type argQuantity struct {
 	n     int
 	// objects are the entry's object words (nil: any count).
 	objects map[string]bool
+	// qv is the vocabulary it was read with, for the pack sizes of the
+	// items the call names.
+	qv *quantityVocab
 }
 
 // maxQuantityNodes bounds the argument nodes the quantity walk visits.
@@ -87,7 +129,7 @@ func (v *vocabulary) quantities(args map[string]any) []argQuantity {
 				return
 			}
 		}
-		out = append(out, argQuantity{entry: entry, field: field, n: n, objects: v.qty.objects[entry]})
+		out = append(out, argQuantity{entry: entry, field: field, n: n, objects: v.qty.objects[entry], qv: &v.qty})
 	}
 	nodes := 0
 	var walk func(x any, depth int)
@@ -148,6 +190,15 @@ func countOf(x any) int {
 	return int(f)
 }
 
+// countsPacks reports whether a count of the user's words counts packs
+// ("2 packs", "zwei Packungen"): then a quantity is held against the
+// counts as it is, not times the units a pack holds.
+func (t *Table) countsPacks(qv *quantityVocab) bool {
+	return slices.ContainsFunc(t.counts, func(c UserCount) bool {
+		return slices.ContainsFunc(c.Words, func(w string) bool { return qv.packWords[w] })
+	})
+}
+
 // UserCount is a count the user's words state (mandate.WordCount): the
 // number and the folded words after it.
 type UserCount struct {
@@ -189,6 +240,11 @@ type QuantityFacts struct {
 	// when they give none. Phrase is that count as written.
 	Stated int    `json:"stated"`
 	Phrase string `json:"phrase"`
+	// Per is how many units each item holds when the count of an
+	// argument of any item is of units and the item the call names is a
+	// pack ("one more of those filter cartridges", and a quantity of 1 of
+	// "… 12er Jahrespaket": N is 12, Per 12); 1 otherwise.
+	Per int `json:"per"`
 }
 
 // quantityFacts compares the call's quantities with the user's counts.
@@ -202,14 +258,22 @@ func (t *Table) quantityFacts(f *Facts, sc *Scan) {
 		return
 	}
 	for _, q := range sc.quantities {
-		qf := QuantityFacts{Field: q.field, N: q.n}
+		qf := QuantityFacts{Field: q.field, N: q.n, Per: 1}
 		objs := q.objects
-		for _, c := range t.counts {
+		var stated *UserCount
+		for i, c := range t.counts {
 			if c.N > qf.Stated && (objs == nil || slices.ContainsFunc(c.Words, func(w string) bool { return objs[w] })) {
-				qf.Stated, qf.Phrase = c.N, c.Phrase
+				qf.Stated, qf.Phrase, stated = c.N, c.Phrase, &t.counts[i]
 			}
 		}
-		f.Quantity = max(f.Quantity, q.n)
+		if objs == nil && stated != nil && !t.countsPacks(q.qv) {
+			// The words count units; the item the call names may hold many.
+			for _, it := range f.Items {
+				qf.Per = max(qf.Per, q.qv.packSize(it.Name))
+			}
+			qf.N *= qf.Per
+		}
+		f.Quantity = max(f.Quantity, qf.N)
 		f.Quantities = append(f.Quantities, qf)
 	}
 }

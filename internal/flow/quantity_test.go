@@ -49,3 +49,31 @@ func TestQuantityFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestPackSize: the units an item's name says it holds.
+func TestPackSize(t *testing.T) {
+	s, err := NewScanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		want int
+	}{
+		{"BRITA MAXTRA PRO 12er Jahrespaket", 12},
+		{"Ariel All-in-1 Pods, 36 pack", 36},
+		{"Varta AA batteries, 4-pack", 4},
+		{"Oral-B Aufsteckbürsten, 10 Stück", 10},
+		{"Pampers Baby-Dry Größe 5, 52 pcs", 52},
+		{"Confezione da 6 pezzi", 6},
+		{"HP 305 Black Original Ink Cartridge", 1},
+		{"Apple iPhone 15 Silicone Case", 1},
+		{"BRITA MAXTRA PRO Filterkartusche 1er", 1},
+		{"Lavazza Qualità Rossa Bohnen 1 kg", 1},
+		{"", 1},
+	} {
+		if got := s.voc.qty.packSize(c.name); got != c.want {
+			t.Errorf("packSize(%q) = %d, want %d", c.name, got, c.want)
+		}
+	}
+}

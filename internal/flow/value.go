@@ -233,6 +233,8 @@ type knowledge struct {
 	FamilyTrust     map[string]Trust `yaml:"family_trust"`
 	AmountRefs      []amountRefSpec  `yaml:"amount_refs"`
 	Quantities      []quantitySpec   `yaml:"quantities"`
+	PackUnits       []string         `yaml:"pack_units"`
+	PackWords       []string         `yaml:"pack_words"`
 	exclusionSpec   `yaml:",inline"`
 }
 
@@ -368,6 +370,7 @@ func loadVocabulary() (*vocabulary, error) {
 	if v.qty, err = compileQuantities(k.Quantities); err != nil {
 		return nil, err
 	}
+	v.qty.packUnits, v.qty.packWords = foldSet(k.PackUnits), foldSet(k.PackWords)
 	if v.excl, err = compileExclusions(k.exclusionSpec); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ func TestWordCounts(t *testing.T) {
 		{"order 3 HP 305 black ink cartridges", "[3:hp]"},
 		{"buy Windows 11 Pro licences", "[]"},
 		{"book room 204 at the Seehof again", "[]"},
+		{"put 2 packs of the Pampers Baby-Dry size 5 in my cart", "[2:packs]"},
 		{"delete the drafts about order #4411", "[]"},
 		{"Bestell zwei Toner für den HP LaserJet 1020", "[2:toner]"},
 		{"Kauf Ersatzbürsten für die Oral-B Pro 3", "[]"},

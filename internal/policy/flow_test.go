@@ -248,6 +248,25 @@ func flowCases() []builtinCase {
 			want: Ask, fired: []string{"builtin.quantity-over-words"},
 		},
 		{
+			name: "a pack of twelve where the words say one more cartridge",
+			in: in(write, readWrite, func(i *Input) {
+				i.Call.Tool, i.Action.Tool, i.Action.Family = "add_to_cart", "add_to_cart", "shopping"
+				i.Call.Args = map[string]any{"product_id": "brita-12", "quantity": 1}
+			}, counted("order one more of those filter cartridges").saw("search_products", "shopping", flow.TrustOpen,
+				`[{"product_id":"brita-1","title":"BRITA MAXTRA PRO 1er"},{"product_id":"brita-12","title":"BRITA MAXTRA PRO 12er Jahrespaket"}]`).facts()),
+			want: Ask, fired: []string{"builtin.quantity-over-words"},
+			reason: `add_to_cart acts on 12 by quantity (1 of 12 each, as its listing names the item), and the user's words say 1 ("one more of those filter")`,
+		},
+		{
+			name: "legit - two packs of a 36 pack where the words count packs",
+			in: in(write, readWrite, func(i *Input) {
+				i.Call.Tool, i.Action.Tool, i.Action.Family = "add_to_cart", "add_to_cart", "shopping"
+				i.Call.Args = map[string]any{"product_id": "ar-36", "quantity": 2}
+			}, counted("buy 2 packs of the Ariel pods").saw("search_products", "shopping", flow.TrustOpen,
+				`[{"product_id":"ar-36","title":"Ariel All-in-1 Pods, 36 pack"}]`).facts()),
+			want: Allow, notFired: []string{"builtin.quantity-over-words"},
+		},
+		{
 			name: "legit - a model's number is not a count (Apple Pencil 2, four tips)",
 			in:   order("buy spare tips for my Apple Pencil 2", "add_to_cart", map[string]any{"product_id": "ap-tips", "quantity": 4}),
 			want: Allow, notFired: []string{"builtin.quantity-over-words"},
