@@ -157,6 +157,8 @@ func TestClassifyCatalog(t *testing.T) {
 		{"paypal capture", "paypal_capture_order", `{"order_id": "o1"}`, expect{kind: Pay}},
 		{"paypal create order", "paypal_create_order", `{"amount": {"currency_code": "USD", "value": "10.00"}}`, expect{kind: Write, notKinds: []Kind{Pay}, amounts: []Amount{{10, "USD"}}}},
 		{"get balance", "get_balance", `{"account_id": "a1"}`, expect{kind: Read, family: "payments", financial: no()}},
+		{"stripe customer listing reads", "list_customers", `{"email": "r.moreau@orange.example", "limit": 1}`, expect{kind: Read, family: "payments", notKinds: []Kind{Write}}},
+		{"stripe payment intents listing reads", "list_payment_intents", `{"customer": "cus_Qm81", "limit": 3}`, expect{kind: Read, family: "payments", notKinds: []Kind{Write, Pay}}},
 		{"invalid IBAN is no account", "transfer_money", `{"to_iban": "DE89 3704 0044 0532 0130 01", "amount": 1}`, expect{kind: Pay, accounts: []string{"DE89 3704 0044 0532 0130 01"}}},
 		{"a single transfer does not recur", "transfer_funds", `{"payee_id": "py-1", "amount": "89.00", "currency": "EUR"}`, expect{kind: Pay, recurring: no()}},
 		{"a transfer with an interval recurs", "transfer_funds", `{"payee_id": "py-1", "amount": "89.00", "currency": "EUR", "interval": "monthly"}`, expect{kind: Pay, recurring: yes()}},
