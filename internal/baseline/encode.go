@@ -12,6 +12,29 @@ import (
 // stores an agent's two profiles at every round, and encoding/json's map
 // encoding was most of a round's allocations.
 func (p *Profile) AppendJSON(b []byte) ([]byte, error) {
+	b, _, err := p.appendJSON(b, nil, "", false)
+	return b, err
+}
+
+// ShapeJSON are a profile's shapes as AppendJSONReusing wrote them, by
+// session (nil for a session two shapes name).
+type ShapeJSON map[string][]byte
+
+// AppendJSONReusing is AppendJSON taking each shape's bytes from prev but
+// those of session changed, and returning the shapes' bytes for the next
+// call. prev must be what the last call gave for p, and p must since have
+// learned events of session changed only — as in a round of the baseline
+// fold, which learns one session's decisions — so the other shapes are
+// as they were (TestAppendJSONReusing). A nil prev writes every shape.
+func (p *Profile) AppendJSONReusing(b []byte, prev ShapeJSON, changed string) ([]byte, ShapeJSON, error) {
+	return p.appendJSON(b, prev, changed, true)
+}
+
+func (p *Profile) appendJSON(b []byte, prev ShapeJSON, changed string, keep bool) ([]byte, ShapeJSON, error) {
+	var next ShapeJSON
+	if keep {
+		next = make(ShapeJSON, len(p.Shapes))
+	}
 	w := &jsonWriter{b: b}
 	w.begin()
 	w.str("agent", p.Agent)
@@ -49,7 +72,19 @@ func (p *Profile) AppendJSON(b []byte) ([]byte, error) {
 		w.b = append(w.b, '[')
 		for i := range p.Shapes {
 			w.sep(i)
-			w.shape(&p.Shapes[i])
+			s, start := &p.Shapes[i], len(w.b)
+			if enc := prev[s.Session]; enc != nil && s.Session != changed {
+				w.b = append(w.b, enc...)
+			} else {
+				w.shape(s)
+			}
+			if keep {
+				if _, dup := next[s.Session]; dup {
+					next[s.Session] = nil
+				} else {
+					next[s.Session] = w.b[start:len(w.b):len(w.b)]
+				}
+			}
 		}
 		w.b = append(w.b, ']')
 	}
@@ -87,7 +122,10 @@ func (p *Profile) AppendJSON(b []byte) ([]byte, error) {
 	counts(w, "new_since_change", p.NewSinceChange, true)
 	counts(w, "new_since_first", p.NewSinceFirst, true)
 	w.end()
-	return w.b, w.err
+	if w.err != nil {
+		return w.b, nil, w.err
+	}
+	return w.b, next, nil
 }
 
 func (w *jsonWriter) shape(s *Shape) {

@@ -3,6 +3,7 @@ package baseline
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -48,5 +49,45 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 	}
 	if failed == 0 || failed == len(profiles) {
 		t.Fatalf("%d of %d profiles failed to encode: the draws miss a case", failed, len(profiles))
+	}
+}
+
+// TestAppendJSONReusing: a profile learned round by round, each round one
+// session's events (a new session or an old one, past the ring's bound),
+// written reusing the last round's shapes, is json.Marshal's bytes every
+// round; two shapes naming one session are written afresh.
+func TestAppendJSONReusing(t *testing.T) {
+	c := cfg(t)
+	r := rand.New(rand.NewPCG(17, 6))
+	p := NewProfile("coder", "")
+	var prev ShapeJSON
+	sessions := 0
+	for round := range 600 {
+		if sessions == 0 || r.IntN(2) == 0 {
+			sessions++
+		}
+		sess := fmt.Sprintf("s-%d", sessions-r.IntN(min(sessions, 5)))
+		for range 1 + r.IntN(4) {
+			k := []string{"read", "write", "execute", "fetch"}[r.IntN(4)]
+			ev := Event{Session: sess, Tool: "T" + k, Kind: k, Kinds: []string{k}, Effect: []string{"allow", "allow", "deny", "ask"}[r.IntN(4)],
+				Destinations: []string{fmt.Sprintf("host:h%d.example", r.IntN(40))}}
+			p.Learn(c, ev, time.Date(2026, 12, 4, 0, round, 0, 0, time.UTC))
+		}
+		got, next, err := p.AppendJSONReusing(nil, prev, sess)
+		want, _ := json.Marshal(p)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("round %d (%v):\nreusing      %s\njson.Marshal %s", round, err, got, want)
+		}
+		prev = next
+	}
+	if len(p.Shapes) != c.Learning.MaxShapes {
+		t.Fatalf("%d shapes: the ring was not filled", len(p.Shapes))
+	}
+	d := &Profile{Shapes: []Shape{{Session: "a", Calls: 1}, {Session: "a", Calls: 2}, {Session: "b"}}}
+	_, prev, _ = d.AppendJSONReusing(nil, nil, "")
+	d.Shapes[0].Calls, d.Shapes[1].Calls = 7, 8
+	got, _, _ := d.AppendJSONReusing(nil, prev, "b")
+	if want, _ := json.Marshal(d); !bytes.Equal(got, want) {
+		t.Fatalf("shapes sharing a session:\nreusing      %s\njson.Marshal %s", got, want)
 	}
 }

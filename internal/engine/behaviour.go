@@ -96,12 +96,14 @@ type behaviour struct {
 	folded map[store.BaselineKey]foldedProfile
 }
 
-// foldedProfile is a profile the fold stored under key, and its stored
-// bytes.
+// foldedProfile is a profile the fold stored under key, its stored bytes
+// and its shapes' bytes among them (the next round, learning one
+// session's decisions, writes only that session's shape again).
 type foldedProfile struct {
-	key store.BaselineKey
-	raw []byte
-	p   *baseline.Profile
+	key    store.BaselineKey
+	raw    []byte
+	p      *baseline.Profile
+	shapes baseline.ShapeJSON
 }
 
 type cachedProfile struct {
@@ -454,7 +456,7 @@ func (b *behaviour) foldDecisions(ctx context.Context, sessionID string, ag stor
 					return 0, errNothingNew
 				}
 			}
-			all, ver, err := b.profilesOf(rows)
+			all, ver, shapes, err := b.profilesOf(rows)
 			if err != nil {
 				return 0, err
 			}
@@ -477,10 +479,11 @@ func (b *behaviour) foldDecisions(ctx context.Context, sessionID string, ag stor
 			}
 			for i, p := range []*baseline.Profile{all, ver} {
 				// json.Marshal's bytes, written from the type.
-				if rows[i].Profile, err = p.AppendJSON(make([]byte, 0, len(rows[i].Profile)+1024)); err != nil {
+				var next baseline.ShapeJSON
+				if rows[i].Profile, next, err = p.AppendJSONReusing(make([]byte, 0, len(rows[i].Profile)+1024), shapes[i], sessionID); err != nil {
 					return 0, err
 				}
-				kept[i] = foldedProfile{store.BaselineKey{Agent: rows[i].Agent, Version: rows[i].Version}, rows[i].Profile, p}
+				kept[i] = foldedProfile{store.BaselineKey{Agent: rows[i].Agent, Version: rows[i].Version}, rows[i].Profile, p, next}
 			}
 			learned = all
 			checkDrift = ver.Previous != "" && !ver.DriftAlerted
@@ -542,39 +545,39 @@ func storedAsIs(d *store.Decision) bool {
 }
 
 // profilesOf are a fold's two profiles, the agent's and the version's:
-// the ones the fold last stored when the rows hold their bytes, decoded
-// otherwise.
-func (b *behaviour) profilesOf(rows []*store.Baseline) (all, ver *baseline.Profile, err error) {
+// the ones the fold last stored when the rows hold their bytes (with their
+// shapes' bytes), decoded otherwise.
+func (b *behaviour) profilesOf(rows []*store.Baseline) (all, ver *baseline.Profile, shapes [2]baseline.ShapeJSON, err error) {
 	out := make([]*baseline.Profile, len(rows))
 	for i, r := range rows {
-		if p := b.takeFolded(r); p != nil {
-			out[i] = p
+		if f := b.takeFolded(r); f.p != nil {
+			out[i], shapes[i] = f.p, f.shapes
 			continue
 		}
 		out[i] = baseline.NewProfile(r.Agent, r.Version)
 		if r.Profile != nil {
 			if err := json.Unmarshal(r.Profile, out[i]); err != nil {
-				return nil, nil, fmt.Errorf("baseline %s/%s: %w", r.Agent, r.Version, err)
+				return nil, nil, shapes, fmt.Errorf("baseline %s/%s: %w", r.Agent, r.Version, err)
 			}
 			out[i] = baseline.NewProfileFrom(out[i])
 		}
 	}
-	return out[0], out[1], nil
+	return out[0], out[1], shapes, nil
 }
 
 // takeFolded takes the profile the fold last stored for r's key out of
-// b.folded; it returns it when r holds the bytes stored with it, nil
+// b.folded; it returns it when r holds the bytes stored with it, none
 // otherwise.
-func (b *behaviour) takeFolded(r *store.Baseline) *baseline.Profile {
+func (b *behaviour) takeFolded(r *store.Baseline) foldedProfile {
 	k := store.BaselineKey{Agent: r.Agent, Version: r.Version}
 	b.mu.Lock()
 	f, ok := b.folded[k]
 	delete(b.folded, k)
 	b.mu.Unlock()
 	if !ok || r.Profile == nil || !bytes.Equal(f.raw, r.Profile) {
-		return nil
+		return foldedProfile{}
 	}
-	return f.p
+	return f
 }
 
 // keepFolded keeps the profiles a fold just committed, with their bytes.

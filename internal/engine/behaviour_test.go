@@ -450,11 +450,11 @@ func TestKeptProfileOnlyForItsBytes(t *testing.T) {
 	e.beh.mu.Lock()
 	kept := e.beh.folded[store.BaselineKey{Agent: "coder"}].p
 	e.beh.mu.Unlock()
-	first, _, err := e.beh.profilesOf(rows)
+	first, _, _, err := e.beh.profilesOf(rows)
 	if err != nil || first != kept || kept == nil {
 		t.Fatalf("the stored bytes are the fold's: got %p, kept %p (%v)", first, kept, err)
 	}
-	again, _, err := e.beh.profilesOf(rows)
+	again, _, _, err := e.beh.profilesOf(rows)
 	if err != nil || again == kept || again.Decided != 3 {
 		t.Fatalf("a second take: %p (kept %p), %d decided, %v", again, kept, again.Decided, err)
 	}
