@@ -111,3 +111,15 @@ func TestRule06NegationByQuantifier(t *testing.T) {
 		{text: "Lee el README y no edites ningún archivo.", lang: "es", allow: ks(r), deny: ks(w)},
 	})
 }
+
+// Cloning a repository into a folder writes it there: "clone … into ~/src
+// and run its tests" grants the write of the clone with the fetch and the
+// run, in English, French, Spanish and Italian.
+func TestCloneWrites(t *testing.T) {
+	runCompileCases(t, []compileCase{
+		{text: "clone github.com/quill-labs/tinyparse into ~/src and run its test suite", lang: "en", allow: ks(r, f, w, x), paths: []string{"~/src/**"}, hosts: []string{"github.com"}},
+		{text: "clone github.com/quill-labs/tinyparse dans ~/src et lance ses tests", lang: "fr", allow: ks(r, f, w, x), paths: []string{"~/src/**"}, hosts: []string{"github.com"}},
+		{text: "clona github.com/quill-labs/tinyparse en ~/src y ejecuta sus tests", lang: "es", allow: ks(r, f, w, x), paths: []string{"~/src/**"}, hosts: []string{"github.com"}},
+		{text: "clona github.com/quill-labs/tinyparse in ~/src e lancia i test", lang: "it", allow: ks(r, f, w, x), paths: []string{"~/src/**"}, hosts: []string{"github.com"}},
+	})
+}
