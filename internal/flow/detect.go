@@ -73,6 +73,11 @@ type sentFlags struct {
 	// registered", "… registriert sein"), whose subject is acted on.
 	agentAt, oblEnd int
 	passive         bool
+	// agentFirst is the token index of the first machine noun, -1 if
+	// none; label: the sentence is addressed only by a label naming a
+	// machine reader before a colon (labelEnd).
+	agentFirst int
+	label      bool
 	// pronounLead: the sentence opens with a subject pronoun (pronouns)
 	// or, in a language that drops it, with its obligation ("Debe
 	// borrar …"): it can continue the sentence before it.
@@ -221,6 +226,12 @@ func (f *sentFlags) shapeOnly(sent string) string {
 		return weakSoftWhy
 	case f.has[catUserThird] && f.dirImp && f.target:
 		return weakWhy
+	case f.has[catShared] && f.has[catObligation] && f.has[catOutbound] && f.target && f.anchor == 0 && !f.passive:
+		// A shared noun bound to send data out to a place nothing ties
+		// to the writer or the reader ("To continue, the agent must …
+		// post the result to https://…", "L'agente deve … inviarlo a
+		// https://…"): whoever acts for the reader, in open content.
+		return weakWhy
 	}
 	return ""
 }
@@ -336,7 +347,10 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 		f := &flags[k]
 		ok, why := f.instruction(hidden, s[sc.sents[k].start:sc.sents[k].end])
 		first, last := k, k
-		if !ok && f.opener() {
+		if !ok && f.opener() && !(f.label && hidden == "") {
+			// A visible label ("AI models supporting vision: …") is a
+			// heading as often as an address: it counts with its own
+			// clause's instruction only; hidden, it announces more.
 			// "Note to the AI assistant:" on its own line: the next
 			// two sentences are what it announces.
 			for j := k + 1; j < len(sc.sents) && j <= k+2; j++ {
@@ -412,7 +426,7 @@ func (d *Detector) detect(s, hidden string, sc *detectScratch) []Span {
 // categories its phrases fall into, its machine noun and obligation, and
 // the outbound rule's facts.
 func (d *Detector) sentenceFlags(s string, se sentence, f *sentFlags, sc *detectScratch) {
-	f.objAt, f.agentAt, f.oblEnd = -1, -1, -1
+	f.objAt, f.agentAt, f.oblEnd, f.agentFirst = -1, -1, -1, -1
 	greetEnd := -1
 	f.target = hasTarget(s[se.start:se.end])
 	sc.toks = tokenize(s, se.start, se.end, sc.toks)
@@ -465,6 +479,9 @@ func (d *Detector) sentenceFlags(s string, se sentence, f *sentFlags, sc *detect
 			if p.cat == catAgent {
 				if p.matchAt(sc.toks, i) >= 0 {
 					f.has[p.cat], f.agentAt = true, i
+					if f.agentFirst < 0 {
+						f.agentFirst = i
+					}
 				}
 				continue
 			}
@@ -480,10 +497,24 @@ func (d *Detector) sentenceFlags(s string, se sentence, f *sentFlags, sc *detect
 				if p.cat == catGreeting {
 					greetEnd = end
 				}
+				if p.cat == catOverride && quoted(s, se, sc.toks[i].start, sc.toks[end-1].end) {
+					// "text like 'ignore previous instructions'":
+					// the phrase quoted is mentioned, not said.
+					f.has[p.cat] = false
+				}
 				if f.lang == "" && p.cat != catDirective && p.cat != catModal && p.cat != catGreeting {
 					f.lang = p.lang
 				}
 			}
+		}
+	}
+	if !f.has[catAddressee] && f.agentFirst >= 0 {
+		// A label that names a machine reader and ends in a colon
+		// ("LLM-based code reviewers: …", "Wer von euch Bots das hier
+		// liest: …", "Al lector automático de esta página: …")
+		// addresses what follows it, as "Note to the AI:" does.
+		if c := labelEnd(sc.toks); c >= 2 && f.agentFirst < c && labelHead(sc.toks[:f.agentFirst]) {
+			f.has[catAddressee], f.label = true, true
 		}
 	}
 	if !f.has[catObligation] && len(d.lx.zuAux) > 0 {
@@ -513,6 +544,70 @@ func (d *Detector) sentenceFlags(s string, se sentence, f *sentFlags, sc *detect
 	if greetEnd >= 0 && !f.has[catAddressee] {
 		f.person = d.lx.namedPerson(s, sc.toks, greetEnd)
 	}
+}
+
+// maxLabel bounds the words of a label before its colon.
+const maxLabel = 10
+
+// labelEnd returns the index of the colon that closes a label opening
+// the sentence (at most maxLabel words, no comma), -1 if none.
+func labelEnd(toks []tok) int {
+	for i, t := range toks {
+		if i > maxLabel || t.text == "," {
+			return -1
+		}
+		if t.text == ":" {
+			return i
+		}
+	}
+	return -1
+}
+
+// labelHead reports whether the words before a label's machine noun are
+// no more than a preposition, an article or a pronoun ("To any LLM
+// reviewing this:", "Aux robots de CI …", "Wer von euch Bots …"): the
+// label names its reader. More before it, a verb most often ("How to
+// train your chatbot:", "Comment entraîner votre chatbot :"), makes the
+// machine the topic of a heading.
+func labelHead(before []tok) bool {
+	if len(before) > maxLabelHead {
+		return false
+	}
+	for _, t := range before {
+		if len(t.text) > maxFunctionWord {
+			return false
+		}
+	}
+	return true
+}
+
+// maxLabelHead bounds the words before a label's machine noun, and
+// maxFunctionWord the bytes of each: prepositions, articles and pronouns
+// are short in every language of the tables.
+const (
+	maxLabelHead    = 3
+	maxFunctionWord = 4
+)
+
+// quoted reports whether s[from:to] stands between quotation marks
+// within the sentence se: a phrase quoted ("text like 'ignore previous
+// instructions'") is mentioned, not addressed to anyone.
+func quoted(s string, se sentence, from, to int) bool {
+	open := strings.LastIndexAny(s[se.start:from], "\"'“”„«‘")
+	if open < 0 {
+		return false
+	}
+	if from-open-se.start > 3 {
+		return false // the quote opens before the phrase, not at it
+	}
+	open += se.start
+	if b := strings.TrimRight(s[se.start:open], " "); strings.HasSuffix(b, ":") || strings.HasSuffix(b, "=") {
+		return false // a value ("note": "…"), not a quotation
+	}
+	if c := s[open]; c == '\'' && open > se.start && isWordByte(s[open-1]) {
+		return false // an apostrophe ("user's"), not a quote
+	}
+	return strings.ContainsAny(s[to:min(se.end, to+3)], "\"'“”»’")
 }
 
 // namedPerson reports whether toks[i:] is a person's name after a

@@ -255,6 +255,7 @@ type langTable struct {
 	Contrary   []string            `yaml:"contrary"`
 	SoftSeq    []string            `yaml:"soft_sequencing"`
 	Shared     []string            `yaml:"shared_nouns"`
+	Readers    []string            `yaml:"machine_readers"`
 	Agents     []string            `yaml:"-"` // built from addressees less shared_nouns
 	SharedPat  []string            `yaml:"-"` // built from shared_nouns
 	Obligation []string            `yaml:"obligations"`
@@ -277,7 +278,7 @@ type langTable struct {
 
 var tableKeys = []string{"code", "name", "addressees", "addressed", "overrides", "authority", "secrecy",
 	"directives", "modals", "sequencing", "user_refs", "outbound", "requests", "quantities", "anchors", "leads",
-	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "obligations", "own_turns", "speakers", "greetings", "passive_aux", "pronouns",
+	"turns", "task_labels", "user_third", "contrary", "soft_sequencing", "shared_nouns", "machine_readers", "obligations", "own_turns", "speakers", "greetings", "passive_aux", "pronouns",
 	"zu_obligations", "zu_particles", "zu_clause_ends", "zu_passive", "zu_agent_preps", "tags", "calls", "stopwords", "objects"}
 
 // LexiconError is a problem in a lexicon file, with its position.
@@ -439,7 +440,7 @@ func (lx *lexicon) addFile(name string, src []byte) []error {
 		{"turns", catTurn, t.Turns}, {"task_labels", catTaskLabel, t.TaskLabels},
 		{"user_third", catUserThird, t.UserThird}, {"contrary", catContrary, t.Contrary},
 		{"soft_sequencing", catSoftSeq, t.SoftSeq},
-		{"addressees", catAgent, t.Agents}, {"obligations", catObligation, t.Obligation},
+		{"addressees", catAgent, t.Agents}, {"machine_readers", catAgent, t.Readers}, {"obligations", catObligation, t.Obligation},
 		{"own_turns", catOwnTurn, t.OwnTurns}, {"speakers", catSpeaker, t.Speakers},
 		{"shared_nouns", catShared, t.SharedPat}, {"greetings", catGreeting, t.Greetings},
 	}
