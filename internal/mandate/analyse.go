@@ -68,6 +68,9 @@ type anchor struct {
 	// objectless marks a granting verb with no word after it in its
 	// segment ("schließe oder bearbeite | aber keine Issues").
 	objectless bool
+	// handsOff marks "leave … alone": a prohibition without a negation
+	// word, which no item condition takes for the verb it qualifies.
+	handsOff bool
 }
 
 // segState is what one segment's analysis found.
@@ -255,6 +258,14 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 				// "leave the open ones alone": "don't touch" without a
 				// negation word. Its object stands inside it.
 				a.anyKind, a.negated, a.negStart, a.negEnd, a.neg = true, true, i, i+n, a.word
+				a.handsOff = true
+				if b.sparesBySender(st, i+n, j) {
+					// "delete the promos, but leave anything from
+					// @mybank.com alone": items spared by who sent them,
+					// which a prohibition on the sender as a recipient
+					// does not hold. It qualifies like "but keep …".
+					st.qualifiers = append(st.qualifiers, qualifier{from: i, to: j + m, keep: true})
+				}
 			}
 			st.anchors = append(st.anchors, a)
 			i += n - 1

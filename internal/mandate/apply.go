@@ -101,6 +101,11 @@ func (b *build) apply(st *segState, webCue string, inherited *anchor) {
 				if u.negated {
 					u.negated = false
 					u.exception = fmt.Sprintf("exception %q in a negated clause: the one allowed", ex)
+					if toks[i].kind == tokEntity && b.ents[toks[i].ent].kind == entPath && b.nothingElse == "" {
+						// "keine Dateien außerhalb von ./src ändern": nothing
+						// but the path named, as "nothing else" says.
+						b.nothingElse = b.span(toks, x[0], i+1)
+					}
 					if u.a != nil && u.a.negated {
 						excepted[u.a] = true
 					}

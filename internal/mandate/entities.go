@@ -116,7 +116,7 @@ func newEntityRegexps(currencyWords []string) *entityRegexps {
 	return &entityRegexps{
 		url:          regexp.MustCompile(`(?i)\b(?:https?|ftp)://[^\s<>"'“”«»]+`),
 		object:       regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,15}://[^\s<>"'“”«»]+`),
-		email:        regexp.MustCompile(`(?:\*|[\p{L}\p{N}_%+-][\p{L}\p{N}._%+-]*)@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}`),
+		email:        regexp.MustCompile(`(?:\*|[\p{L}\p{N}_%+-][\p{L}\p{N}._%+-]*)?@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}`),
 		iban:         regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}`),
 		domain:       regexp.MustCompile(`(?i)(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+(?:` + strings.Join(hostTLDs, "|") + `)(?:/[^\s<>"'“”«»]*)?`),
 		channel:      regexp.MustCompile(`#[\p{L}_][\p{L}\p{N}_.-]*`),

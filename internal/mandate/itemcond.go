@@ -713,7 +713,7 @@ func (b *build) qualifiedAnchor(st *segState, q qualifier, from, to int, inherit
 	var before, after *anchor
 	verbs := 0
 	for _, a := range st.anchors {
-		if a.noun {
+		if a.noun || a.handsOff {
 			continue
 		}
 		verbs++
@@ -1112,4 +1112,20 @@ func (b *build) bareGlobs(except []string) []string {
 		}
 	}
 	return out
+}
+
+// sparesBySender reports whether the object of a hands-off phrase,
+// tokens i to j, names items by a limiting preposition ("anything from
+// @mybank.com", "tout ce qui vient de ma banque") and no path: items
+// spared by an attribute, not a resource the scope holds.
+func (b *build) sparesBySender(st *segState, i, j int) bool {
+	limited := false
+	for k := i; k < j && k < len(st.toks); k++ {
+		t := st.toks[k]
+		if t.kind == tokEntity && b.ents[t.ent].kind == entPath {
+			return false
+		}
+		limited = limited || b.is(t, roleLimiting)
+	}
+	return limited
 }
