@@ -18,9 +18,12 @@ type anchor struct {
 	pos, end int // token indices in the segment
 	kinds    []action.Kind
 	anyKind  bool
-	web      bool
-	noun     bool
-	negated  bool
+	// sparesRead marks an "any" verb that leaves reading alone ("don't
+	// touch X" rules out changing X, not looking at it).
+	sparesRead bool
+	web        bool
+	noun       bool
+	negated    bool
 	// negStart and negEnd are the negation marker's token span.
 	negStart, negEnd int
 	negAfter         bool // the marker follows the word ("lösch nichts")
@@ -244,7 +247,7 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			// A verb of several words wins over one with a gap or a
 			// particle: "let me know" is not "let … know".
 			mark(i, n)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+n)})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, sparesRead: e.sparesRead, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+n)})
 			i += n - 1
 			continue
 		}
@@ -276,13 +279,13 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			// clause.
 			mark(i, 1)
 			mark(j, 1)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, umbrella: e.umbrella,
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, sparesRead: e.sparesRead, web: e.web, narrow: !e.general, umbrella: e.umbrella,
 				word: b.span(toks, i, i+1) + " … " + b.span(toks, j, j+1)})
 			continue
 		}
 		if e, n := b.atFree(toks, i, roleVerb, free); e != nil && b.verbHere(st, i, e) && !b.longerNoun(toks, i, n) && !b.longerLight(toks, i, n) {
 			mark(i, n)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+n)})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + n, kinds: e.kinds, anyKind: e.anyKind, sparesRead: e.sparesRead, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+n)})
 			i += n - 1
 			continue
 		}
@@ -309,18 +312,18 @@ func (b *build) findAnchors(st *segState, free func(i, n int) bool, mark func(i,
 			if i-m > 1 || m-i > 1 {
 				word = b.span(toks, min(i, m), min(i, m)+1) + " … " + b.span(toks, max(i, m), max(i, m)+1)
 			}
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, passive: true, word: word})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, sparesRead: e.sparesRead, web: e.web, narrow: !e.general, passive: true, word: word})
 			continue
 		}
 		if e := b.enclitic(toks[i].text); e != nil && b.verbHere(st, i, e) {
 			// "guárdala", "envíaselo": a verb form with its pronoun attached.
 			mark(i, 1)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: e.role == roleVerb && !e.general, light: e.role == roleLight, word: b.span(toks, i, i+1)})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, sparesRead: e.sparesRead, web: e.web, narrow: e.role == roleVerb && !e.general, light: e.role == roleLight, word: b.span(toks, i, i+1)})
 			continue
 		}
 		if e := b.typo(toks[i].text); e != nil && b.verbHere(st, i, e) {
 			mark(i, 1)
-			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+1), typoOf: e.words[0]})
+			st.anchors = append(st.anchors, &anchor{pos: i, end: i + 1, kinds: e.kinds, anyKind: e.anyKind, sparesRead: e.sparesRead, web: e.web, narrow: !e.general, umbrella: e.umbrella, word: b.span(toks, i, i+1), typoOf: e.words[0]})
 		}
 	}
 }

@@ -695,7 +695,13 @@ func (b *build) prohibitOperation(a *anchor, op, phrase, clause, why string) {
 func (b *build) prohibitTarget(e *entity, a *anchor, phrase, clause, why string) {
 	kinds := []action.Kind{""}
 	desc := "any action"
-	if a != nil && !a.anyKind {
+	switch {
+	case a != nil && a.anyKind && a.sparesRead:
+		// "don't touch the volumes": changing them in any way is ruled
+		// out, looking at them is not.
+		kinds = changingKinds()
+		desc = "any change"
+	case a != nil && !a.anyKind:
 		kinds = b.negKinds(a)
 		desc = kindsString(kinds)
 	}
@@ -713,6 +719,12 @@ func (b *build) prohibitTarget(e *entity, a *anchor, phrase, clause, why string)
 		phrase = e.raw
 	}
 	b.recognise(phrase, fmt.Sprintf("prohibit %s on %s", desc, target), fmt.Sprintf("%s; target %s (%s), kept out of scope", why, e.raw, e.why))
+}
+
+// changingKinds is every kind but reading (read, fetch): what "don't touch"
+// rules out on its object.
+func changingKinds() []action.Kind {
+	return slices.DeleteFunc(slices.Clone(action.AllKinds()), func(k action.Kind) bool { return k == action.Read || k == action.Fetch })
 }
 
 // scopeEntity puts a named resource into scope. A quoted name goes to

@@ -348,16 +348,17 @@ separable_particles: [up]
 		sameKinds(t, tc.text, dr.Mandate.Allow, tc.allow)
 	}
 	for _, bad := range []string{
-		"code: xx\nlight_verbs: {shop: [do]}\n",             // unknown kind
-		"code: xx\ngeneral_verbs: [fly]\n",                  // not a verb
-		"code: xx\nenclitics: [two words]\n",                // not one word
-		"code: xx\nseparable_particles: [two words]\n",      // not one word
-		"code: xx\nverbs: {any: [touch], write: [touch]}\n", // "any" and a kind
-		"code: xx\nobject_nouns: {shop: [x]}\n",             // unknown kind
-		"code: xx\nnouns: {pay: [a … b]}\n",                 // a gap outside a verb
-		"code: xx\nverbs: {send: [let …]}\n",                // nothing after the gap
-		"code: xx\nhands_off: [stay away]\n",                // hands off without a gap
-		"code: xx\nhome_folders: {names: [a/b]}\n",          // not a folder name
+		"code: xx\nlight_verbs: {shop: [do]}\n",               // unknown kind
+		"code: xx\ngeneral_verbs: [fly]\n",                    // not a verb
+		"code: xx\nenclitics: [two words]\n",                  // not one word
+		"code: xx\nseparable_particles: [two words]\n",        // not one word
+		"code: xx\nverbs: {any: [touch], write: [touch]}\n",   // "any" and a kind
+		"code: xx\nverbs: {touch: [touch], write: [touch]}\n", // "touch" and a kind
+		"code: xx\nobject_nouns: {shop: [x]}\n",               // unknown kind
+		"code: xx\nnouns: {pay: [a … b]}\n",                   // a gap outside a verb
+		"code: xx\nverbs: {send: [let …]}\n",                  // nothing after the gap
+		"code: xx\nhands_off: [stay away]\n",                  // hands off without a gap
+		"code: xx\nhome_folders: {names: [a/b]}\n",            // not a folder name
 	} {
 		if _, err := loadLexiconFS(fstest.MapFS{"lang/xx.yaml": {Data: []byte(bad)}}); err == nil {
 			t.Errorf("loaded %q", bad)

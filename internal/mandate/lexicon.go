@@ -305,11 +305,13 @@ type entry struct {
 	tail []string
 	role role
 	// kinds for verbs and nouns; a verb of the "fetch" list grants read and
-	// fetch; "any" verbs have none and concern every kind.
-	kinds     []action.Kind
-	anyKind   bool
-	web       bool
-	ambiguous bool
+	// fetch; "any" verbs have none and concern every kind, "touch" verbs
+	// every kind but reading (sparesRead).
+	kinds      []action.Kind
+	anyKind    bool
+	sparesRead bool
+	web        bool
+	ambiguous  bool
 	// narrow marks a noun that names one thing a kind acts on ("PR",
 	// "access"), not the act itself ("purchases"): ruling it out is
 	// narrower than ruling out the kind.
@@ -501,7 +503,7 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 					continue
 				}
 				if old.anyKind || e.anyKind {
-					return fmt.Errorf("%q is listed under \"any\" and another kind", phrase)
+					return fmt.Errorf("%q is listed under \"any\" or \"touch\" and another kind", phrase)
 				}
 				kinds := slices.Clone(old.kinds)
 				for _, k := range e.kinds {
@@ -614,6 +616,8 @@ func (lx *lexicon) build(t langTable) (*language, error) {
 		switch kindName {
 		case "any":
 			e.anyKind = true
+		case "touch":
+			e.anyKind, e.sparesRead = true, true
 		case "fetch":
 			e.kinds, e.web = []action.Kind{action.Read, action.Fetch}, true
 		default:

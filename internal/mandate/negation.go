@@ -265,6 +265,9 @@ func (b *build) negWhy(a *anchor) string {
 	kinds := kindsString(b.negKinds(a))
 	if a.anyKind {
 		kinds = "any kind"
+		if a.sparesRead {
+			kinds = "any kind but reading"
+		}
 	}
 	if a.typoOf != "" {
 		kinds = fmt.Sprintf("%s; a likely typo of %q", kinds, a.typoOf)

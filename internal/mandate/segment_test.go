@@ -58,7 +58,7 @@ func TestRule03Languages(t *testing.T) {
 func TestRule04Clauses(t *testing.T) {
 	runCompileCases(t, []compileCase{
 		{text: "Don't touch prod/ and fix src/foo.go", lang: "en",
-			allow: ks(r, w), paths: []string{"src/foo.go"}, prohibit: []string{":prod/**"}},
+			allow: ks(r, w), paths: []string{"src/foo.go"}, prohibit: []string{"write:prod/**", "delete:prod/**", "execute:prod/**"}},
 		{text: "Read the logs, but don't restart anything", lang: "en",
 			allow: ks(r), deny: ks(x)},
 		// The denial reaches its own clause only, but it is about one

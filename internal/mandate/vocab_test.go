@@ -35,7 +35,7 @@ func TestLexiconAgreesWithVocabulary(t *testing.T) {
 	compare := func(what string, lex map[string][]string, tables ...vocab.Table) {
 		words := map[string][]string{}
 		for kind, phrases := range lex {
-			if kind == "any" {
+			if kind == "any" || kind == "touch" {
 				continue
 			}
 			for _, p := range phrases {
