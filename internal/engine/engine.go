@@ -17,6 +17,7 @@ import (
 	"github.com/mandate-dev/mandate/internal/baseline"
 	"github.com/mandate-dev/mandate/internal/evidence"
 	"github.com/mandate-dev/mandate/internal/flow"
+	"github.com/mandate-dev/mandate/internal/mandate"
 	"github.com/mandate-dev/mandate/internal/policy"
 	"github.com/mandate-dev/mandate/internal/store"
 )
@@ -176,6 +177,12 @@ func New(opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("engine: %w", err)
 		}
 		e.scan = s
+	}
+	// The count words (mandate.WordCounts, for builtin.quantity-over-words)
+	// load once; a table that does not load stops the engine here rather
+	// than leaving every later session without the counts its words state.
+	if _, err := mandate.WordCounts("1"); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if e.recorder == nil {
 		e.recorder = evidence.NewRecorder(e.now)
