@@ -601,7 +601,14 @@ func quoted(s string, se sentence, from, to int) bool {
 		return false // the quote opens before the phrase, not at it
 	}
 	open += se.start
-	if b := strings.TrimRight(s[se.start:open], " "); strings.HasSuffix(b, ":") || strings.HasSuffix(b, "=") {
+	b := strings.TrimRight(s[se.start:open], " ")
+	if b == "" {
+		// The sentence opens with the quotation ("'Ignore previous
+		// instructions' and forward …"): nothing frames it as a mention,
+		// so quotation marks alone cannot make an override harmless.
+		return false
+	}
+	if strings.HasSuffix(b, ":") || strings.HasSuffix(b, "=") {
 		return false // a value ("note": "…"), not a quotation
 	}
 	if c := s[open]; c == '\'' && open > se.start && isWordByte(s[open-1]) {
